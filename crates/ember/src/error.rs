@@ -1,0 +1,60 @@
+//! Errors of pool construction.
+
+use std::fmt;
+
+/// Why a [`Pool`](crate::Pool) could not be built. The message says what to change.
+///
+/// ```
+/// let err = ember::Pool::builder()
+///     .wake(ember::WakePolicy::Biased { batch: 0 })
+///     .build()
+///     .unwrap_err();
+/// assert!(matches!(err, ember::BuildError::ZeroBatch));
+/// println!("{err}"); // names `batch` and the smallest valid value
+/// ```
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum BuildError {
+    /// `threads(0)`: a pool needs at least one worker.
+    ZeroThreads,
+    /// `WakePolicy::Biased { batch: 0 }`: a worker must take at least one job before it
+    /// counts as overloaded.
+    ZeroBatch,
+    /// The operating system refused to start worker `index`.
+    Spawn {
+        /// The worker that could not be started (those before it were stopped again).
+        index: usize,
+        /// The operating system's reason.
+        source: std::io::Error,
+    },
+}
+
+impl fmt::Display for BuildError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            BuildError::ZeroThreads => write!(
+                f,
+                "threads(0): a pool needs at least 1 worker thread; pass threads(n) with n >= 1, \
+                 or leave it unset for one per available CPU"
+            ),
+            BuildError::ZeroBatch => write!(
+                f,
+                "WakePolicy::Biased {{ batch: 0 }}: batch must be at least 1 (20 is a good start)"
+            ),
+            BuildError::Spawn { index, source } => write!(
+                f,
+                "could not start worker thread {index}: {source}; lower threads(n) or the \
+                 stack size, or raise the process's thread limit"
+            ),
+        }
+    }
+}
+
+impl std::error::Error for BuildError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            BuildError::Spawn { source, .. } => Some(source),
+            _ => None,
+        }
+    }
+}

@@ -1,0 +1,58 @@
+//! ember: a work-scheduling runtime that keeps work on warm threads and cold threads asleep.
+//!
+//! A [`Pool`] runs closures on worker threads, each with its own LIFO deque, stealing from one
+//! another when idle. What sets it apart is *who wakes*: the [`WakePolicy`] decides, on every
+//! push, whether a sleeping worker is woken and which one, so that a pool under light or
+//! bursty load does not pay a wake-up, a context switch and a CPU migration for almost every
+//! job.
+//!
+//! ```
+//! let pool = ember::Pool::builder()
+//!     .threads(4)
+//!     .wake(ember::WakePolicy::Searching)
+//!     .name("db-build")
+//!     .build()?;
+//!
+//! let (a, b) = pool.join(|| (1..=1000u64).sum::<u64>(), || 42);
+//! assert_eq!((a, b), (500_500, 42));
+//!
+//! let mut parts = vec![0u64; 8];
+//! pool.scope(|s| {
+//!     for (i, part) in parts.iter_mut().enumerate() {
+//!         s.spawn(move |_| *part = i as u64 * 10);
+//!     }
+//! });
+//! assert_eq!(parts.iter().sum::<u64>(), 280);
+//!
+//! pool.spawn(|| println!("fire and forget"));
+//! pool.wait_idle();
+//! println!("{:?}", pool.stats());
+//! # Ok::<(), ember::BuildError>(())
+//! ```
+//!
+//! For a serial producer feeding a channel, [`biased::spawn_consumers`] is the same idea
+//! without a pool: consumer 0 takes the items, and each consumer wakes the next only when
+//! it is overloaded.
+//!
+//! # Modules
+//!
+//! | module | holds |
+//! | --- | --- |
+//! | `pool` | [`Pool`], [`PoolBuilder`], [`Scope`]: the worker loop, `join`, `scope` |
+//! | `wake` | [`WakePolicy`] and the wake protocols (`wake/README.md`) |
+//! | `park` | per-worker parking and the sleeper set that decides who wakes |
+
+//! | `stats` | [`PoolStats`] |
+#![warn(missing_docs)]
+
+mod error;
+mod park;
+mod pool;
+mod stats;
+mod sync;
+mod wake;
+
+pub use error::BuildError;
+pub use pool::{Pool, PoolBuilder, Scope};
+pub use stats::{PoolStats, WorkerStats};
+pub use wake::WakePolicy;

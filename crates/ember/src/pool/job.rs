@@ -1,0 +1,193 @@
+//! Jobs: what the queues carry.
+//!
+//! A queue holds [`JobRef`]s, two words each: a pointer to the job's data and the function that
+//! runs it. Two kinds of job stand behind them:
+//!
+//! * [`StackJob`] lives in the stack frame of a `join` that waits for it, so forking costs no
+//!   allocation. Its result (or panic) is written back into the frame, then a [`Latch`] is set.
+//! * [`HeapJob`] is boxed and owns its closure; `spawn` and `Scope::spawn` use it.
+//!
+//! Type erasure is the one unsafe thing here: a `JobRef` outlives the borrow checker's view of
+//! the job, so each constructor states who keeps the job alive until it has run.
+
+use std::any::Any;
+use std::cell::UnsafeCell;
+use std::panic::{self, AssertUnwindSafe};
+
+use super::latch::Latch;
+use super::registry::Registry;
+
+/// The payload of a caught panic.
+pub(crate) type Panic = Box<dyn Any + Send + 'static>;
+
+/// Who runs a job: the registry it came from and the index of the worker running it.
+#[derive(Clone, Copy)]
+pub(crate) struct Runner<'r> {
+    pub(crate) registry: &'r Registry,
+    pub(crate) worker: usize,
+}
+
+/// Something that can be run once through a raw pointer.
+pub(crate) trait Job {
+    /// # Safety
+    /// `this` must point to a live job that has not run yet; it is run at most once.
+    unsafe fn execute(this: *const Self, runner: Runner<'_>);
+}
+
+/// A type-erased pointer to a job, as the queues hold it. Two refs are equal when they point
+/// to the same job.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct JobRef {
+    data: *const (),
+    execute: unsafe fn(*const (), Runner<'_>),
+}
+
+impl PartialEq for JobRef {
+    fn eq(&self, other: &Self) -> bool {
+        self.data == other.data
+    }
+}
+
+impl Eq for JobRef {}
+
+// SAFETY: a JobRef is built only from jobs whose closures and results are `Send` (see the
+// bounds on `StackJob::as_job_ref` and `HeapJob::into_job_ref`), so running it on another
+// thread is what those bounds allow.
+unsafe impl Send for JobRef {}
+
+impl JobRef {
+    /// # Safety
+    /// The job at `data` must stay alive, and unmoved, until this `JobRef` has been executed.
+    unsafe fn new<J: Job>(data: *const J) -> JobRef {
+        unsafe fn run<J: Job>(data: *const (), runner: Runner<'_>) {
+            // SAFETY: `data` was a `*const J` when this JobRef was made (see `JobRef::new`).
+            unsafe { J::execute(data.cast::<J>(), runner) }
+        }
+        JobRef {
+            data: data.cast(),
+            execute: run::<J>,
+        }
+    }
+
+    /// Runs the job.
+    ///
+    /// # Safety
+    /// Each `JobRef` is executed at most once (the queues hand every pushed ref to exactly one
+    /// taker).
+    pub(crate) unsafe fn execute(self, runner: Runner<'_>) {
+        // SAFETY: forwarded from the caller; liveness was promised by the constructor's caller.
+        unsafe { (self.execute)(self.data, runner) }
+    }
+}
+
+/// What a `StackJob` produced.
+enum JobResult<R> {
+    Pending,
+    Ok(R),
+    Panicked(Panic),
+}
+
+/// A job in the frame of the `join` that waits for it.
+pub(crate) struct StackJob<'r, F, R> {
+    latch: Latch<'r>,
+    func: UnsafeCell<Option<F>>,
+    result: UnsafeCell<JobResult<R>>,
+}
+
+impl<'r, F, R> StackJob<'r, F, R>
+where
+    F: FnOnce() -> R + Send,
+    R: Send,
+{
+    pub(crate) fn new(func: F, latch: Latch<'r>) -> Self {
+        StackJob {
+            latch,
+            func: UnsafeCell::new(Some(func)),
+            result: UnsafeCell::new(JobResult::Pending),
+        }
+    }
+
+    /// # Safety
+    /// The caller must not move or drop `self` until the `JobRef` has been executed or taken
+    /// back out of every queue (and then never executes it).
+    pub(crate) unsafe fn as_job_ref(&self) -> JobRef {
+        // SAFETY: forwarded from the caller's promise.
+        unsafe { JobRef::new(self) }
+    }
+
+    pub(crate) fn latch(&self) -> &Latch<'r> {
+        &self.latch
+    }
+
+    /// Runs the closure on the current thread; the job must not have been executed from a
+    /// queue (the caller popped its `JobRef` back).
+    pub(crate) fn run_inline(self) -> R {
+        let func = self.func.into_inner().expect("a job runs once");
+        func()
+    }
+
+    /// The result once the latch is set: the value, or the panic to re-raise.
+    pub(crate) fn into_result(self) -> Result<R, Panic> {
+        match self.result.into_inner() {
+            JobResult::Ok(value) => Ok(value),
+            JobResult::Panicked(payload) => Err(payload),
+            JobResult::Pending => unreachable!("a stolen job's latch was set before it ran"),
+        }
+    }
+}
+
+impl<F, R> Job for StackJob<'_, F, R>
+where
+    F: FnOnce() -> R + Send,
+    R: Send,
+{
+    unsafe fn execute(this: *const Self, _runner: Runner<'_>) {
+        // SAFETY: the owner keeps the frame alive until the latch is set (the caller's
+        // contract); until then only this thread touches `func` and `result`.
+        let this = unsafe { &*this };
+        // SAFETY: as above; the owner reads `func`/`result` only after the latch is set.
+        let func = unsafe { (*this.func.get()).take() }.expect("a job runs once");
+        let result = match panic::catch_unwind(AssertUnwindSafe(func)) {
+            Ok(value) => JobResult::Ok(value),
+            Err(payload) => JobResult::Panicked(payload),
+        };
+        // SAFETY: as above.
+        unsafe { *this.result.get() = result };
+        // SAFETY: `latch` is in the frame that stays alive until it is set; `set` touches it
+        // no more after the store that may free it.
+        unsafe { Latch::set(&this.latch) };
+    }
+}
+
+/// A boxed job that owns its closure.
+pub(crate) struct HeapJob<F> {
+    func: F,
+}
+
+impl<F> HeapJob<F>
+where
+    F: FnOnce(Runner<'_>) + Send,
+{
+    pub(crate) fn new(func: F) -> Box<Self> {
+        Box::new(HeapJob { func })
+    }
+
+    /// # Safety
+    /// Whatever `F` borrows must outlive the job's execution. For `'static` closures that is
+    /// free; a scope guarantees it by waiting for all of its jobs.
+    pub(crate) unsafe fn into_job_ref(self: Box<Self>) -> JobRef {
+        // SAFETY: the box is leaked here and reclaimed exactly once, in `execute`.
+        unsafe { JobRef::new(Box::into_raw(self)) }
+    }
+}
+
+impl<F> Job for HeapJob<F>
+where
+    F: FnOnce(Runner<'_>) + Send,
+{
+    unsafe fn execute(this: *const Self, runner: Runner<'_>) {
+        // SAFETY: `this` came from `Box::into_raw` in `into_job_ref` and runs once.
+        let this = unsafe { Box::from_raw(this.cast_mut()) };
+        (this.func)(runner);
+    }
+}

@@ -1,0 +1,78 @@
+//! Fork-join: run two closures, potentially in parallel, and wait for both.
+//!
+//! On a worker, `b` is pushed on the worker's own deque and `a` runs at once. Afterwards the
+//! worker pops `b` back if nobody stole it (the common case: no synchronisation beyond the
+//! deque), else runs other jobs until the thief sets `b`'s latch. Called from outside the
+//! pool, the whole `join` moves onto a worker and the caller blocks until it is done.
+//!
+//! A panic in either closure is re-raised only after the other one finished: `b` may borrow
+//! from the caller's frame, which must outlive it.
+
+use std::panic::{self, AssertUnwindSafe};
+use std::sync::Arc;
+
+use super::job::StackJob;
+use super::latch::{Latch, Waiter};
+use super::registry::Registry;
+use super::worker::{in_worker, WorkerThread};
+
+pub(crate) fn join<A, B, RA, RB>(registry: &Arc<Registry>, a: A, b: B) -> (RA, RB)
+where
+    A: FnOnce() -> RA + Send,
+    B: FnOnce() -> RB + Send,
+    RA: Send,
+    RB: Send,
+{
+    in_worker(registry, |worker| join_on_worker(worker, a, b))
+}
+
+fn join_on_worker<A, B, RA, RB>(worker: &WorkerThread, a: A, b: B) -> (RA, RB)
+where
+    A: FnOnce() -> RA + Send,
+    B: FnOnce() -> RB + Send,
+    RA: Send,
+    RB: Send,
+{
+    let job_b = StackJob::new(
+        b,
+        Latch::new(Waiter::Worker {
+            registry: &worker.registry,
+            index: worker.index,
+        }),
+    );
+    // SAFETY: `job_b` stays in this frame, unmoved, until it has run: below we either pop
+    // its ref back and run it inline, or wait for its latch. `a` cannot unwind past this
+    // point because its panic is caught.
+    let job_b_ref = unsafe { job_b.as_job_ref() };
+    worker.push(job_b_ref);
+
+    let result_a = panic::catch_unwind(AssertUnwindSafe(a));
+
+    let result_b = loop {
+        if job_b.latch().probe() {
+            break job_b.into_result();
+        }
+        match worker.pop_local() {
+            Some(job) if job == job_b_ref => {
+                break panic::catch_unwind(AssertUnwindSafe(|| job_b.run_inline()));
+            }
+            // Something `a` spawned and left above `b`; it runs here as it would have anyway.
+            Some(job) => worker.run_job(job),
+            None => {
+                worker.wait_until(job_b.latch());
+                break job_b.into_result();
+            }
+        }
+    };
+    finish(result_a, result_b)
+}
+
+fn finish<RA, RB>(
+    result_a: std::thread::Result<RA>,
+    result_b: std::thread::Result<RB>,
+) -> (RA, RB) {
+    match (result_a, result_b) {
+        (Ok(a), Ok(b)) => (a, b),
+        (Err(payload), _) | (_, Err(payload)) => panic::resume_unwind(payload),
+    }
+}

@@ -1,0 +1,119 @@
+//! Latches: one-shot "this job is done" flags that wake the thread waiting on them.
+//!
+//! A waiter is either one of the pool's workers, which keeps running other jobs while it waits
+//! and parks on its own parker when there are none, or a thread outside the pool, which parks
+//! with [`std::thread::park`]. Both parkers keep a token, so a `set` that lands between the
+//! waiter's last probe and its park is not lost.
+//!
+//! The latch usually lives in the waiter's stack frame, which may be freed the moment the
+//! waiter sees it set. So [`Latch::set`] takes a raw pointer, copies out everything it needs
+//! *before* the releasing store, and touches the latch no more after it.
+
+use std::sync::Arc;
+use std::thread::Thread;
+
+use crate::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+
+use super::registry::Registry;
+
+/// Who waits on a latch.
+pub(crate) enum Waiter<'r> {
+    /// Worker `index` of `registry`: woken through the registry's sleep module.
+    Worker { registry: &'r Registry, index: usize },
+    /// The same, for a latch that cannot borrow the registry (a scope's).
+    WorkerArc {
+        registry: std::sync::Arc<Registry>,
+        index: usize,
+    },
+    /// A thread outside the pool.
+    Thread(Thread),
+}
+
+/// A one-shot completion flag.
+pub(crate) struct Latch<'r> {
+    done: AtomicBool,
+    waiter: Waiter<'r>,
+}
+
+impl<'r> Latch<'r> {
+    pub(crate) fn new(waiter: Waiter<'r>) -> Self {
+        Latch {
+            done: AtomicBool::new(false),
+            waiter,
+        }
+    }
+
+    /// Whether the latch has been set. Acquire: what the setter wrote before `set` (a job's
+    /// result) is visible after a `true`.
+    pub(crate) fn probe(&self) -> bool {
+        self.done.load(Ordering::Acquire)
+    }
+
+    /// Sets the latch and wakes its waiter.
+    ///
+    /// # Safety
+    /// `this` must be valid on entry. It may be freed by the waiter as soon as the flag is
+    /// stored, so nothing after the store reads it. The registry a worker waiter belongs to is
+    /// kept alive by the setting thread itself: only the pool's own workers run its jobs, and
+    /// each holds an `Arc` of it.
+    pub(crate) unsafe fn set(this: *const Self) {
+        // SAFETY: valid on entry (the caller's contract).
+        let latch = unsafe { &*this };
+        // Copy out who to wake: after the store below the latch may be freed.
+        let worker = match &latch.waiter {
+            Waiter::Worker { registry, index } => Ok((*registry as *const Registry, *index)),
+            Waiter::WorkerArc { registry, index } => Ok((Arc::as_ptr(registry), *index)),
+            Waiter::Thread(thread) => Err(thread.clone()),
+        };
+        latch.done.store(true, Ordering::Release);
+        match worker {
+            Ok((registry, index)) => {
+                // SAFETY: the registry outlives the latch: the setting thread keeps it alive
+                // (see above), even if the waiter already dropped its `Arc`.
+                unsafe { (*registry).sleep.wake_worker(index) };
+            }
+            Err(thread) => thread.unpark(),
+        }
+    }
+}
+
+/// A latch set when a count of outstanding jobs falls to zero (what a scope waits on).
+pub(crate) struct CountLatch<'r> {
+    pending: AtomicUsize,
+    latch: Latch<'r>,
+}
+
+impl<'r> CountLatch<'r> {
+    /// Starts with one outstanding unit: the scope's own body.
+    pub(crate) fn new(waiter: Waiter<'r>) -> Self {
+        CountLatch {
+            pending: AtomicUsize::new(1),
+            latch: Latch::new(waiter),
+        }
+    }
+
+    pub(crate) fn increment(&self) {
+        // Relaxed: the count only has to be right; the job it stands for is published by the
+        // queue push that follows.
+        self.pending.fetch_add(1, Ordering::Relaxed);
+    }
+
+    pub(crate) fn latch(&self) -> &Latch<'r> {
+        &self.latch
+    }
+
+    /// Marks one unit done; the last one sets the latch.
+    ///
+    /// # Safety
+    /// As [`Latch::set`]: `this` may be freed once the count reaches zero.
+    pub(crate) unsafe fn decrement(this: *const Self) {
+        // SAFETY: valid on entry; the count cannot reach zero before this unit is counted out.
+        let count = unsafe { &*this };
+        // AcqRel: the last decrement must see every other unit's writes before releasing them
+        // to the waiter through the latch.
+        if count.pending.fetch_sub(1, Ordering::AcqRel) == 1 {
+            // SAFETY: the latch is valid until set; the waiter frees it only after.
+            unsafe { Latch::set(&count.latch) };
+        }
+    }
+}

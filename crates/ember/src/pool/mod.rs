@@ -1,0 +1,243 @@
+//! The pool: a handle, its builder, and the machinery behind `spawn`, `join` and `scope`.
+//!
+//! | file | holds |
+//! | --- | --- |
+//! | `builder.rs` | [`PoolBuilder`]: configuration and start-up |
+//! | `registry.rs` | what the workers share: queues, sleep state, counters, shutdown |
+//! | `worker.rs` | the worker loop: own deque, stealing, spinning, sleeping |
+//! | `job.rs` | type-erased jobs on the stack or the heap |
+//! | `latch.rs` | one-shot completion flags that wake their waiter |
+//! | `join.rs` | fork-join |
+//! | `scope.rs` | borrowing scopes |
+
+mod builder;
+mod job;
+mod join;
+mod latch;
+mod registry;
+mod scope;
+mod worker;
+
+use std::panic::{self, AssertUnwindSafe};
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
+
+pub use builder::PoolBuilder;
+pub use scope::Scope;
+
+use job::HeapJob;
+use registry::Registry;
+use worker::WorkerThread;
+
+use crate::stats::PoolStats;
+use crate::wake::WakePolicy;
+
+/// A pool of worker threads; a cheap, cloneable handle.
+///
+/// Work pushed by a worker stays on that worker's own deque; idle workers steal. Who is woken
+/// when work appears is the pool's [`WakePolicy`]. Dropping the last handle runs every queued
+/// task, then joins the workers.
+///
+/// ```
+/// let pool = ember::Pool::builder().threads(2).build().unwrap();
+/// let (tx, rx) = std::sync::mpsc::channel();
+/// for i in 0..10u64 {
+///     let tx = tx.clone();
+///     pool.spawn(move || tx.send(i * i).unwrap());
+/// }
+/// drop(tx);
+/// assert_eq!(rx.iter().sum::<u64>(), 285);
+/// ```
+#[derive(Clone)]
+pub struct Pool {
+    inner: Arc<PoolInner>,
+}
+
+struct PoolInner {
+    registry: Arc<Registry>,
+    handles: Mutex<Vec<JoinHandle<()>>>,
+}
+
+impl std::fmt::Debug for Pool {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Pool")
+            .field("threads", &self.threads())
+            .field("wake", &self.policy())
+            .field("delay_kick", &self.inner.registry.delay_kick)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Pool {
+    /// A builder to configure a pool; see [`PoolBuilder`].
+    pub fn builder() -> PoolBuilder {
+        PoolBuilder::new()
+    }
+
+    /// Number of worker threads.
+    pub fn threads(&self) -> usize {
+        self.inner.registry.workers()
+    }
+
+    /// The pool's wake policy.
+    pub fn policy(&self) -> WakePolicy {
+        self.inner.registry.policy
+    }
+
+    /// Runs `f` on the pool, some time later. Called from one of the pool's workers, the task
+    /// goes on that worker's own deque (it stays warm there); from anywhere else, on the
+    /// pool's global queue.
+    ///
+    /// A panic in `f` is caught: the worker lives on, the panic is counted in
+    /// [`PoolStats::panics`] and passed to the
+    /// [`panic_handler`](PoolBuilder::panic_handler), if any.
+    ///
+    /// ```
+    /// use std::sync::atomic::{AtomicU64, Ordering};
+    /// use std::sync::Arc;
+    /// let pool = ember::Pool::builder().threads(2).build().unwrap();
+    /// let sum = Arc::new(AtomicU64::new(0));
+    /// for i in 1..=100 {
+    ///     let sum = Arc::clone(&sum);
+    ///     pool.spawn(move || {
+    ///         sum.fetch_add(i, Ordering::Relaxed);
+    ///     });
+    /// }
+    /// pool.wait_idle();
+    /// assert_eq!(sum.load(Ordering::Relaxed), 5050);
+    /// ```
+    pub fn spawn<F>(&self, f: F)
+    where
+        F: FnOnce() + Send + 'static,
+    {
+        let job = HeapJob::new(move |runner: job::Runner<'_>| {
+            let outcome = panic::catch_unwind(AssertUnwindSafe(f));
+            runner.registry.finish_spawned(runner.worker, outcome.err());
+        });
+        // SAFETY: `f` is 'static, so nothing it holds can end before it runs.
+        let job = unsafe { job.into_job_ref() };
+        let registry = &self.inner.registry;
+        match WorkerThread::current_of(registry) {
+            Some(worker) => {
+                worker.count_spawn();
+                worker.push(job);
+            }
+            None => {
+                registry.count_external_spawn();
+                registry.inject(job);
+            }
+        }
+    }
+
+    /// Runs `a` and `b`, potentially in parallel, and returns both results. On a worker, the
+    /// worker runs `a` itself, offers `b` to thieves on its deque, and most often pops `b` back
+    /// and runs it inline (a deque push and pop is the whole cost); while a thief runs `b` it
+    /// runs other queued jobs instead of blocking. Called from outside the pool, the whole
+    /// `join` runs on a worker while the caller blocks.
+    ///
+    /// If either closure panics, the panic is re-raised here once both have finished.
+    ///
+    /// ```
+    /// fn fib(pool: &ember::Pool, n: u64) -> u64 {
+    ///     if n < 2 {
+    ///         return n;
+    ///     }
+    ///     let (a, b) = pool.join(|| fib(pool, n - 1), || fib(pool, n - 2));
+    ///     a + b
+    /// }
+    /// let pool = ember::Pool::builder().threads(2).build().unwrap();
+    /// assert_eq!(fib(&pool, 20), 6765);
+    /// ```
+    pub fn join<A, B, RA, RB>(&self, a: A, b: B) -> (RA, RB)
+    where
+        A: FnOnce() -> RA + Send,
+        B: FnOnce() -> RB + Send,
+        RA: Send,
+        RB: Send,
+    {
+        join::join(&self.inner.registry, a, b)
+    }
+
+    /// Runs `f` with a [`Scope`] whose jobs may borrow from the caller's frame, and returns
+    /// once `f` and every job spawned in the scope have finished. `f` runs on a worker (the
+    /// calling one, or, from outside the pool, one the call moves to while the caller
+    /// blocks), which runs queued jobs while it waits.
+    ///
+    /// If `f` or any job panics, the (first) panic is re-raised here after every job finished.
+    ///
+    /// ```
+    /// let pool = ember::Pool::builder().threads(2).build().unwrap();
+    /// let mut data = vec![1u64; 1000];
+    /// pool.scope(|s| {
+    ///     for chunk in data.chunks_mut(100) {
+    ///         s.spawn(move |_| chunk.iter_mut().for_each(|x| *x *= 2));
+    ///     }
+    /// });
+    /// assert_eq!(data.iter().sum::<u64>(), 2000);
+    /// ```
+    pub fn scope<'scope, F, R>(&self, f: F) -> R
+    where
+        F: FnOnce(&Scope<'scope>) -> R + Send,
+        R: Send,
+    {
+        scope::scope(&self.inner.registry, f)
+    }
+
+    /// Blocks until every task [`spawn`](Self::spawn)ed so far has finished, including tasks
+    /// those spawned. Under a continuous stream of new spawns from other threads it returns at
+    /// the first moment the pool has nothing outstanding.
+    ///
+    /// # Panics
+    /// When called from inside one of this pool's own tasks, which would wait for itself.
+    ///
+    /// ```
+    /// use std::sync::atomic::{AtomicUsize, Ordering};
+    /// use std::sync::Arc;
+    /// let pool = ember::Pool::builder().threads(2).build().unwrap();
+    /// let done = Arc::new(AtomicUsize::new(0));
+    /// for _ in 0..50 {
+    ///     let done = Arc::clone(&done);
+    ///     pool.spawn(move || {
+    ///         done.fetch_add(1, Ordering::SeqCst);
+    ///     });
+    /// }
+    /// pool.wait_idle();
+    /// assert_eq!(done.load(Ordering::SeqCst), 50);
+    /// ```
+    pub fn wait_idle(&self) {
+        let registry = &self.inner.registry;
+        assert!(
+            !WorkerThread::current_of(registry).is_some(),
+            "Pool::wait_idle called from inside one of the pool's own tasks: it would wait for \
+             itself; wait from outside the pool, or use join/scope to wait for specific work"
+        );
+        registry.wait_idle();
+    }
+
+    /// A snapshot of the pool's counters; see [`PoolStats`].
+    pub fn stats(&self) -> PoolStats {
+        self.inner.registry.stats()
+    }
+}
+
+impl Drop for PoolInner {
+    fn drop(&mut self) {
+        self.registry.terminate();
+        if WorkerThread::current_of(&self.registry).is_some() {
+            // The last handle died inside one of the pool's own tasks: joining would wait for
+            // this very thread. The workers drain the queues and exit on their own.
+            return;
+        }
+        let handles = std::mem::take(
+            &mut *self
+                .handles
+                .lock()
+                .unwrap_or_else(|poisoned| poisoned.into_inner()),
+        );
+        for handle in handles {
+            // The worker loop catches every job's panic; a worker that still died has nothing
+            // left to report here.
+            let _ = handle.join();
+        }
+    }
+}

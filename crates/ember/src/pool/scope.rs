@@ -1,0 +1,124 @@
+//! Scopes: spawn jobs that borrow from the caller's frame, and wait for all of them.
+//!
+//! A scope counts its outstanding jobs (the body counts as one). Each spawned job holds a
+//! pointer to the scope and counts itself out when it ends; the scope does not return, even
+//! when its body panics, before the count is zero, which is what makes the borrows sound.
+//! The scope's body runs on a worker (called from outside the pool, the caller blocks while it
+//! does), and that worker runs queued jobs while it waits.
+
+use std::marker::PhantomData;
+use std::panic::{self, AssertUnwindSafe};
+use std::sync::{Arc, Mutex};
+
+use super::job::{HeapJob, Panic};
+use super::latch::{CountLatch, Waiter};
+use super::registry::Registry;
+use super::worker::{in_worker, WorkerThread};
+use crate::sync::lock;
+
+/// A scope in which jobs may borrow anything that outlives `'scope`; see
+/// [`Pool::scope`](crate::Pool::scope).
+///
+/// ```
+/// let pool = ember::Pool::builder().threads(2).build().unwrap();
+/// let mut halves = [0u64; 2];
+/// let (left, right) = halves.split_at_mut(1);
+/// pool.scope(|s| {
+///     s.spawn(|_| left[0] = (1..=50).sum());
+///     s.spawn(|_| right[0] = (51..=100).sum());
+/// });
+/// assert_eq!(halves[0] + halves[1], 5050);
+/// ```
+pub struct Scope<'scope> {
+    registry: Arc<Registry>,
+    pending: CountLatch<'static>,
+    /// The first panic of a spawned job, re-raised when the scope ends.
+    panic: Mutex<Option<Panic>>,
+    /// Invariant in `'scope`, as borrows into the scope must be.
+    marker: PhantomData<fn(&'scope ()) -> &'scope ()>,
+}
+
+/// A pointer to a scope that a job carries to another thread.
+struct ScopePtr<'scope>(*const Scope<'scope>);
+
+// SAFETY: `Scope` is `Sync` (its fields are), and the scope outlives every job holding this
+// pointer: it waits for its count to reach zero, and a job counts itself out last.
+unsafe impl Send for ScopePtr<'_> {}
+
+impl<'scope> ScopePtr<'scope> {
+    /// A method, not a field access, so closures capture the whole (`Send`) wrapper.
+    fn get(&self) -> *const Scope<'scope> {
+        self.0
+    }
+}
+
+impl<'scope> Scope<'scope> {
+    /// Spawns a job that may borrow from outside the scope; it may spawn more through the
+    /// `&Scope` it is given. The scope waits for it. A panic in it is re-raised when the
+    /// scope ends, after every other job finished.
+    ///
+    /// ```
+    /// let pool = ember::Pool::builder().threads(2).build().unwrap();
+    /// let words = vec!["warm", "threads", "stay", "busy"];
+    /// let total = std::sync::atomic::AtomicUsize::new(0);
+    /// pool.scope(|s| {
+    ///     for w in &words {
+    ///         let total = &total;
+    ///         s.spawn(move |_| {
+    ///             total.fetch_add(w.len(), std::sync::atomic::Ordering::Relaxed);
+    ///         });
+    ///     }
+    /// });
+    /// assert_eq!(total.into_inner(), 17);
+    /// ```
+    pub fn spawn<F>(&self, f: F)
+    where
+        F: FnOnce(&Scope<'scope>) + Send + 'scope,
+    {
+        self.pending.increment();
+        let scope_ptr = ScopePtr(self as *const Scope<'scope>);
+        let job = HeapJob::new(move |_runner| {
+            // SAFETY: the scope is alive until its count reaches zero (see `ScopePtr`).
+            let scope: &Scope<'scope> = unsafe { &*scope_ptr.get() };
+            if let Err(payload) = panic::catch_unwind(AssertUnwindSafe(|| f(scope))) {
+                lock(&scope.panic).get_or_insert(payload);
+            }
+            // SAFETY: last use of `scope`; it may be freed once the count reaches zero.
+            unsafe { CountLatch::decrement(&scope.pending) };
+        });
+        // SAFETY: what `f` borrows outlives `'scope`, and the scope does not end before this
+        // job has run.
+        let job = unsafe { job.into_job_ref() };
+        match WorkerThread::current_of(&self.registry) {
+            Some(worker) => worker.push(job),
+            None => self.registry.inject(job),
+        }
+    }
+}
+
+pub(crate) fn scope<'scope, F, R>(registry: &Arc<Registry>, f: F) -> R
+where
+    F: FnOnce(&Scope<'scope>) -> R + Send,
+    R: Send,
+{
+    in_worker(registry, |worker| {
+        let scope = Scope {
+            registry: Arc::clone(registry),
+            pending: CountLatch::new(Waiter::WorkerArc {
+                registry: Arc::clone(registry),
+                index: worker.index,
+            }),
+            panic: Mutex::new(None),
+            marker: PhantomData,
+        };
+        let result = panic::catch_unwind(AssertUnwindSafe(|| f(&scope)));
+        // SAFETY: `scope` lives in this frame until after the wait below.
+        unsafe { CountLatch::decrement(&scope.pending) };
+        worker.wait_until(scope.pending.latch());
+        let spawned_panic = lock(&scope.panic).take();
+        match (result, spawned_panic) {
+            (Err(payload), _) | (Ok(_), Some(payload)) => panic::resume_unwind(payload),
+            (Ok(value), None) => value,
+        }
+    })
+}

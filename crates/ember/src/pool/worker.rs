@@ -1,0 +1,249 @@
+//! The worker loop: pop from the own deque, else look elsewhere, else sleep.
+//!
+//! A worker's own deque is LIFO (the job it pushed last is the one whose data is warm) and
+//! others steal from its other end. Popping from it touches nothing shared beyond the deque
+//! itself: no global counter, no sleep state (the wake policy is consulted only through the
+//! worker's own [`WakeState`] until it runs out of local work).
+//!
+//! The same loop serves a worker that waits inside `join` or `scope`: it keeps running jobs
+//! until its latch is set, so waiting never blocks a worker while there is work.
+
+use std::cell::{Cell, RefCell};
+use std::rc::Rc;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use crossbeam_deque::{Steal, Worker};
+
+use super::job::{JobRef, Runner, StackJob};
+use super::latch::{Latch, Waiter};
+use super::registry::{bump, Registry};
+use crate::wake::WakeState;
+
+thread_local! {
+    /// The worker running on this thread, if it is one.
+    static CURRENT: RefCell<Option<Rc<WorkerThread>>> = const { RefCell::new(None) };
+}
+
+/// One worker's thread-local state.
+pub(crate) struct WorkerThread {
+    pub(crate) registry: Arc<Registry>,
+    pub(crate) index: usize,
+    local: Worker<JobRef>,
+    wake: Cell<WakeState>,
+    rng: Cell<u64>,
+    spin: Duration,
+}
+
+impl WorkerThread {
+    /// The worker of `registry` running on this thread, if any.
+    pub(crate) fn current_of(registry: &Arc<Registry>) -> Option<Rc<WorkerThread>> {
+        CURRENT.with(|current| {
+            current
+                .borrow()
+                .as_ref()
+                .filter(|worker| Arc::ptr_eq(&worker.registry, registry))
+                .cloned()
+        })
+    }
+
+    /// The body of worker thread `index`: runs until the pool terminates and every queue is
+    /// empty.
+    pub(crate) fn run(registry: Arc<Registry>, index: usize, local: Worker<JobRef>, spin: Duration) {
+        let worker = Rc::new(WorkerThread {
+            registry,
+            index,
+            local,
+            wake: Cell::new(WakeState::default()),
+            rng: Cell::new(0x9E37_79B9_7F4A_7C15 ^ (index as u64 + 1)),
+            spin,
+        });
+        CURRENT.with(|current| *current.borrow_mut() = Some(Rc::clone(&worker)));
+        worker.main_loop();
+        CURRENT.with(|current| current.borrow_mut().take());
+    }
+
+    fn main_loop(&self) {
+        let terminating = || self.registry.terminating();
+        loop {
+            if let Some(job) = self.find_work(&terminating) {
+                self.run_job(job);
+            } else if terminating() {
+                // Every queue was empty after shutdown began; jobs still running elsewhere
+                // push only on their own worker's deque, which that worker drains.
+                return;
+            } else {
+                self.idle(&terminating);
+            }
+        }
+    }
+
+    /// Runs jobs until `latch` is set, sleeping when there are none.
+    pub(crate) fn wait_until(&self, latch: &Latch<'_>) {
+        let done = || latch.probe();
+        while !done() {
+            if let Some(job) = self.find_work(&done) {
+                self.run_job(job);
+            } else if !done() {
+                self.idle(&done);
+            }
+        }
+    }
+
+    /// Pushes a job on this worker's deque.
+    pub(crate) fn push(&self, job: JobRef) {
+        self.local.push(job);
+        let mut wake = self.wake.get();
+        self.registry.sleep.notify_local(&mut wake, self.local.len());
+        self.wake.set(wake);
+    }
+
+    /// Pops the job this worker pushed last, if it is still there.
+    pub(crate) fn pop_local(&self) -> Option<JobRef> {
+        let job = self.local.pop()?;
+        self.found_work();
+        Some(job)
+    }
+
+    pub(crate) fn run_job(&self, job: JobRef) {
+        bump(&self.registry.counters[self.index].tasks);
+        // SAFETY: the job came out of one of this registry's queues, which hand each pushed
+        // job to exactly one taker, and its owner keeps it alive until it has run.
+        unsafe {
+            job.execute(Runner {
+                registry: &self.registry,
+                worker: self.index,
+            })
+        };
+    }
+
+    pub(crate) fn count_spawn(&self) {
+        bump(&self.registry.counters[self.index].spawned);
+    }
+
+    /// Own deque first; then, as the policy allows, the global queue and other workers,
+    /// spinning briefly (never yielding) before giving up.
+    fn find_work(&self, done: &dyn Fn() -> bool) -> Option<JobRef> {
+        if let Some(job) = self.pop_local() {
+            return Some(job);
+        }
+        let mut wake = self.wake.get();
+        let searching = self.registry.sleep.start_searching(&mut wake);
+        self.wake.set(wake);
+        let deadline = searching.then(|| Instant::now() + self.spin);
+        let mut spins = 1u32;
+        loop {
+            if let Some(job) = self.steal() {
+                self.found_work();
+                return Some(job);
+            }
+            match deadline {
+                Some(deadline) if !done() && Instant::now() < deadline => {
+                    for _ in 0..spins {
+                        std::hint::spin_loop();
+                    }
+                    spins = (spins * 2).min(64);
+                }
+                _ => return None,
+            }
+        }
+    }
+
+    fn found_work(&self) {
+        let mut wake = self.wake.get();
+        self.registry.sleep.found_work(&mut wake, || {
+            !self.local.is_empty() || !self.registry.injector.is_empty()
+        });
+        self.wake.set(wake);
+    }
+
+    /// Takes a job from the global queue (a batch of them, into the own deque) or from
+    /// another worker, starting at a random victim so thieves spread out.
+    fn steal(&self) -> Option<JobRef> {
+        let registry = &self.registry;
+        loop {
+            let mut retry = false;
+            match registry.injector.steal_batch_and_pop(&self.local) {
+                Steal::Success(job) => return Some(job),
+                Steal::Retry => retry = true,
+                Steal::Empty => {}
+            }
+            let workers = registry.workers();
+            let start = self.next_random() as usize % workers;
+            for offset in 0..workers {
+                let victim = (start + offset) % workers;
+                if victim == self.index {
+                    continue;
+                }
+                match registry.stealers[victim].steal() {
+                    Steal::Success(job) => {
+                        bump(&registry.counters[self.index].steals);
+                        return Some(job);
+                    }
+                    Steal::Retry => retry = true,
+                    Steal::Empty => {}
+                }
+            }
+            if !retry {
+                return None;
+            }
+        }
+    }
+
+    /// Goes to sleep through the wake policy, unless work or `done` shows up meanwhile.
+    fn idle(&self, done: &dyn Fn() -> bool) {
+        self.registry.notify_idle_waiters();
+        let mut wake = self.wake.get();
+        self.registry
+            .sleep
+            .sleep(self.index, &mut wake, || done() || self.registry.has_work());
+        self.wake.set(wake);
+    }
+
+    fn next_random(&self) -> u64 {
+        // xorshift64: cheap, and only spreads thieves over victims.
+        let mut x = self.rng.get();
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        self.rng.set(x);
+        x
+    }
+}
+
+/// Runs `op` on one of `registry`'s workers: at once if this thread is one, otherwise as a
+/// job on the global queue while this thread blocks.
+///
+/// A thread outside the pool does not run the pool's jobs while it waits: the jobs it would
+/// pick up could call back into the pool from outside and nest without bound on its stack.
+/// Moving the whole operation onto a worker keeps every `join` and `scope` inside it on the
+/// fast path (own deque, pop back) instead.
+pub(crate) fn in_worker<OP, R>(registry: &Arc<Registry>, op: OP) -> R
+where
+    OP: FnOnce(&WorkerThread) -> R + Send,
+    R: Send,
+{
+    if let Some(worker) = WorkerThread::current_of(registry) {
+        return op(&worker);
+    }
+    let job = StackJob::new(
+        || {
+            let worker = WorkerThread::current_of(registry)
+                .expect("a job from the global queue runs on one of the pool's workers");
+            op(&worker)
+        },
+        Latch::new(Waiter::Thread(std::thread::current())),
+    );
+    // SAFETY: `job` stays in this frame until its latch is set: this thread blocks below
+    // until then, and nothing between here and there can unwind.
+    registry.inject(unsafe { job.as_job_ref() });
+    while !job.latch().probe() {
+        // The latch's `set` unparks this thread; the park token covers a `set` that lands
+        // between the probe and the park, and spurious returns just loop.
+        std::thread::park();
+    }
+    match job.into_result() {
+        Ok(value) => value,
+        Err(payload) => std::panic::resume_unwind(payload),
+    }
+}

@@ -1,0 +1,75 @@
+//! Counters users can read while the pool runs.
+//!
+//! Each worker keeps its own counters on its own cache line and updates them without atomic
+//! read-modify-writes, so reading stats costs the pool nothing. A snapshot is not atomic
+//! across workers: totals read while jobs run are a moment's approximation, exact once the
+//! pool is idle.
+
+/// A snapshot of one pool's counters; see [`Pool::stats`](crate::Pool::stats).
+///
+/// ```
+/// let pool = ember::Pool::builder().threads(2).build().unwrap();
+/// for _ in 0..100 {
+///     pool.spawn(|| {});
+/// }
+/// pool.wait_idle();
+/// let stats = pool.stats();
+/// assert_eq!(stats.tasks, 100);
+/// assert_eq!(stats.per_worker.len(), 2);
+/// ```
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct PoolStats {
+    /// Number of worker threads.
+    pub threads: usize,
+    /// Jobs run by workers: spawned tasks, scope jobs, a `join` or `scope` called from
+    /// outside the pool (as one job), and second halves of `join` taken by a thief (not those
+    /// popped back and run inline by their owner).
+    pub tasks: u64,
+    /// Wake-ups aimed at a worker (some find it awake already and cost nothing).
+    pub wakeups_issued: u64,
+    /// Times a blocked worker was woken.
+    pub wakeups_received: u64,
+    /// Times a worker blocked to sleep.
+    pub parks: u64,
+    /// Jobs a worker took from another worker's deque.
+    pub steals: u64,
+    /// Spawned tasks that panicked.
+    pub panics: u64,
+    /// The same counters per worker, indexed by worker number.
+    pub per_worker: Vec<WorkerStats>,
+}
+
+/// One worker's counters; fields as in [`PoolStats`].
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct WorkerStats {
+    /// Jobs this worker ran.
+    pub tasks: u64,
+    /// Wake-ups aimed at this worker.
+    pub wakeups_issued: u64,
+    /// Times this worker was woken from a block.
+    pub wakeups_received: u64,
+    /// Times this worker blocked.
+    pub parks: u64,
+    /// Jobs this worker stole from others.
+    pub steals: u64,
+    /// Spawned tasks that panicked on this worker.
+    pub panics: u64,
+}
+
+impl PoolStats {
+    pub(crate) fn from_workers(per_worker: Vec<WorkerStats>) -> Self {
+        let sum = |f: fn(&WorkerStats) -> u64| per_worker.iter().map(f).sum::<u64>();
+        PoolStats {
+            threads: per_worker.len(),
+            tasks: sum(|w| w.tasks),
+            wakeups_issued: sum(|w| w.wakeups_issued),
+            wakeups_received: sum(|w| w.wakeups_received),
+            parks: sum(|w| w.parks),
+            steals: sum(|w| w.steals),
+            panics: sum(|w| w.panics),
+            per_worker,
+        }
+    }
+}

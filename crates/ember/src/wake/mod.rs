@@ -1,0 +1,240 @@
+//! Wake policies: who is woken when work appears, and when a worker may go to sleep.
+//!
+//! The protocol of each policy, its invariants and the argument that no wake-up is lost are in
+//! `README.md` beside this file (included below). This module is the only place where a worker
+//! decides to sleep or to wake another; the pool calls it at five points:
+//!
+//! | pool event | call |
+//! | --- | --- |
+//! | a job pushed on the global injector | [`Sleep::notify_injected`] |
+//! | a job pushed on a worker's own deque | [`Sleep::notify_local`] |
+//! | a worker's own deque is empty, it may look elsewhere | [`Sleep::start_searching`] |
+//! | a worker took a job (own deque or elsewhere) | [`Sleep::found_work`] |
+//! | a worker found nothing anywhere | [`Sleep::sleep`] |
+//!
+//! plus [`Sleep::wake_worker`] for a latch whose waiter is a worker, and [`Sleep::wake_all`]
+//! at shutdown.
+//!
+//! The struct is written against `crate::sync`, so the loom models in `loom_tests` drive this
+//! very code.
+#![doc = include_str!("README.md")]
+
+mod biased;
+mod searching;
+
+use crossbeam_utils::CachePadded;
+
+use crate::park::{Parker, SleeperSet};
+use crate::sync::atomic::{fence, AtomicBool, AtomicU64, AtomicUsize, Ordering};
+
+/// Which workers a pool wakes when work appears.
+///
+/// ```
+/// let pool = ember::Pool::builder()
+///     .threads(2)
+///     .wake(ember::WakePolicy::Biased { batch: 20 })
+///     .build()
+///     .unwrap();
+/// let (a, b) = pool.join(|| 1, || 2);
+/// assert_eq!(a + b, 3);
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum WakePolicy {
+    /// Every push that finds a sleeper wakes one (the most recently parked). The baseline a
+    /// channel-fed pool gives: a wake-up for almost every item under light load.
+    Eager,
+    /// The Go/Tokio rule: a push wakes a sleeper only if no worker is searching for work; a
+    /// searcher that finds work stops searching and, if it was the last one, wakes exactly one
+    /// more; at most half the workers search at once. The most recently parked worker wakes.
+    Searching,
+    /// The biased work queue: workers are numbered, only worker 0 is woken for new work on
+    /// the global queue, and the lowest-numbered sleeper is woken only when a running worker
+    /// is overloaded: it took `batch` jobs in a row without sleeping, or its own deque holds
+    /// `batch` jobs. Low-numbered workers stay hot; high-numbered ones wake only under
+    /// sustained load and are the first to sleep again when it falls.
+    ///
+    /// A job waits behind up to about `batch` others before a second worker joins in, and a
+    /// job that blocks its thread (on I/O, a lock, or a channel fed by another job) holds up
+    /// the jobs queued behind it until that worker is overloaded or frees up. Waiting through
+    /// [`Pool::join`](crate::Pool::join) or [`Pool::scope`](crate::Pool::scope) is safe: the
+    /// waiting worker runs the queued jobs itself.
+    Biased {
+        /// Jobs a worker takes in a row before it wakes the next one. Must be at least 1.
+        batch: usize,
+    },
+}
+
+impl Default for WakePolicy {
+    /// [`WakePolicy::Searching`]; see the crate docs for the measurements behind the choice.
+    fn default() -> Self {
+        WakePolicy::Searching
+    }
+}
+
+/// What one worker carries between calls into [`Sleep`]; owned by that worker alone.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct WakeState {
+    /// Counted in `Sleep::num_searching` (Searching only).
+    searching: bool,
+    /// Jobs taken since this worker last slept (Biased only).
+    streak: usize,
+}
+
+/// Wake-up counters of one worker.
+#[derive(Default)]
+pub(crate) struct WakeCounters {
+    /// Wake-ups aimed at this worker (by any thread).
+    pub(crate) issued: AtomicU64,
+    /// Times this worker blocked and was woken.
+    pub(crate) received: AtomicU64,
+    /// Times this worker blocked.
+    pub(crate) parks: AtomicU64,
+}
+
+/// The sleep/wake state of one pool.
+pub(crate) struct Sleep {
+    policy: WakePolicy,
+    workers: usize,
+    sleepers: SleeperSet,
+    parkers: Box<[CachePadded<Parker>]>,
+    /// Workers counted as searching (Searching only), including those woken to search.
+    num_searching: CachePadded<AtomicUsize>,
+    /// Set by a waker that counted worker `i` in `num_searching` before unparking it.
+    woken_to_search: Box<[AtomicBool]>,
+    counters: Box<[CachePadded<WakeCounters>]>,
+}
+
+impl Sleep {
+    pub(crate) fn new(policy: WakePolicy, workers: usize) -> Self {
+        Sleep {
+            policy,
+            workers,
+            sleepers: SleeperSet::new(workers),
+            parkers: (0..workers).map(|_| CachePadded::new(Parker::new())).collect(),
+            num_searching: CachePadded::new(AtomicUsize::new(0)),
+            woken_to_search: (0..workers).map(|_| AtomicBool::new(false)).collect(),
+            counters: (0..workers)
+                .map(|_| CachePadded::new(WakeCounters::default()))
+                .collect(),
+        }
+    }
+
+    pub(crate) fn counters(&self, worker: usize) -> &WakeCounters {
+        &self.counters[worker]
+    }
+
+    /// A job was pushed on the global injector (by anyone).
+    pub(crate) fn notify_injected(&self) {
+        match self.policy {
+            WakePolicy::Eager => self.notify_eager(),
+            WakePolicy::Searching => self.notify_searching(),
+            WakePolicy::Biased { .. } => self.notify_biased_injected(),
+        }
+    }
+
+    /// Worker-side: a job was pushed on the caller's own deque, which now holds `local_len`.
+    pub(crate) fn notify_local(&self, me: &mut WakeState, local_len: usize) {
+        let _ = me;
+        match self.policy {
+            WakePolicy::Eager => self.notify_eager(),
+            WakePolicy::Searching => self.notify_searching(),
+            WakePolicy::Biased { batch } => self.notify_biased_local(batch, local_len),
+        }
+    }
+
+    /// Worker-side: the caller's deque is empty. Returns whether it may search other queues
+    /// (and spin doing so) before sleeping; if not, it looks once and goes to sleep.
+    pub(crate) fn start_searching(&self, me: &mut WakeState) -> bool {
+        match self.policy {
+            WakePolicy::Searching => self.try_start_searching(me),
+            WakePolicy::Eager | WakePolicy::Biased { .. } => true,
+        }
+    }
+
+    /// Worker-side: the caller took a job. `pending` tells whether visible work remains
+    /// (queried only when a policy needs it).
+    pub(crate) fn found_work(&self, me: &mut WakeState, pending: impl FnOnce() -> bool) {
+        match self.policy {
+            WakePolicy::Eager => {}
+            WakePolicy::Searching => self.found_work_searching(me),
+            WakePolicy::Biased { batch } => self.found_work_biased(me, batch, pending),
+        }
+    }
+
+    /// Worker-side: the caller found no work. Lists it as asleep, looks once more through
+    /// `recheck` (which must report queued work and whatever else should keep the caller
+    /// awake), and parks unless that look found something. Returns whether it really blocked.
+    pub(crate) fn sleep(
+        &self,
+        index: usize,
+        me: &mut WakeState,
+        recheck: impl FnOnce() -> bool,
+    ) -> bool {
+        if me.searching {
+            self.stop_searching(me);
+        }
+        self.sleepers.insert(index);
+        // StoreLoad: the listing above must be visible before the queues are read below,
+        // pairing with the fence a pusher makes between its push and its look at the sleeper
+        // set. One of the two sides sees the other (README, "no lost wake-up").
+        fence(Ordering::SeqCst);
+        let blocked = if recheck() {
+            false
+        } else {
+            let counters = &self.counters[index];
+            counters
+                .parks
+                .store(counters.parks.load(Ordering::Relaxed) + 1, Ordering::Relaxed);
+            let blocked = self.parkers[index].park();
+            if blocked {
+                counters
+                    .received
+                    .store(counters.received.load(Ordering::Relaxed) + 1, Ordering::Relaxed);
+                me.streak = 0;
+            }
+            blocked
+        };
+        // Woken by a targeted wake-up, a token, or the recheck: un-list ourselves if no waker
+        // did. A waker that did pick us may have counted us as a searcher.
+        self.sleepers.remove(index);
+        if self.woken_to_search[index].swap(false, Ordering::SeqCst) {
+            me.searching = true;
+        }
+        blocked
+    }
+
+    /// Wakes worker `index` whatever it is doing (its latch was set).
+    pub(crate) fn wake_worker(&self, index: usize) {
+        self.counters[index].issued.fetch_add(1, Ordering::Relaxed);
+        self.parkers[index].unpark();
+    }
+
+    /// Wakes every worker (shutdown). Each gets a token, so one on its way to park returns.
+    pub(crate) fn wake_all(&self) {
+        drop(self.sleepers.drain());
+        for index in 0..self.workers {
+            self.wake_worker(index);
+        }
+    }
+
+    /// Eager: after the push, wake the most recently parked worker, if any.
+    fn notify_eager(&self) {
+        // StoreLoad: order the push before the look at the sleeper set (README).
+        fence(Ordering::SeqCst);
+        if self.sleepers.len() == 0 {
+            return;
+        }
+        if let Some(index) = self.sleepers.pop_latest() {
+            self.unpark_listed(index);
+        }
+    }
+
+    /// Unparks a worker a waker took out of the sleeper set.
+    fn unpark_listed(&self, index: usize) {
+        self.counters[index].issued.fetch_add(1, Ordering::Relaxed);
+        self.parkers[index].unpark();
+    }
+}
+
+#[cfg(all(test, loom))]
+mod loom_tests;

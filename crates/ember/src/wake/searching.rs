@@ -1,0 +1,64 @@
+//! The Searching policy's counter of searching workers (README: "Searching").
+
+use super::{Sleep, WakeState};
+use crate::sync::atomic::{fence, Ordering};
+
+impl Sleep {
+    /// A push: wake one sleeper, as a searcher, only if nobody is searching already.
+    pub(super) fn notify_searching(&self) {
+        // StoreLoad: order the push before reading the searcher count and the sleeper set.
+        // A searcher that stops after this read re-checks the queues after its own fence and
+        // sees the push; one that stopped before it is no longer counted (README).
+        fence(Ordering::SeqCst);
+        if self.num_searching.load(Ordering::SeqCst) != 0 || self.sleepers.len() == 0 {
+            return;
+        }
+        self.wake_searcher();
+    }
+
+    /// Wakes the most recently parked worker and counts it as a searcher, unless somebody is
+    /// searching. Counting happens under the sleeper-set lock, so two pushers racing here wake
+    /// one worker, not two.
+    pub(super) fn wake_searcher(&self) {
+        let woken = self.sleepers.pop_latest_if(
+            || self.num_searching.load(Ordering::SeqCst) == 0,
+            |index| {
+                self.num_searching.fetch_add(1, Ordering::SeqCst);
+                self.woken_to_search[index].store(true, Ordering::SeqCst);
+            },
+        );
+        if let Some(index) = woken {
+            self.unpark_listed(index);
+        }
+    }
+
+    /// Joins the searchers if fewer than half the workers search already.
+    pub(super) fn try_start_searching(&self, me: &mut WakeState) -> bool {
+        if me.searching {
+            return true;
+        }
+        // The cap is checked and taken in two steps, as Go does: a race can let one extra
+        // worker search, which costs a little spinning and nothing else.
+        if 2 * self.num_searching.load(Ordering::SeqCst) >= self.workers {
+            return false;
+        }
+        self.num_searching.fetch_add(1, Ordering::SeqCst);
+        me.searching = true;
+        true
+    }
+
+    /// A searcher found work: it stops searching, and the last searcher to stop wakes one
+    /// more, because pushes made while it searched woke nobody.
+    pub(super) fn found_work_searching(&self, me: &mut WakeState) {
+        if me.searching && self.stop_searching(me) {
+            self.wake_searcher();
+        }
+    }
+
+    /// Leaves the searchers; returns whether the caller was the last one.
+    pub(super) fn stop_searching(&self, me: &mut WakeState) -> bool {
+        me.searching = false;
+        // SeqCst RMW: it is ordered against a pusher's fenced read of the count (README).
+        self.num_searching.fetch_sub(1, Ordering::SeqCst) == 1
+    }
+}
