@@ -6,7 +6,7 @@
 //! (spawns from outside the pool, wake-ups aimed at a worker) use `fetch_add`.
 
 use std::sync::atomic::{fence, AtomicBool, AtomicU64, AtomicUsize, Ordering};
-use std::sync::{Condvar, Mutex};
+use crate::sync::{Condvar, Mutex};
 
 use crossbeam_deque::{Injector, Stealer};
 use crossbeam_utils::CachePadded;

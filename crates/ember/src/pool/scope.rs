@@ -8,13 +8,13 @@
 
 use std::marker::PhantomData;
 use std::panic::{self, AssertUnwindSafe};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use super::job::{HeapJob, Panic};
 use super::latch::{CountLatch, Waiter};
 use super::registry::Registry;
 use super::worker::{in_worker, WorkerThread};
-use crate::sync::lock;
+use crate::sync::{lock, Mutex};
 
 /// A scope in which jobs may borrow anything that outlives `'scope`; see
 /// [`Pool::scope`](crate::Pool::scope).

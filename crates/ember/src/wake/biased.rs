@@ -39,9 +39,15 @@ impl Sleep {
         }
     }
 
-    /// Overload: wake the lowest-numbered sleeper, if any. No fence is needed: the overloaded
-    /// worker is awake and will run the work itself if nobody else does.
+    /// Overload: wake the lowest-numbered sleeper, if any.
+    ///
+    /// Correctness never depends on this wake-up (the overloaded worker is awake and runs the
+    /// work itself eventually), but a lost one would serialise work behind a long job. The
+    /// fence orders the caller's look at the queues (`pending`) before its look at the
+    /// sleeper set, against a sleeper's listing and last look: either the sleeper sees the
+    /// work, or this sees the sleeper. It costs one fence per `batch` jobs.
     fn wake_lowest(&self) {
+        fence(Ordering::SeqCst);
         if self.sleepers.len() == 0 {
             return;
         }

@@ -1,0 +1,207 @@
+//! loom models of the wake protocols, driving the real `Sleep`, `SleeperSet` and `Parker`.
+//!
+//! The pool's queues are modelled by one atomic count of queued jobs: a worker takes a job by
+//! decrementing it. Each model ends only when every job has been taken; the worker that takes
+//! the last one wakes everybody (as shutdown would). If a job were ever stranded — queued while
+//! every worker sleeps and nobody is going to wake one — every thread would be blocked and
+//! loom reports the deadlock, failing the test.
+//!
+//! Run with `RUSTFLAGS="--cfg loom" cargo test -p ember --release --lib loom`.
+
+use loom::sync::atomic::{AtomicUsize, Ordering};
+use loom::sync::Arc;
+use loom::thread;
+
+use super::{Sleep, WakePolicy, WakeState};
+use crate::park::Parker;
+use crate::sync::{lock, Condvar, Mutex};
+
+/// Explores every interleaving with at most `bound` preemptions (keeps CI fast; the races
+/// below need at most two).
+fn model(bound: usize, f: impl Fn() + Sync + Send + 'static) {
+    let mut builder = loom::model::Builder::new();
+    builder.preemption_bound = Some(bound);
+    builder.check(f);
+}
+
+/// What the workers share in a model.
+struct World {
+    sleep: Sleep,
+    queued: AtomicUsize,
+    taken: AtomicUsize,
+    jobs: usize,
+}
+
+impl World {
+    fn new(policy: WakePolicy, workers: usize, jobs: usize) -> Arc<Self> {
+        Arc::new(World {
+            sleep: Sleep::new(policy, workers),
+            queued: AtomicUsize::new(0),
+            taken: AtomicUsize::new(0),
+            jobs,
+        })
+    }
+
+    fn push(&self) {
+        self.queued.fetch_add(1, Ordering::SeqCst);
+        self.sleep.notify_injected();
+    }
+
+    /// Takes a job if one is queued; returns whether it did.
+    fn try_take(&self) -> bool {
+        let mut current = self.queued.load(Ordering::SeqCst);
+        while current > 0 {
+            match self.queued.compare_exchange(
+                current,
+                current - 1,
+                Ordering::SeqCst,
+                Ordering::SeqCst,
+            ) {
+                Ok(_) => return true,
+                Err(actual) => current = actual,
+            }
+        }
+        false
+    }
+
+    fn all_taken(&self) -> bool {
+        self.taken.load(Ordering::SeqCst) == self.jobs
+    }
+
+    /// Books a taken job; the last one ends the model by waking every worker.
+    fn book(&self) {
+        if self.taken.fetch_add(1, Ordering::SeqCst) + 1 == self.jobs {
+            self.sleep.wake_all();
+        }
+    }
+
+    /// The worker loop in miniature: take, else search once, else sleep.
+    fn work(&self, index: usize, on_job: impl Fn(&World)) {
+        let mut me = WakeState::default();
+        while !self.all_taken() {
+            let mut found = self.try_take();
+            if !found && self.sleep.start_searching(&mut me) {
+                found = self.try_take();
+            }
+            if found {
+                self.sleep
+                    .found_work(&mut me, || self.queued.load(Ordering::SeqCst) > 0);
+                self.book();
+                on_job(self);
+                continue;
+            }
+            self.sleep.sleep(index, &mut me, || {
+                self.queued.load(Ordering::SeqCst) > 0 || self.all_taken()
+            });
+        }
+    }
+}
+
+/// One producer pushing `jobs` jobs while `workers` workers go to sleep.
+fn push_races_sleep(policy: WakePolicy, workers: usize, jobs: usize) {
+    model(3, move || {
+        let world = World::new(policy, workers, jobs);
+        let handles: Vec<_> = (0..workers)
+            .map(|index| {
+                let world = Arc::clone(&world);
+                thread::spawn(move || world.work(index, |_| {}))
+            })
+            .collect();
+        for _ in 0..jobs {
+            world.push();
+        }
+        for handle in handles {
+            handle.join().unwrap();
+        }
+        assert_eq!(world.taken.load(Ordering::SeqCst), jobs);
+        assert_eq!(world.queued.load(Ordering::SeqCst), 0);
+    });
+}
+
+#[test]
+fn loom_eager_push_races_last_sleeper() {
+    push_races_sleep(WakePolicy::Eager, 1, 1);
+}
+
+#[test]
+fn loom_eager_two_workers() {
+    push_races_sleep(WakePolicy::Eager, 2, 1);
+}
+
+#[test]
+fn loom_searching_push_races_last_sleeper() {
+    push_races_sleep(WakePolicy::Searching, 1, 1);
+}
+
+#[test]
+fn loom_searching_two_workers() {
+    push_races_sleep(WakePolicy::Searching, 2, 1);
+}
+
+#[test]
+fn loom_searching_two_jobs() {
+    push_races_sleep(WakePolicy::Searching, 2, 2);
+}
+
+#[test]
+fn loom_biased_push_races_worker_zero() {
+    push_races_sleep(WakePolicy::Biased { batch: 1 }, 1, 1);
+}
+
+#[test]
+fn loom_biased_two_workers() {
+    push_races_sleep(WakePolicy::Biased { batch: 1 }, 2, 1);
+}
+
+/// The biased overload hand-off: two jobs are pushed on the injector at once, which wakes
+/// worker 0 only. Whichever worker takes the first job then blocks until the second one is taken too,
+/// so the second can only be run by the other worker. With batch 1, taking a job while
+/// another is visible is overload; the signal must reach the other worker even while it is on
+/// its way to sleep, or the model deadlocks.
+#[test]
+fn loom_biased_overload_signal_is_not_lost() {
+    model(3, || {
+        let world = World::new(WakePolicy::Biased { batch: 1 }, 2, 2);
+        let gate = Arc::new((Mutex::new(0usize), Condvar::new()));
+        let handles: Vec<_> = (0..2)
+            .map(|index| {
+                let world = Arc::clone(&world);
+                let gate = Arc::clone(&gate);
+                thread::spawn(move || {
+                    world.work(index, |_| {
+                        // A long job: it finishes only after both jobs were taken.
+                        let (count, cvar) = &*gate;
+                        let mut count = lock(count);
+                        *count += 1;
+                        cvar.notify_all();
+                        while *count < 2 {
+                            count = cvar.wait(count).unwrap();
+                        }
+                    })
+                })
+            })
+            .collect();
+        // Both jobs become visible at once (a batch push), so the first taker sees the second.
+        world.queued.fetch_add(2, Ordering::SeqCst);
+        world.sleep.notify_injected();
+        for handle in handles {
+            handle.join().unwrap();
+        }
+        assert_eq!(world.taken.load(Ordering::SeqCst), 2);
+    });
+}
+
+/// The parker keeps a token: an unpark before the park is not lost, and a park that blocks is
+/// released by a concurrent unpark.
+#[test]
+fn loom_parker_token() {
+    model(3, || {
+        let parker = Arc::new(Parker::new());
+        let other = Arc::clone(&parker);
+        let unparker = thread::spawn(move || {
+            other.unpark();
+        });
+        parker.park();
+        unparker.join().unwrap();
+    });
+}
