@@ -69,8 +69,10 @@ impl Parker {
         {
             Ok(_) => {}
             Err(NOTIFIED) => {
-                // The token arrived between the fast path and the lock.
-                self.state.store(EMPTY, Ordering::SeqCst);
+                // The token arrived between the fast path and the lock. A swap rather than a
+                // store: equivalent here (only the owner leaves NOTIFIED), and it keeps loom
+                // from reordering a plain store into a concurrent `unpark`'s swap (loom#254).
+                self.state.swap(EMPTY, Ordering::SeqCst);
                 return false;
             }
             Err(state) => unreachable!("parker in state {state}: parked twice at once"),

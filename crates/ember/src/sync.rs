@@ -12,7 +12,9 @@ pub(crate) use std::sync::{atomic, Condvar, Mutex, MutexGuard};
 /// data consistent before any code that could panic runs, so a poisoned lock carries no
 /// broken invariant.
 pub(crate) fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
-    mutex.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+    mutex
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
 /// Thread spawning, model-checked under `--cfg loom` like the primitives above.
