@@ -25,11 +25,15 @@ use std::thread::JoinHandle;
 pub use builder::PoolBuilder;
 pub use scope::Scope;
 
+pub(crate) use job::Runner;
+pub(crate) use registry::Registry;
+pub(crate) use worker::WorkerThread;
+
 use job::HeapJob;
-use registry::Registry;
-use worker::WorkerThread;
 
 use crate::stats::PoolStats;
+use crate::task::{Event, TaskBuilder};
+use crate::trace::Trace;
 use crate::wake::WakePolicy;
 
 /// A pool of worker threads; a cheap, cloneable handle.
@@ -111,7 +115,9 @@ impl Pool {
         F: FnOnce() + Send + 'static,
     {
         let job = HeapJob::new(move |runner: job::Runner<'_>| {
+            let span = runner.registry.trace.task_span(runner.worker, None);
             let outcome = panic::catch_unwind(AssertUnwindSafe(f));
+            drop(span);
             runner.registry.finish_spawned(runner.worker, outcome.err());
         });
         // SAFETY: `f` is 'static, so nothing it holds can end before it runs.
@@ -207,7 +213,7 @@ impl Pool {
     pub fn wait_idle(&self) {
         let registry = &self.inner.registry;
         assert!(
-            !WorkerThread::current_of(registry).is_some(),
+            WorkerThread::current_of(registry).is_none(),
             "Pool::wait_idle called from inside one of the pool's own tasks: it would wait for \
              itself; wait from outside the pool, or use join/scope to wait for specific work"
         );
@@ -217,6 +223,59 @@ impl Pool {
     /// A snapshot of the pool's counters; see [`PoolStats`].
     pub fn stats(&self) -> PoolStats {
         self.inner.registry.stats()
+    }
+
+    /// Starts building a dependent task that runs `f`; see [`TaskBuilder`].
+    ///
+    /// ```
+    /// let pool = ember::Pool::builder().threads(2).build().unwrap();
+    /// let read = pool.task(|| vec![1u8, 2, 3]).spawn();
+    /// let len = pool.task(|| 3usize).after(&[&read]).spawn();
+    /// assert_eq!(len.join().unwrap(), 3);
+    /// assert_eq!(read.join().unwrap(), vec![1, 2, 3]);
+    /// ```
+    pub fn task<F, T>(&self, f: F) -> TaskBuilder<'_, F>
+    where
+        F: FnOnce() -> T + Send + 'static,
+        T: Send + 'static,
+    {
+        TaskBuilder::new(self, f)
+    }
+
+    /// A new, not yet completed [`Event`] of this pool.
+    pub fn event(&self) -> Event {
+        Event::new(self)
+    }
+
+    /// Takes the events recorded since the last call (empty unless the pool was built with
+    /// [`PoolBuilder::trace`]); see [`Trace`].
+    pub fn trace(&self) -> Trace {
+        self.inner.registry.trace.drain()
+    }
+
+    pub(crate) fn registry(&self) -> &Registry {
+        &self.inner.registry
+    }
+
+    /// Identifies the pool (its registry's address) without holding it.
+    pub(crate) fn registry_id(&self) -> usize {
+        Arc::as_ptr(&self.inner.registry) as usize
+    }
+}
+
+/// Queues a job made runnable by a dependency: held for delay-kick when a task finishing on a
+/// worker released it (and delay-kick is on), pushed on the worker's deque when released on a
+/// worker otherwise, injected when released outside the pool.
+pub(crate) fn submit<F>(registry: &Registry, from_task: bool, f: F)
+where
+    F: FnOnce(Runner<'_>) + Send + 'static,
+{
+    // SAFETY: `f` is 'static.
+    let job = unsafe { HeapJob::new(f).into_job_ref() };
+    match WorkerThread::current_by_id(registry as *const Registry as usize) {
+        Some(worker) if from_task && registry.delay_kick => worker.hold(job),
+        Some(worker) => worker.push(job),
+        None => registry.inject(job),
     }
 }
 

@@ -1,0 +1,248 @@
+//! Building a pool: bad configuration is an error, good configuration is what it says.
+//!
+//! * `threads(0)` and `Biased { batch: 0 }` are `BuildError`s whose messages say what to change.
+//! * Worker threads are named `name-0`, `name-1`, …; the default thread count is the available
+//!   parallelism; `delay_kick` and `panic_handler` build working pools.
+//! * `Pool` is `Clone + Send + Sync` and clones share one pool.
+//! * `PoolStats`: pool-wide totals equal the sums over `per_worker`; `tasks` counts at least
+//!   every spawned task.
+
+use std::collections::BTreeSet;
+use std::error::Error;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{mpsc, Arc, Barrier};
+
+use ember::{BuildError, Pool, PoolStats, WakePolicy};
+
+fn policies() -> Vec<(&'static str, WakePolicy)> {
+    vec![
+        ("Eager", WakePolicy::Eager),
+        ("Searching", WakePolicy::Searching),
+        ("Biased { batch: 20 }", WakePolicy::Biased { batch: 20 }),
+        ("Biased { batch: 1 }", WakePolicy::Biased { batch: 1 }),
+    ]
+}
+
+fn build_error(result: Result<Pool, BuildError>, what: &str) -> BuildError {
+    match result {
+        Ok(_) => panic!("{what} built a pool; expected a BuildError"),
+        Err(error) => error,
+    }
+}
+
+#[test]
+fn zero_threads_is_an_error_naming_threads() {
+    let error = build_error(Pool::builder().threads(0).build(), "threads(0)");
+    let text = error.to_string();
+    assert!(
+        text.contains("threads"),
+        "the message should say to change `threads`: {text:?}"
+    );
+    let _: &dyn Error = &error;
+}
+
+#[test]
+fn zero_batch_is_an_error_naming_batch() {
+    let error = build_error(
+        Pool::builder()
+            .threads(2)
+            .wake(WakePolicy::Biased { batch: 0 })
+            .build(),
+        "Biased { batch: 0 }",
+    );
+    let text = error.to_string();
+    assert!(
+        text.contains("batch"),
+        "the message should say to change `batch`: {text:?}"
+    );
+}
+
+#[test]
+fn worker_threads_are_named_after_the_pool() {
+    for threads in [1, 3] {
+        let pool = Pool::builder()
+            .threads(threads)
+            .wake(WakePolicy::Eager)
+            .name("ember-names")
+            .build()
+            .unwrap();
+        // One task per worker, held at a barrier until all are running, so each runs on a
+        // different worker.
+        let barrier = Arc::new(Barrier::new(threads));
+        let (tx, rx) = mpsc::channel();
+        for _ in 0..threads {
+            let (barrier, tx) = (Arc::clone(&barrier), tx.clone());
+            pool.spawn(move || {
+                barrier.wait();
+                tx.send(std::thread::current().name().map(str::to_owned))
+                    .unwrap();
+            });
+        }
+        drop(tx);
+        let names: BTreeSet<Option<String>> = rx.iter().collect();
+        let expected: BTreeSet<Option<String>> = (0..threads)
+            .map(|i| Some(format!("ember-names-{i}")))
+            .collect();
+        assert_eq!(names, expected, "{threads} workers");
+    }
+}
+
+#[test]
+fn default_threads_is_the_available_parallelism() {
+    let expected = std::thread::available_parallelism().unwrap().get();
+    let pool = Pool::builder().build().unwrap();
+    assert_eq!(pool.threads(), expected);
+    let stats = pool.stats();
+    assert_eq!(stats.threads, expected);
+    assert_eq!(stats.per_worker.len(), expected);
+}
+
+#[test]
+fn threads_is_what_was_asked() {
+    for threads in [1, 2, 5, 64] {
+        let pool = Pool::builder().threads(threads).build().unwrap();
+        assert_eq!(pool.threads(), threads);
+        let stats = pool.stats();
+        assert_eq!(stats.threads, threads);
+        assert_eq!(stats.per_worker.len(), threads);
+    }
+}
+
+#[test]
+fn every_option_builds_a_working_pool() {
+    for delay_kick in [false, true] {
+        for (name, policy) in policies() {
+            let handled = Arc::new(AtomicUsize::new(0));
+            let counted = Arc::clone(&handled);
+            let pool = Pool::builder()
+                .threads(2)
+                .wake(policy)
+                .delay_kick(delay_kick)
+                .name("ember-options")
+                .panic_handler(move |_payload: Box<dyn std::any::Any + Send>| {
+                    counted.fetch_add(1, Ordering::SeqCst);
+                })
+                .build()
+                .unwrap();
+            let ran = Arc::new(AtomicUsize::new(0));
+            for _ in 0..100 {
+                let ran = Arc::clone(&ran);
+                pool.spawn(move || {
+                    ran.fetch_add(1, Ordering::Relaxed);
+                });
+            }
+            let label = format!("{name}, delay_kick({delay_kick})");
+            assert_eq!(pool.join(|| 1, || 2), (1, 2), "{label}");
+            pool.wait_idle();
+            assert_eq!(ran.load(Ordering::Relaxed), 100, "{label}");
+            assert_eq!(
+                handled.load(Ordering::SeqCst),
+                0,
+                "{label}: no panic to handle"
+            );
+        }
+    }
+}
+
+#[test]
+fn pool_is_clone_send_sync() {
+    fn assert_traits<T: Clone + Send + Sync + 'static>() {}
+    assert_traits::<Pool>();
+    fn assert_error<T: Error + Send + Sync + 'static>() {}
+    assert_error::<BuildError>();
+}
+
+#[test]
+fn clones_share_one_pool() {
+    let pool = Pool::builder().threads(2).build().unwrap();
+    let clone = pool.clone();
+    assert_eq!(clone.threads(), pool.threads());
+    let ran = Arc::new(AtomicUsize::new(0));
+    for _ in 0..1000 {
+        let ran = Arc::clone(&ran);
+        clone.spawn(move || {
+            ran.fetch_add(1, Ordering::Relaxed);
+        });
+    }
+    // Waiting on the original covers the tasks spawned through the clone.
+    pool.wait_idle();
+    assert_eq!(ran.load(Ordering::Relaxed), 1000);
+    assert!(
+        pool.stats().tasks >= 1000,
+        "the original sees the clone's tasks"
+    );
+
+    // A clone sent to another thread spawns onto the same pool.
+    let sent = pool.clone();
+    let ran_there = Arc::clone(&ran);
+    std::thread::spawn(move || {
+        sent.spawn(move || {
+            ran_there.fetch_add(1, Ordering::Relaxed);
+        });
+    })
+    .join()
+    .unwrap();
+    clone.wait_idle();
+    assert_eq!(ran.load(Ordering::Relaxed), 1001);
+}
+
+fn assert_totals_are_sums(stats: &PoolStats, label: &str) {
+    let sum = |field: fn(&ember::WorkerStats) -> u64| stats.per_worker.iter().map(field).sum();
+    let fields: [(&str, u64, u64); 6] = [
+        ("tasks", stats.tasks, sum(|w| w.tasks)),
+        (
+            "wakeups_issued",
+            stats.wakeups_issued,
+            sum(|w| w.wakeups_issued),
+        ),
+        (
+            "wakeups_received",
+            stats.wakeups_received,
+            sum(|w| w.wakeups_received),
+        ),
+        ("parks", stats.parks, sum(|w| w.parks)),
+        ("steals", stats.steals, sum(|w| w.steals)),
+        ("panics", stats.panics, sum(|w| w.panics)),
+    ];
+    for (field, total, per_worker_sum) in fields {
+        assert_eq!(
+            total, per_worker_sum,
+            "{label}: stats().{field} is {total} but per_worker sums to {per_worker_sum}"
+        );
+    }
+}
+
+#[test]
+fn stats_totals_are_sums_over_workers() {
+    for (name, policy) in policies() {
+        let pool = Pool::builder().threads(4).wake(policy).build().unwrap();
+        assert_totals_are_sums(&pool.stats(), &format!("{name}, fresh pool"));
+
+        let spawned = 10_000u64;
+        for i in 0..spawned {
+            pool.spawn(move || {
+                if i % 1000 == 0 {
+                    panic!("counted panic");
+                }
+            });
+        }
+        let mut values = vec![0u64; 1000];
+        pool.scope(|s| {
+            for chunk in values.chunks_mut(10) {
+                s.spawn(move |_| chunk.iter_mut().for_each(|x| *x += 1));
+            }
+        });
+        pool.wait_idle();
+
+        let stats = pool.stats();
+        let label = format!("{name}, after work");
+        assert_totals_are_sums(&stats, &label);
+        assert!(
+            stats.tasks >= spawned,
+            "{label}: stats().tasks is {} after {spawned} spawns and wait_idle",
+            stats.tasks
+        );
+        assert_eq!(stats.panics, spawned / 1000, "{label}: stats().panics");
+        assert_eq!(stats.threads, 4, "{label}: stats().threads");
+    }
+}

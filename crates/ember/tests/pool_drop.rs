@@ -1,0 +1,171 @@
+//! Dropping the last `Pool` handle runs every queued task, then lets the workers go.
+//!
+//! * 10,000 queued tasks all run when the pool is dropped right after spawning them, for each
+//!   policy and 1, 2 and 8 workers.
+//! * When the drop returns, every worker that ran a task has exited (a thread-local guard set
+//!   by the tasks counts thread exits).
+//! * When the last handle is dropped on a worker (a task held the last clone), the tasks it
+//!   queued still run and the workers still exit: nothing deadlocks.
+//! * Dropping a clone leaves the pool running for the other handles.
+
+use std::cell::RefCell;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{mpsc, Arc, Mutex};
+
+use ember::{Pool, WakePolicy};
+
+const QUEUED: usize = 10_000;
+
+fn policies() -> Vec<(&'static str, WakePolicy)> {
+    vec![
+        ("Eager", WakePolicy::Eager),
+        ("Searching", WakePolicy::Searching),
+        ("Biased { batch: 20 }", WakePolicy::Biased { batch: 20 }),
+        ("Biased { batch: 1 }", WakePolicy::Biased { batch: 1 }),
+    ]
+}
+
+fn pool(policy: WakePolicy, threads: usize) -> Pool {
+    Pool::builder()
+        .threads(threads)
+        .wake(policy)
+        .build()
+        .expect("valid configuration")
+}
+
+/// Reports through its channel when the thread holding it exits.
+struct ExitGuard(Mutex<mpsc::Sender<()>>);
+
+impl Drop for ExitGuard {
+    fn drop(&mut self) {
+        let _ = self.0.lock().map(|tx| tx.send(()));
+    }
+}
+
+thread_local! {
+    static EXIT_GUARD: RefCell<Option<ExitGuard>> = const { RefCell::new(None) };
+}
+
+/// Installs an exit guard on the current thread unless it has one; returns whether it did.
+fn watch_thread_exit(exits: &Mutex<mpsc::Sender<()>>) -> bool {
+    EXIT_GUARD.with(|guard| {
+        let mut guard = guard.borrow_mut();
+        if guard.is_some() {
+            return false;
+        }
+        *guard = Some(ExitGuard(Mutex::new(exits.lock().unwrap().clone())));
+        true
+    })
+}
+
+#[test]
+fn drop_runs_every_queued_task() {
+    for threads in [1, 2, 8] {
+        for (name, policy) in policies() {
+            let pool = pool(policy, threads);
+            let counter = Arc::new(AtomicUsize::new(0));
+            for _ in 0..QUEUED {
+                let counter = Arc::clone(&counter);
+                pool.spawn(move || {
+                    counter.fetch_add(1, Ordering::Relaxed);
+                });
+            }
+            drop(pool);
+            assert_eq!(
+                counter.load(Ordering::Relaxed),
+                QUEUED,
+                "{name}, {threads} workers: tasks run by the time drop returned"
+            );
+        }
+    }
+}
+
+#[test]
+fn drop_returns_after_the_workers_exited() {
+    for (name, policy) in policies() {
+        let pool = pool(policy, 2);
+        let (exit_tx, exit_rx) = mpsc::channel();
+        let exit_tx = Arc::new(Mutex::new(exit_tx));
+        let watched = Arc::new(AtomicUsize::new(0));
+        for _ in 0..1000 {
+            let (exit_tx, watched) = (Arc::clone(&exit_tx), Arc::clone(&watched));
+            pool.spawn(move || {
+                if watch_thread_exit(&exit_tx) {
+                    watched.fetch_add(1, Ordering::SeqCst);
+                }
+            });
+        }
+        drop(pool);
+        let watched = watched.load(Ordering::SeqCst);
+        assert!(watched >= 1, "{name}: no worker ran a task");
+        let exited = exit_rx.try_iter().count();
+        assert_eq!(
+            exited, watched,
+            "{name}: workers still running when drop returned ({exited} of {watched} exited)"
+        );
+    }
+}
+
+#[test]
+fn last_handle_dropped_on_a_worker_still_drains_and_stops() {
+    for (name, policy) in policies() {
+        let pool = pool(policy, 2);
+        let (exit_tx, exit_rx) = mpsc::channel();
+        let exit_tx = Arc::new(Mutex::new(exit_tx));
+        let (ran_tx, ran_rx) = mpsc::channel();
+        let (go_tx, go_rx) = mpsc::channel::<()>();
+        let watched = Arc::new(AtomicUsize::new(0));
+
+        let last = pool.clone();
+        {
+            let (exit_tx, watched) = (Arc::clone(&exit_tx), Arc::clone(&watched));
+            pool.spawn(move || {
+                // Wait until the test's own handle is gone, so that `last` is the last one.
+                go_rx.recv().unwrap();
+                if watch_thread_exit(&exit_tx) {
+                    watched.fetch_add(1, Ordering::SeqCst);
+                }
+                for _ in 0..1000 {
+                    let (exit_tx, watched, ran_tx) =
+                        (Arc::clone(&exit_tx), Arc::clone(&watched), ran_tx.clone());
+                    last.spawn(move || {
+                        if watch_thread_exit(&exit_tx) {
+                            watched.fetch_add(1, Ordering::SeqCst);
+                        }
+                        ran_tx.send(()).unwrap();
+                    });
+                }
+                drop(last);
+            });
+        }
+        drop(pool);
+        go_tx.send(()).unwrap();
+
+        for i in 0..1000 {
+            ran_rx
+                .recv()
+                .unwrap_or_else(|_| panic!("{name}: only {i} of 1000 queued tasks ran"));
+        }
+        // Every watched worker thread must exit; a worker that deadlocks joining itself never
+        // does, and this test then hangs.
+        let watched = watched.load(Ordering::SeqCst);
+        drop(exit_tx);
+        for _ in 0..watched {
+            exit_rx.recv().unwrap();
+        }
+    }
+}
+
+#[test]
+fn dropping_a_clone_keeps_the_pool_running() {
+    for (name, policy) in policies() {
+        let pool = pool(policy, 2);
+        let clone = pool.clone();
+        drop(pool);
+        let (tx, rx) = mpsc::channel();
+        clone.spawn(move || tx.send(7).unwrap());
+        assert_eq!(rx.recv().unwrap(), 7, "{name}");
+        assert_eq!(clone.join(|| 1, || 2), (1, 2), "{name}");
+        clone.wait_idle();
+    }
+}
