@@ -41,18 +41,25 @@
 //! | `pool` | [`Pool`], [`PoolBuilder`], [`Scope`]: the worker loop, `join`, `scope` |
 //! | `wake` | [`WakePolicy`] and the wake protocols (`wake/README.md`) |
 //! | `park` | per-worker parking and the sleeper set that decides who wakes |
-
+//! | [`biased`] | the standalone biased consumer over any blocking queue |
+//! | `task` | [`Task`], [`Event`], [`TaskBuilder`]: dependent tasks, forward permits, delay-kick |
+//! | `trace` | [`Trace`]: per-thread event recording and Chrome trace export |
 //! | `stats` | [`PoolStats`] |
 #![warn(missing_docs)]
 
+pub mod biased;
 mod error;
 mod park;
 mod pool;
 mod stats;
 mod sync;
+mod task;
+mod trace;
 mod wake;
 
 pub use error::BuildError;
 pub use pool::{Pool, PoolBuilder, Scope};
 pub use stats::{PoolStats, WorkerStats};
+pub use task::{Dependency, Event, Task, TaskBuilder, TaskError};
+pub use trace::{Trace, TraceEvent, TraceKind};
 pub use wake::WakePolicy;

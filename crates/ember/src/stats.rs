@@ -34,8 +34,11 @@ pub struct PoolStats {
     pub parks: u64,
     /// Jobs a worker took from another worker's deque.
     pub steals: u64,
-    /// Spawned tasks that panicked.
+    /// Spawned and dependent tasks that panicked.
     pub panics: u64,
+    /// Successors made runnable by a finishing task that its worker held, then pushed for
+    /// others after taking one for itself (delay-kick).
+    pub kicks: u64,
     /// The same counters per worker, indexed by worker number.
     pub per_worker: Vec<WorkerStats>,
 }
@@ -54,8 +57,10 @@ pub struct WorkerStats {
     pub parks: u64,
     /// Jobs this worker stole from others.
     pub steals: u64,
-    /// Spawned tasks that panicked on this worker.
+    /// Tasks that panicked on this worker.
     pub panics: u64,
+    /// Held successors this worker kicked.
+    pub kicks: u64,
 }
 
 impl PoolStats {
@@ -69,6 +74,7 @@ impl PoolStats {
             parks: sum(|w| w.parks),
             steals: sum(|w| w.steals),
             panics: sum(|w| w.panics),
+            kicks: sum(|w| w.kicks),
             per_worker,
         }
     }

@@ -10,6 +10,7 @@ use super::registry::Registry;
 use super::worker::WorkerThread;
 use super::{Pool, PoolInner};
 use crate::error::BuildError;
+use crate::trace::Tracer;
 use crate::wake::WakePolicy;
 
 /// How long an idle worker that may search keeps looking before it sleeps, by default.
@@ -38,6 +39,7 @@ pub struct PoolBuilder {
     name: String,
     spin: Duration,
     stack_size: Option<usize>,
+    trace: bool,
     panic_handler: Option<Box<dyn Fn(Panic) + Send + Sync>>,
 }
 
@@ -50,6 +52,7 @@ impl Default for PoolBuilder {
             name: "ember".to_owned(),
             spin: DEFAULT_SPIN,
             stack_size: None,
+            trace: false,
             panic_handler: None,
         }
     }
@@ -64,6 +67,7 @@ impl std::fmt::Debug for PoolBuilder {
             .field("name", &self.name)
             .field("spin", &self.spin)
             .field("stack_size", &self.stack_size)
+            .field("trace", &self.trace)
             .field("panic_handler", &self.panic_handler.is_some())
             .finish()
     }
@@ -106,6 +110,13 @@ impl PoolBuilder {
     /// [`std::hint::spin_loop`], before it sleeps (default 10 µs). Zero sleeps at once.
     pub fn spin(mut self, spin: Duration) -> Self {
         self.spin = spin;
+        self
+    }
+
+    /// Records per-thread events (task spans with labels, sleeps, wake-ups, steals, kicks)
+    /// for [`Pool::trace`] (default off; off costs one branch per recording point).
+    pub fn trace(mut self, on: bool) -> Self {
+        self.trace = on;
         self
     }
 
@@ -165,6 +176,7 @@ impl PoolBuilder {
             self.wake,
             self.delay_kick,
             self.panic_handler,
+            Tracer::new(self.trace, self.name.clone(), threads),
         ));
         let mut handles = Vec::with_capacity(threads);
         for (index, local) in locals.into_iter().enumerate() {

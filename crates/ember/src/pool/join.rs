@@ -64,6 +64,8 @@ where
             }
         }
     };
+    // Jobs run above may have released successors; user code resumes now.
+    worker.kick_held();
     finish(result_a, result_b)
 }
 

@@ -19,7 +19,10 @@ use super::registry::Registry;
 /// Who waits on a latch.
 pub(crate) enum Waiter<'r> {
     /// Worker `index` of `registry`: woken through the registry's sleep module.
-    Worker { registry: &'r Registry, index: usize },
+    Worker {
+        registry: &'r Registry,
+        index: usize,
+    },
     /// The same, for a latch that cannot borrow the registry (a scope's).
     WorkerArc {
         registry: std::sync::Arc<Registry>,

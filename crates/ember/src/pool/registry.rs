@@ -5,8 +5,8 @@
 //! its own non-empty deque touches no shared cache line. Counters that several threads write
 //! (spawns from outside the pool, wake-ups aimed at a worker) use `fetch_add`.
 
-use std::sync::atomic::{fence, AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use crate::sync::{Condvar, Mutex};
+use std::sync::atomic::{fence, AtomicBool, AtomicU64, AtomicUsize, Ordering};
 
 use crossbeam_deque::{Injector, Stealer};
 use crossbeam_utils::CachePadded;
@@ -14,6 +14,7 @@ use crossbeam_utils::CachePadded;
 use super::job::{JobRef, Panic};
 use crate::stats::{PoolStats, WorkerStats};
 use crate::sync::lock;
+use crate::trace::Tracer;
 use crate::wake::{Sleep, WakePolicy};
 
 /// Called with the payload of a panic that escaped a spawned task.
@@ -25,6 +26,8 @@ pub(crate) struct WorkerCounters {
     pub(crate) tasks: AtomicU64,
     pub(crate) steals: AtomicU64,
     pub(crate) panics: AtomicU64,
+    /// Held successors this worker pushed to its deque after taking one (delay-kick).
+    pub(crate) kicks: AtomicU64,
     /// `spawn`s made on this worker.
     pub(crate) spawned: AtomicU64,
     /// Spawned tasks that finished on this worker.
@@ -36,7 +39,6 @@ pub(crate) fn bump(counter: &AtomicU64) {
     // Release pairs with the Acquire loads of `Registry::is_idle`.
     counter.store(counter.load(Ordering::Relaxed) + 1, Ordering::Release);
 }
-
 
 pub(crate) struct Registry {
     pub(crate) injector: Injector<JobRef>,
@@ -52,6 +54,7 @@ pub(crate) struct Registry {
     panic_handler: Option<PanicHandler>,
     pub(crate) policy: WakePolicy,
     pub(crate) delay_kick: bool,
+    pub(crate) trace: Tracer,
 }
 
 impl Registry {
@@ -60,6 +63,7 @@ impl Registry {
         policy: WakePolicy,
         delay_kick: bool,
         panic_handler: Option<PanicHandler>,
+        trace: Tracer,
     ) -> Self {
         let workers = stealers.len();
         Registry {
@@ -75,6 +79,7 @@ impl Registry {
             panic_handler,
             policy,
             delay_kick,
+            trace,
         }
     }
 
@@ -99,9 +104,14 @@ impl Registry {
     }
 
     /// Books the end of a spawned task: its panic, if any, and its completion.
+    /// Counts a panic caught on `worker` (a spawned task's or a dependent task's).
+    pub(crate) fn count_panic(&self, worker: usize) {
+        bump(&self.counters[worker].panics);
+    }
+
     pub(crate) fn finish_spawned(&self, worker: usize, panic: Option<Panic>) {
         if let Some(payload) = panic {
-            bump(&self.counters[worker].panics);
+            self.count_panic(worker);
             if let Some(handler) = &self.panic_handler {
                 // A handler that panics itself must not take the worker down with it.
                 let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| handler(payload)));
@@ -184,6 +194,7 @@ impl Registry {
                     parks: wake.parks.load(Ordering::Relaxed),
                     steals: c.steals.load(Ordering::Relaxed),
                     panics: c.panics.load(Ordering::Relaxed),
+                    kicks: c.kicks.load(Ordering::Relaxed),
                 }
             })
             .collect();

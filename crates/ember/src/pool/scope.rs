@@ -69,7 +69,7 @@ impl<'scope> Scope<'scope> {
     ///         });
     ///     }
     /// });
-    /// assert_eq!(total.into_inner(), 17);
+    /// assert_eq!(total.into_inner(), 19);
     /// ```
     pub fn spawn<F>(&self, f: F)
     where

@@ -18,6 +18,8 @@ use crossbeam_deque::{Steal, Worker};
 use super::job::{JobRef, Runner, StackJob};
 use super::latch::{Latch, Waiter};
 use super::registry::{bump, Registry};
+use crate::task::kick::Held;
+use crate::trace::TraceKind;
 use crate::wake::WakeState;
 
 thread_local! {
@@ -31,6 +33,8 @@ pub(crate) struct WorkerThread {
     pub(crate) index: usize,
     local: Worker<JobRef>,
     wake: Cell<WakeState>,
+    /// Successors held for delay-kick (`task/kick.rs`).
+    held: Held<JobRef>,
     rng: Cell<u64>,
     spin: Duration,
 }
@@ -38,23 +42,34 @@ pub(crate) struct WorkerThread {
 impl WorkerThread {
     /// The worker of `registry` running on this thread, if any.
     pub(crate) fn current_of(registry: &Arc<Registry>) -> Option<Rc<WorkerThread>> {
+        Self::current_by_id(Arc::as_ptr(registry) as usize)
+    }
+
+    /// The worker of the registry at address `registry_id` running on this thread, if any.
+    pub(crate) fn current_by_id(registry_id: usize) -> Option<Rc<WorkerThread>> {
         CURRENT.with(|current| {
             current
                 .borrow()
                 .as_ref()
-                .filter(|worker| Arc::ptr_eq(&worker.registry, registry))
+                .filter(|worker| Arc::as_ptr(&worker.registry) as usize == registry_id)
                 .cloned()
         })
     }
 
     /// The body of worker thread `index`: runs until the pool terminates and every queue is
     /// empty.
-    pub(crate) fn run(registry: Arc<Registry>, index: usize, local: Worker<JobRef>, spin: Duration) {
+    pub(crate) fn run(
+        registry: Arc<Registry>,
+        index: usize,
+        local: Worker<JobRef>,
+        spin: Duration,
+    ) {
         let worker = Rc::new(WorkerThread {
             registry,
             index,
             local,
             wake: Cell::new(WakeState::default()),
+            held: Held::new(),
             rng: Cell::new(0x9E37_79B9_7F4A_7C15 ^ (index as u64 + 1)),
             spin,
         });
@@ -80,21 +95,48 @@ impl WorkerThread {
 
     /// Runs jobs until `latch` is set, sleeping when there are none.
     pub(crate) fn wait_until(&self, latch: &Latch<'_>) {
-        let done = || latch.probe();
+        self.wait_for(&|| latch.probe());
+    }
+
+    /// Runs jobs until `done` holds, sleeping when there are none. Whoever makes `done` true
+    /// must then wake this worker (`Sleep::wake_worker`).
+    pub(crate) fn wait_for(&self, done: &dyn Fn() -> bool) {
         while !done() {
-            if let Some(job) = self.find_work(&done) {
+            if let Some(job) = self.find_work(done) {
                 self.run_job(job);
             } else if !done() {
-                self.idle(&done);
+                self.idle(done);
             }
         }
+        // Back to user code, which may run long: held successors must not wait for it.
+        self.kick_held();
+    }
+
+    /// Holds a successor released by a task that finished here (delay-kick).
+    pub(crate) fn hold(&self, job: JobRef) {
+        self.held.hold(job);
+    }
+
+    /// Pushes every held successor for others to take.
+    pub(crate) fn kick_held(&self) {
+        self.held.kick_all(|job| self.kick(job));
+    }
+
+    fn kick(&self, job: JobRef) {
+        bump(&self.registry.counters[self.index].kicks);
+        self.registry
+            .trace
+            .record(self.index, TraceKind::Kick, Instant::now(), 1);
+        self.push(job);
     }
 
     /// Pushes a job on this worker's deque.
     pub(crate) fn push(&self, job: JobRef) {
         self.local.push(job);
         let mut wake = self.wake.get();
-        self.registry.sleep.notify_local(&mut wake, self.local.len());
+        self.registry
+            .sleep
+            .notify_local(&mut wake, self.local.len());
         self.wake.set(wake);
     }
 
@@ -124,6 +166,11 @@ impl WorkerThread {
     /// Own deque first; then, as the policy allows, the global queue and other workers,
     /// spinning briefly (never yielding) before giving up.
     fn find_work(&self, done: &dyn Fn() -> bool) -> Option<JobRef> {
+        // Delay-kick: the first held successor is this worker's; the rest go to thieves.
+        if let Some(job) = self.held.take_and_kick(|job| self.kick(job)) {
+            self.found_work();
+            return Some(job);
+        }
         if let Some(job) = self.pop_local() {
             return Some(job);
         }
@@ -178,6 +225,9 @@ impl WorkerThread {
                 match registry.stealers[victim].steal() {
                     Steal::Success(job) => {
                         bump(&registry.counters[self.index].steals);
+                        registry
+                            .trace
+                            .record(self.index, TraceKind::Steal, Instant::now(), victim);
                         return Some(job);
                     }
                     Steal::Retry => retry = true,
@@ -194,10 +244,18 @@ impl WorkerThread {
     fn idle(&self, done: &dyn Fn() -> bool) {
         self.registry.notify_idle_waiters();
         let mut wake = self.wake.get();
-        self.registry
+        let tracing = self.registry.trace.enabled();
+        let start = tracing.then(Instant::now);
+        let blocked = self
+            .registry
             .sleep
             .sleep(self.index, &mut wake, || done() || self.registry.has_work());
         self.wake.set(wake);
+        if let (true, Some(start)) = (blocked, start) {
+            let trace = &self.registry.trace;
+            trace.record(self.index, TraceKind::Sleep, start, 0);
+            trace.record(self.index, TraceKind::Wake, Instant::now(), 0);
+        }
     }
 
     fn next_random(&self) -> u64 {

@@ -110,7 +110,9 @@ impl Sleep {
             policy,
             workers,
             sleepers: SleeperSet::new(workers),
-            parkers: (0..workers).map(|_| CachePadded::new(Parker::new())).collect(),
+            parkers: (0..workers)
+                .map(|_| CachePadded::new(Parker::new()))
+                .collect(),
             num_searching: CachePadded::new(AtomicUsize::new(0)),
             woken_to_search: (0..workers).map(|_| AtomicBool::new(false)).collect(),
             counters: (0..workers)
@@ -182,14 +184,16 @@ impl Sleep {
             false
         } else {
             let counters = &self.counters[index];
-            counters
-                .parks
-                .store(counters.parks.load(Ordering::Relaxed) + 1, Ordering::Relaxed);
+            counters.parks.store(
+                counters.parks.load(Ordering::Relaxed) + 1,
+                Ordering::Relaxed,
+            );
             let blocked = self.parkers[index].park();
             if blocked {
-                counters
-                    .received
-                    .store(counters.received.load(Ordering::Relaxed) + 1, Ordering::Relaxed);
+                counters.received.store(
+                    counters.received.load(Ordering::Relaxed) + 1,
+                    Ordering::Relaxed,
+                );
                 me.streak = 0;
             }
             blocked

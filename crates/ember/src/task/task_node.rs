@@ -1,0 +1,217 @@
+//! `Task<T>` and its builder: a closure with inputs, run as a job once they are all done.
+
+use std::panic::{self, AssertUnwindSafe};
+use std::sync::Arc;
+
+use super::node::{end, ready, Ending, Header, Joiner, Node};
+use super::{Dependency, TaskError};
+use crate::pool::{Pool, Registry, WorkerThread};
+use crate::sync::{lock, Mutex};
+use crate::trace::Label;
+
+/// A task that runs on a pool once its inputs are done, and its result.
+///
+/// Made by [`Pool::task`](crate::Pool::task)…[`spawn`](TaskBuilder::spawn). It can stand as an
+/// input of other tasks ([`TaskBuilder::after`]); [`join`](Task::join) waits for its result.
+/// Dropping the handle does not cancel the task.
+///
+/// ```
+/// let pool = ember::Pool::builder().threads(2).build().unwrap();
+/// let a = pool.task(|| 2).spawn();
+/// let b = pool.task(|| 3).spawn();
+/// let product = pool.task(|| 6).after(&[&a, &b]).spawn();
+/// assert_eq!(product.join().unwrap(), 6);
+/// ```
+pub struct Task<T> {
+    node: Arc<TaskNode<T>>,
+}
+
+pub(crate) struct TaskNode<T> {
+    header: Header,
+    func: Mutex<Option<Box<dyn FnOnce() -> T + Send>>>,
+    result: Mutex<Option<Result<T, TaskError>>>,
+    label: Option<Label>,
+}
+
+impl<T: Send + 'static> Node for TaskNode<T> {
+    fn header(&self) -> &Header {
+        &self.header
+    }
+
+    fn schedule(self: Arc<Self>, registry: &Registry, from_task: bool) {
+        crate::pool::submit(registry, from_task, move |runner| {
+            self.run(runner.registry, runner.worker)
+        });
+    }
+
+    fn record_cancelled(&self) {
+        lock(&self.func).take();
+        *lock(&self.result) = Some(Err(TaskError::Cancelled));
+    }
+}
+
+impl<T: Send + 'static> TaskNode<T> {
+    fn run(&self, registry: &Registry, worker: usize) {
+        let func = lock(&self.func)
+            .take()
+            .expect("a task runs once, when its last permit is taken");
+        // The span ends before the ending is published, so a joiner sees it in the trace.
+        let span = registry.trace.task_span(worker, self.label.as_ref());
+        let outcome = panic::catch_unwind(AssertUnwindSafe(func));
+        drop(span);
+        let ending = match outcome {
+            Ok(value) => {
+                *lock(&self.result) = Some(Ok(value));
+                Ending::Succeeded
+            }
+            Err(payload) => {
+                registry.count_panic(worker);
+                *lock(&self.result) = Some(Err(TaskError::Panicked(payload)));
+                Ending::Failed
+            }
+        };
+        end(registry, self, ending, true);
+    }
+}
+
+impl<T: Send + 'static> Task<T> {
+    /// Whether the task has ended (ran, panicked, or was cancelled).
+    pub fn is_finished(&self) -> bool {
+        self.node.header.has_ended()
+    }
+
+    /// Waits for the task and returns its value, or why there is none.
+    ///
+    /// On one of the pool's workers, the worker runs other queued jobs while it waits;
+    /// elsewhere the calling thread blocks.
+    ///
+    /// ```
+    /// let pool = ember::Pool::builder().threads(2).build().unwrap();
+    /// let bad = pool.task(|| -> u32 { panic!("no input") }).spawn();
+    /// let after_bad = pool.task(|| 1).after(&[&bad]).spawn();
+    /// assert!(matches!(bad.join(), Err(ember::TaskError::Panicked(_))));
+    /// assert!(matches!(after_bad.join(), Err(ember::TaskError::Cancelled)));
+    /// ```
+    pub fn join(self) -> Result<T, TaskError> {
+        let header = &self.node.header;
+        if !header.has_ended() {
+            match WorkerThread::current_by_id(header.pool_id) {
+                Some(worker) => {
+                    if header.register_joiner(Joiner::Worker(worker.index)) {
+                        worker.wait_for(&|| header.has_ended());
+                    }
+                }
+                None => {
+                    if header.register_joiner(Joiner::Thread(std::thread::current())) {
+                        // The ending unparks this thread; the park token covers an ending
+                        // between the check and the park.
+                        while !header.has_ended() {
+                            std::thread::park();
+                        }
+                    }
+                }
+            }
+        }
+        lock(&self.node.result)
+            .take()
+            .expect("an ended task has a result, taken only by its one handle")
+    }
+
+    pub(super) fn node_arc(&self) -> Arc<dyn Node> {
+        self.node.clone()
+    }
+}
+
+impl<T> std::fmt::Debug for Task<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Task")
+            .field("finished", &self.node.header.has_ended())
+            .field("label", &self.node.label)
+            .finish()
+    }
+}
+
+/// Configures a dependent task; made by [`Pool::task`](crate::Pool::task).
+///
+/// ```
+/// let pool = ember::Pool::builder().threads(2).build().unwrap();
+/// let first = pool.task(|| 1).label("first").spawn();
+/// let second = pool.task(|| 2).after(&[&first]).label("second").spawn();
+/// assert_eq!(second.join().unwrap(), 2);
+/// ```
+#[must_use = "a task does nothing until `spawn` is called"]
+pub struct TaskBuilder<'p, F> {
+    pool: &'p Pool,
+    func: F,
+    inputs: Vec<Arc<dyn Node>>,
+    foreign: bool,
+    label: Option<Label>,
+}
+
+impl<'p, F, T> TaskBuilder<'p, F>
+where
+    F: FnOnce() -> T + Send + 'static,
+    T: Send + 'static,
+{
+    pub(crate) fn new(pool: &'p Pool, func: F) -> Self {
+        TaskBuilder {
+            pool,
+            func,
+            inputs: Vec::new(),
+            foreign: false,
+            label: None,
+        }
+    }
+
+    /// Adds inputs: the task starts once every one of them is done. May be called several
+    /// times; any width of fan-in is fine. An input that already finished counts as done (or,
+    /// if it failed, cancels this task).
+    pub fn after(mut self, inputs: &[&dyn Dependency]) -> Self {
+        for input in inputs {
+            let node = super::sealed::Sealed::node(*input).0;
+            if node.header().pool_id != self.pool.registry_id() {
+                self.foreign = true;
+            }
+            self.inputs.push(node);
+        }
+        self
+    }
+
+    /// Names the task in traces (`PoolBuilder::trace`); the text up to the first space or
+    /// digit is its *kind*, which timelines colour by.
+    pub fn label(mut self, label: impl Into<String>) -> Self {
+        self.label = Some(Label::new(label.into()));
+        self
+    }
+
+    /// Creates the task; it runs once its inputs are done.
+    pub fn spawn(self) -> Task<T> {
+        let registry = self.pool.registry();
+        let node = Arc::new(TaskNode {
+            header: Header::new(self.pool.registry_id(), self.inputs.len()),
+            func: Mutex::new(Some(Box::new(self.func) as Box<dyn FnOnce() -> T + Send>)),
+            result: Mutex::new(None),
+            label: self.label,
+        });
+        if self.foreign {
+            lock(&node.func).take();
+            *lock(&node.result) = Some(Err(TaskError::ForeignPool));
+            end(registry, &*node, Ending::Failed, false);
+            return Task { node };
+        }
+        for input in &self.inputs {
+            // The creator's own permit is still held, so this can never be the last one.
+            let released_last = input.header().add_successor(node.clone());
+            debug_assert_ne!(released_last, Some(true));
+        }
+        if node.header.release() {
+            let mut cancelled = Vec::new();
+            ready(registry, node.clone(), false, &mut cancelled);
+            if let Some(cancelled) = cancelled.pop() {
+                cancelled.record_cancelled();
+                end(registry, &*cancelled, Ending::Failed, false);
+            }
+        }
+        Task { node }
+    }
+}
