@@ -47,12 +47,22 @@ impl WorkerThread {
 
     /// The worker of the registry at address `registry_id` running on this thread, if any.
     pub(crate) fn current_by_id(registry_id: usize) -> Option<Rc<WorkerThread>> {
+        Self::with_current(registry_id, |worker| worker.cloned())
+    }
+
+    /// Calls `f` with the worker of the registry at `registry_id` running on this thread, if
+    /// any, without cloning its handle (the path every `join` takes).
+    pub(crate) fn with_current<R>(
+        registry_id: usize,
+        f: impl FnOnce(Option<&Rc<WorkerThread>>) -> R,
+    ) -> R {
         CURRENT.with(|current| {
-            current
-                .borrow()
+            // Shared borrows nest freely: `f` may run user code that asks again. The only
+            // mutable borrows are at worker start and exit, outside any job.
+            let current = current.borrow();
+            f(current
                 .as_ref()
-                .filter(|worker| Arc::as_ptr(&worker.registry) as usize == registry_id)
-                .cloned()
+                .filter(|worker| Arc::as_ptr(&worker.registry) as usize == registry_id))
         })
     }
 
@@ -127,16 +137,21 @@ impl WorkerThread {
         self.registry
             .trace
             .record(self.index, TraceKind::Kick, Instant::now(), 1);
-        self.push(job);
+        self.push_with(job, true);
     }
 
     /// Pushes a job on this worker's deque.
     pub(crate) fn push(&self, job: JobRef) {
+        self.push_with(job, false);
+    }
+
+    /// Pushes a job on this worker's deque; `fenced` as in `Sleep::notify_local`.
+    fn push_with(&self, job: JobRef, fenced: bool) {
         self.local.push(job);
         let mut wake = self.wake.get();
         self.registry
             .sleep
-            .notify_local(&mut wake, self.local.len());
+            .notify_local(&mut wake, self.local.len(), fenced);
         self.wake.set(wake);
     }
 
@@ -281,9 +296,14 @@ where
     OP: FnOnce(&WorkerThread) -> R + Send,
     R: Send,
 {
-    if let Some(worker) = WorkerThread::current_of(registry) {
-        return op(&worker);
-    }
+    let registry_id = Arc::as_ptr(registry) as usize;
+    let op = match WorkerThread::with_current(registry_id, |worker| match worker {
+        Some(worker) => Ok(op(worker)),
+        None => Err(op),
+    }) {
+        Ok(result) => return result,
+        Err(op) => op,
+    };
     let job = StackJob::new(
         || {
             let worker = WorkerThread::current_of(registry)

@@ -40,6 +40,9 @@ impl<T> Held<T> {
     pub(crate) fn take_and_kick(&self, kick: impl FnMut(T)) -> Option<T> {
         let mut jobs = self.jobs.borrow_mut();
         let first = jobs.pop_front()?;
+        if jobs.is_empty() {
+            return Some(first);
+        }
         let rest: Vec<T> = jobs.drain(..).collect();
         drop(jobs);
         rest.into_iter().for_each(kick);
@@ -48,6 +51,9 @@ impl<T> Held<T> {
 
     /// Kicks every held job (the worker is about to run user code for a while).
     pub(crate) fn kick_all(&self, kick: impl FnMut(T)) {
+        if self.jobs.borrow().is_empty() {
+            return; // the common case, on every `join`
+        }
         let rest: Vec<T> = self.jobs.borrow_mut().drain(..).collect();
         rest.into_iter().for_each(kick);
     }
@@ -117,7 +123,7 @@ mod loom_tests {
             let mut me = WakeState::default();
             let mine = held.take_and_kick(|_job| {
                 let len = local0.fetch_add(1, Ordering::SeqCst) + 1;
-                sleep.notify_local(&mut me, len);
+                sleep.notify_local(&mut me, len, true);
             });
             assert_eq!(mine, Some("first"));
             // Run "first": it finishes only once "second" has run elsewhere.

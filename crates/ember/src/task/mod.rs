@@ -41,6 +41,8 @@
 
 mod event;
 pub(crate) mod kick;
+#[cfg(all(test, loom))]
+mod loom_tests;
 pub(crate) mod node;
 mod successors;
 mod task_node;

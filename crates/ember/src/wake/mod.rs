@@ -135,11 +135,24 @@ impl Sleep {
     }
 
     /// Worker-side: a job was pushed on the caller's own deque, which now holds `local_len`.
-    pub(crate) fn notify_local(&self, me: &mut WakeState, local_len: usize) {
+    ///
+    /// The pusher is awake and pops its own deque before it ever sleeps, so a local push can
+    /// never strand a job: the wake-up asked for here only adds parallelism. It therefore
+    /// needs no fence, and `join` — a local push per call — pays none, unless `fenced` asks
+    /// for the full Dekker ordering (delay-kick does: the kicking worker is about to run a
+    /// job of its own, and the kicked ones should not wait behind it).
+    pub(crate) fn notify_local(&self, me: &mut WakeState, local_len: usize, fenced: bool) {
         let _ = me;
+        if fenced {
+            fence(Ordering::SeqCst);
+        }
         match self.policy {
-            WakePolicy::Eager => self.notify_eager(),
-            WakePolicy::Searching => self.notify_searching(),
+            WakePolicy::Eager => self.wake_latest_if_any(),
+            // The deque held work before: the push that made it non-empty asked for help
+            // already, and a searcher that takes some wakes the next (Go and Tokio do the
+            // same).
+            WakePolicy::Searching if local_len > 1 && !fenced => {}
+            WakePolicy::Searching => self.wake_searcher_if_idle(),
             WakePolicy::Biased { batch } => self.notify_biased_local(batch, local_len),
         }
     }
@@ -225,6 +238,11 @@ impl Sleep {
     fn notify_eager(&self) {
         // StoreLoad: order the push before the look at the sleeper set (README).
         fence(Ordering::SeqCst);
+        self.wake_latest_if_any();
+    }
+
+    /// Wakes the most recently parked worker, if any.
+    fn wake_latest_if_any(&self) {
         if self.sleepers.len() == 0 {
             return;
         }

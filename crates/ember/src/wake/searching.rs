@@ -10,6 +10,11 @@ impl Sleep {
         // A searcher that stops after this read re-checks the queues after its own fence and
         // sees the push; one that stopped before it is no longer counted (README).
         fence(Ordering::SeqCst);
+        self.wake_searcher_if_idle();
+    }
+
+    /// Wakes a searcher if nobody searches and somebody sleeps (cheap checks first).
+    pub(super) fn wake_searcher_if_idle(&self) {
         if self.num_searching.load(Ordering::SeqCst) != 0 || self.sleepers.len() == 0 {
             return;
         }

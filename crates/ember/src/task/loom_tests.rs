@@ -1,0 +1,188 @@
+//! loom models of the forward-permit hand-off (`node.rs`) and of the successor list
+//! (`successors.rs`), driving the real `Header`, `end` and `Successors`.
+//!
+//! The nodes are small test doubles: `schedule` and `record_cancelled` only count their calls
+//! (in loom atomics) and check what must hold when they are called. The registry is a real one
+//! with no workers; nothing in these models reaches its queues.
+//!
+//! Run with `RUSTFLAGS="--cfg loom" CARGO_TARGET_DIR=target/loom cargo test -p ember --release
+//! --lib loom`.
+
+use std::sync::Arc;
+
+use loom::sync::atomic::{AtomicUsize, Ordering};
+use loom::thread;
+
+use super::node::{end, ready, Ending, Header, Node};
+use super::successors::Successors;
+use crate::pool::Registry;
+use crate::trace::Tracer;
+use crate::wake::WakePolicy;
+
+/// Explores every interleaving with at most three preemptions.
+fn model(f: impl Fn() + Sync + Send + 'static) {
+    let mut builder = loom::model::Builder::new();
+    builder.preemption_bound = Some(3);
+    builder.check(f);
+}
+
+/// A registry with no workers: `end` needs one, the test nodes never touch it.
+fn registry() -> Arc<Registry> {
+    Arc::new(Registry::new(
+        Vec::new(),
+        WakePolicy::Eager,
+        false,
+        None,
+        Tracer::new(false, "loom".to_owned(), 0),
+    ))
+}
+
+/// A task or event as the permit protocol sees it.
+struct TestNode {
+    header: Header,
+    /// Inputs that must have ended (successfully, unless `cancel_expected`) when this node
+    /// is scheduled or recorded as cancelled.
+    inputs: Vec<Arc<TestNode>>,
+    scheduled: AtomicUsize,
+    cancelled: AtomicUsize,
+}
+
+impl TestNode {
+    fn new(inputs: Vec<Arc<TestNode>>) -> Arc<Self> {
+        Arc::new(TestNode {
+            header: Header::new(0, inputs.len()),
+            inputs,
+            scheduled: AtomicUsize::new(0),
+            cancelled: AtomicUsize::new(0),
+        })
+    }
+}
+
+impl Node for TestNode {
+    fn header(&self) -> &Header {
+        &self.header
+    }
+
+    fn schedule(self: Arc<Self>, _registry: &Registry, _from_task: bool) {
+        for input in &self.inputs {
+            assert!(
+                input.header.has_ended(),
+                "a successor was scheduled before one of its inputs ended"
+            );
+        }
+        self.scheduled.fetch_add(1, Ordering::SeqCst);
+    }
+
+    fn record_cancelled(&self) {
+        assert!(
+            self.inputs.iter().any(|input| input.header.has_ended()),
+            "a successor was cancelled before any input ended"
+        );
+        self.cancelled.fetch_add(1, Ordering::SeqCst);
+    }
+}
+
+/// What `TaskBuilder::spawn` does once the node exists: register with every input, then give
+/// up the creator's permit.
+fn register(registry: &Registry, node: &Arc<TestNode>) {
+    for input in &node.inputs {
+        let released_last = input.header.add_successor(node.clone());
+        assert_ne!(released_last, Some(true), "the creator's permit was lost");
+    }
+    if node.header.release() {
+        let mut cancelled = Vec::new();
+        ready(registry, node.clone(), false, &mut cancelled);
+        if let Some(cancelled) = cancelled.pop() {
+            cancelled.record_cancelled();
+            end(registry, &*cancelled, Ending::Failed, false);
+        }
+    }
+}
+
+/// Two inputs end on two threads while a third registers their successor.
+fn two_inputs_end_while_successor_registers(first: Ending, second: Ending) {
+    model(move || {
+        let registry = registry();
+        let a = TestNode::new(Vec::new());
+        let b = TestNode::new(Vec::new());
+        let successor = TestNode::new(vec![a.clone(), b.clone()]);
+
+        let enders: Vec<_> = [(a.clone(), first), (b.clone(), second)]
+            .into_iter()
+            .map(|(input, ending)| {
+                let registry = registry.clone();
+                thread::spawn(move || end(&registry, &*input, ending, false))
+            })
+            .collect();
+        register(&registry, &successor);
+        for ender in enders {
+            ender.join().unwrap();
+        }
+
+        let (scheduled, cancelled) = (
+            successor.scheduled.load(Ordering::SeqCst),
+            successor.cancelled.load(Ordering::SeqCst),
+        );
+        if first == Ending::Succeeded && second == Ending::Succeeded {
+            assert_eq!((scheduled, cancelled), (1, 0), "scheduled exactly once");
+        } else {
+            assert_eq!(
+                (scheduled, cancelled),
+                (0, 1),
+                "cancelled exactly once, never run"
+            );
+        }
+        assert!(successor.header.has_ended() || scheduled == 1);
+    });
+}
+
+#[test]
+fn loom_permits_both_succeed() {
+    two_inputs_end_while_successor_registers(Ending::Succeeded, Ending::Succeeded);
+}
+
+#[test]
+fn loom_permits_one_fails() {
+    two_inputs_end_while_successor_registers(Ending::Succeeded, Ending::Failed);
+}
+
+/// Two threads push one successor each while a third closes the list: each is returned
+/// exactly once, by `close` or to its pusher.
+#[test]
+fn loom_successors_push_races_close() {
+    model(|| {
+        let list = Arc::new(Successors::new());
+        let nodes: Vec<Arc<TestNode>> = (0..2).map(|_| TestNode::new(Vec::new())).collect();
+        let pushers: Vec<_> = nodes
+            .iter()
+            .map(|node| {
+                let (list, node) = (list.clone(), node.clone());
+                thread::spawn(move || {
+                    let pushed: Arc<dyn Node> = node;
+                    list.push(pushed.clone()).err().map(|back| {
+                        assert!(Arc::ptr_eq(&back, &pushed), "handed back a different node");
+                        back
+                    })
+                })
+            })
+            .collect();
+        let closed = list.close();
+        let handed_back: Vec<Arc<dyn Node>> = pushers
+            .into_iter()
+            .filter_map(|pusher| pusher.join().unwrap())
+            .collect();
+        // A push after the close is refused, so nothing more can ever come out.
+        assert!(list.push(TestNode::new(Vec::new())).is_err());
+
+        for node in &nodes {
+            let node: Arc<dyn Node> = node.clone();
+            let times = closed
+                .iter()
+                .chain(&handed_back)
+                .filter(|seen| Arc::ptr_eq(seen, &node))
+                .count();
+            assert_eq!(times, 1, "a pushed successor was lost or returned twice");
+        }
+        assert_eq!(closed.len() + handed_back.len(), nodes.len());
+    });
+}
