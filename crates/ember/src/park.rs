@@ -218,9 +218,12 @@ impl SleeperSet {
         }
         let pos = choose(&stack)?;
         let index = stack.remove(pos);
+        // `then` runs before the listing is cleared: a sleeper that sees itself un-listed
+        // (`remove` returning false without the lock) must also see what `then` did, e.g.
+        // that it was counted as a searcher.
+        then(index);
         self.listed[index].store(false, Ordering::SeqCst);
         self.len.store(stack.len(), Ordering::SeqCst);
-        then(index);
         Some(index)
     }
 }

@@ -18,6 +18,7 @@ use crossbeam_deque::{Steal, Worker};
 use super::job::{JobRef, Runner, StackJob};
 use super::latch::{Latch, Waiter};
 use super::registry::{bump, Registry};
+use super::spin::SpinGovernor;
 use crate::task::kick::Held;
 use crate::trace::TraceKind;
 use crate::wake::WakeState;
@@ -37,6 +38,7 @@ pub(crate) struct WorkerThread {
     held: Held<JobRef>,
     rng: Cell<u64>,
     spin: Duration,
+    spin_governor: SpinGovernor,
 }
 
 impl WorkerThread {
@@ -82,6 +84,7 @@ impl WorkerThread {
             held: Held::new(),
             rng: Cell::new(0x9E37_79B9_7F4A_7C15 ^ (index as u64 + 1)),
             spin,
+            spin_governor: SpinGovernor::default(),
         });
         CURRENT.with(|current| *current.borrow_mut() = Some(Rc::clone(&worker)));
         worker.main_loop();
@@ -118,7 +121,13 @@ impl WorkerThread {
                 self.idle(done);
             }
         }
-        // Back to user code, which may run long: held successors must not wait for it.
+        // Back to user code, which may run long: a search in progress ends, and held
+        // successors must not wait for it.
+        let mut wake = self.wake.get();
+        self.registry
+            .sleep
+            .leave(&mut wake, || self.registry.has_work());
+        self.wake.set(wake);
         self.kick_held();
     }
 
@@ -192,30 +201,35 @@ impl WorkerThread {
         let mut wake = self.wake.get();
         let searching = self.registry.sleep.start_searching(&mut wake);
         self.wake.set(wake);
-        let deadline = searching.then(|| Instant::now() + self.spin);
+        if let Some(job) = self.steal() {
+            self.found_work();
+            return Some(job);
+        }
+        if !searching || self.spin.is_zero() || !self.spin_governor.should_spin() {
+            return None;
+        }
+        let deadline = Instant::now() + self.spin;
         let mut spins = 1u32;
-        loop {
+        while !done() && Instant::now() < deadline {
+            for _ in 0..spins {
+                std::hint::spin_loop();
+            }
+            spins = (spins * 2).min(64);
             if let Some(job) = self.steal() {
+                self.spin_governor.record(true);
                 self.found_work();
                 return Some(job);
             }
-            match deadline {
-                Some(deadline) if !done() && Instant::now() < deadline => {
-                    for _ in 0..spins {
-                        std::hint::spin_loop();
-                    }
-                    spins = (spins * 2).min(64);
-                }
-                _ => return None,
-            }
         }
+        self.spin_governor.record(false);
+        None
     }
 
     fn found_work(&self) {
         let mut wake = self.wake.get();
-        self.registry.sleep.found_work(&mut wake, || {
-            !self.local.is_empty() || !self.registry.injector.is_empty()
-        });
+        self.registry
+            .sleep
+            .found_work(&mut wake, || self.registry.has_work());
         self.wake.set(wake);
     }
 
@@ -261,10 +275,10 @@ impl WorkerThread {
         let mut wake = self.wake.get();
         let tracing = self.registry.trace.enabled();
         let start = tracing.then(Instant::now);
-        let blocked = self
-            .registry
-            .sleep
-            .sleep(self.index, &mut wake, || done() || self.registry.has_work());
+        let blocked =
+            self.registry
+                .sleep
+                .sleep(self.index, &mut wake, || self.registry.has_work(), done);
         self.wake.set(wake);
         if let (true, Some(start)) = (blocked, start) {
             let trace = &self.registry.trace;

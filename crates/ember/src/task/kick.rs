@@ -109,9 +109,12 @@ mod loom_tests {
                             ran.1.notify_all();
                             continue;
                         }
-                        sleep.sleep(1, &mut me, || {
-                            local0.load(Ordering::SeqCst) > 0 || *lock(&ran.0) == 2
-                        });
+                        sleep.sleep(
+                            1,
+                            &mut me,
+                            || local0.load(Ordering::SeqCst) > 0,
+                            || *lock(&ran.0) == 2,
+                        );
                     }
                 })
             };

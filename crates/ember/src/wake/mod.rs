@@ -171,21 +171,24 @@ impl Sleep {
     pub(crate) fn found_work(&self, me: &mut WakeState, pending: impl FnOnce() -> bool) {
         match self.policy {
             WakePolicy::Eager => {}
-            WakePolicy::Searching => self.found_work_searching(me),
+            WakePolicy::Searching => self.found_work_searching(me, pending),
             WakePolicy::Biased { batch } => self.found_work_biased(me, batch, pending),
         }
     }
 
-    /// Worker-side: the caller found no work. Lists it as asleep, looks once more through
-    /// `recheck` (which must report queued work and whatever else should keep the caller
-    /// awake), and parks unless that look found something. Returns whether it really blocked.
+    /// Worker-side: the caller found no work. Lists it as asleep, looks once more — at the
+    /// queues through `work_visible`, and through `done` at whatever else should keep it
+    /// awake (its latch, shutdown) — and parks unless that look found something. Returns
+    /// whether it really blocked.
     pub(crate) fn sleep(
         &self,
         index: usize,
         me: &mut WakeState,
-        recheck: impl FnOnce() -> bool,
+        work_visible: impl FnOnce() -> bool,
+        done: impl FnOnce() -> bool,
     ) -> bool {
-        if me.searching {
+        let was_searching = me.searching;
+        if was_searching {
             self.stop_searching(me);
         }
         self.sleepers.insert(index);
@@ -193,7 +196,8 @@ impl Sleep {
         // pairing with the fence a pusher makes between its push and its look at the sleeper
         // set. One of the two sides sees the other (README, "no lost wake-up").
         fence(Ordering::SeqCst);
-        let blocked = if recheck() {
+        let work = work_visible();
+        let blocked = if work || done() {
             false
         } else {
             let counters = &self.counters[index];
@@ -211,13 +215,31 @@ impl Sleep {
             }
             blocked
         };
-        // Woken by a targeted wake-up, a token, or the recheck: un-list ourselves if no waker
-        // did. A waker that did pick us may have counted us as a searcher.
+        // Woken by a targeted wake-up, a token, or the last look: un-list ourselves if no
+        // waker did.
         self.sleepers.remove(index);
         if self.woken_to_search[index].swap(false, Ordering::SeqCst) {
+            // A waker picked us and counted us as a searcher.
+            me.searching = true;
+        } else if work && was_searching {
+            // The last look found work after all: search again (counted once: no waker
+            // counted us), so that taking the work runs the last-searcher hand-off in
+            // `found_work`. Pushes made while we searched skipped their wake-up, and we may
+            // be the only one who knows.
+            self.num_searching.fetch_add(1, Ordering::SeqCst);
             me.searching = true;
         }
         blocked
+    }
+
+    /// Worker-side: the caller stops looking for work to return to user code (its latch was
+    /// set while it searched). A searcher must not stay counted while it runs user code —
+    /// pushes would skip their wake-up for it — so it stops searching with the same
+    /// hand-off as [`found_work`](Self::found_work).
+    pub(crate) fn leave(&self, me: &mut WakeState, pending: impl FnOnce() -> bool) {
+        if let WakePolicy::Searching = self.policy {
+            self.found_work_searching(me, pending);
+        }
     }
 
     /// Wakes worker `index` whatever it is doing (its latch was set).

@@ -53,10 +53,19 @@ impl Sleep {
     }
 
     /// A searcher found work: it stops searching, and the last searcher to stop wakes one
-    /// more, because pushes made while it searched woke nobody.
-    pub(super) fn found_work_searching(&self, me: &mut WakeState) {
+    /// more if work is still visible, because pushes made while it searched woke nobody.
+    ///
+    /// Go and Tokio wake one more unconditionally, which under light load costs a second
+    /// wake-up per job (the woken searcher finds nothing). Looking first is safe: a push that
+    /// skipped its wake-up because this worker searched read the count before the decrement
+    /// in `stop_searching`, so after the fence below its job is visible to `pending`; a push
+    /// that reads the count after the decrement sees zero and wakes a sleeper itself.
+    pub(super) fn found_work_searching(&self, me: &mut WakeState, pending: impl FnOnce() -> bool) {
         if me.searching && self.stop_searching(me) {
-            self.wake_searcher();
+            fence(Ordering::SeqCst);
+            if pending() {
+                self.wake_searcher();
+            }
         }
     }
 
