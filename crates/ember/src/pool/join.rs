@@ -54,6 +54,9 @@ where
         }
         match worker.pop_local() {
             Some(job) if job == job_b_ref => {
+                // `b` is user code: successors held by jobs run in this loop go to thieves
+                // first (`b` might even wait for one of them).
+                worker.kick_held();
                 break panic::catch_unwind(AssertUnwindSafe(|| job_b.run_inline()));
             }
             // Something `a` spawned and left above `b`; it runs here as it would have anyway.

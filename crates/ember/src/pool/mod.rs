@@ -5,6 +5,7 @@
 //! | `builder.rs` | [`PoolBuilder`]: configuration and start-up |
 //! | `registry.rs` | what the workers share: queues, sleep state, counters, shutdown |
 //! | `worker.rs` | the worker loop: own deque, stealing, spinning, sleeping |
+//! | `spin.rs` | whether an idle worker spins before it sleeps |
 //! | `job.rs` | type-erased jobs on the stack or the heap |
 //! | `latch.rs` | one-shot completion flags that wake their waiter |
 //! | `join.rs` | fork-join |
@@ -16,6 +17,7 @@ mod join;
 mod latch;
 mod registry;
 mod scope;
+mod spin;
 mod worker;
 
 use std::panic::{self, AssertUnwindSafe};

@@ -1,0 +1,74 @@
+//! Whether an idle worker spins before it sleeps.
+//!
+//! Spinning pays when work arrives within the spin (a busy producer): the worker takes it
+//! without a sleep and a wake-up, each a system call and a context switch. It is pure waste
+//! under light load (a job every millisecond), where every spin ends in a sleep anyway. So a
+//! worker keeps a count of its consecutive spins that found nothing: after two of them it
+//! stops spinning, except for one probe every sixteenth idle period, and any spin that finds
+//! work turns spinning back on.
+
+use std::cell::Cell;
+
+/// Consecutive fruitless spins after which a worker sleeps at once.
+const MAX_MISSES: u32 = 2;
+/// While spinning is off, one idle period in this many still spins, to notice a busier load.
+const PROBE_EVERY: u32 = 16;
+
+/// One worker's spin decision; owned by its thread.
+#[derive(Debug, Default)]
+pub(crate) struct SpinGovernor {
+    /// Consecutive spins that found nothing.
+    misses: Cell<u32>,
+    /// Idle periods passed without spinning, while spinning is off.
+    skipped: Cell<u32>,
+}
+
+impl SpinGovernor {
+    /// Whether to spin in this idle period.
+    pub(crate) fn should_spin(&self) -> bool {
+        if self.misses.get() < MAX_MISSES {
+            return true;
+        }
+        let skipped = self.skipped.get().wrapping_add(1);
+        self.skipped.set(skipped);
+        skipped % PROBE_EVERY == 0
+    }
+
+    /// Records how a spin ended: with work found during it, or not.
+    pub(crate) fn record(&self, found_work: bool) {
+        self.misses.set(if found_work {
+            0
+        } else {
+            self.misses.get().saturating_add(1)
+        });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::SpinGovernor;
+
+    #[test]
+    fn stops_after_fruitless_spins_and_probes_now_and_then() {
+        let governor = SpinGovernor::default();
+        let mut spun = 0;
+        for _ in 0..64 {
+            if governor.should_spin() {
+                spun += 1;
+                governor.record(false);
+            }
+        }
+        // The first two idle periods spin; of the 62 after them, one in sixteen probes.
+        assert_eq!(spun, 2 + 62 / 16);
+    }
+
+    #[test]
+    fn success_turns_spinning_back_on() {
+        let governor = SpinGovernor::default();
+        governor.record(false);
+        governor.record(false);
+        assert!(!governor.should_spin());
+        governor.record(true);
+        assert!(governor.should_spin());
+    }
+}

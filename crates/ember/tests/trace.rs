@@ -1,0 +1,159 @@
+//! Tracing: labelled tasks show up as `Task` events with their labels, the Chrome export is
+//! valid JSON of the trace event format, and a pool built without tracing records nothing.
+
+use std::collections::HashSet;
+
+use ember::{Pool, Task, TraceKind, WakePolicy};
+
+/// A small labelled graph: three chains of `decode i` tasks and a `merge` after them.
+fn labelled_graph(pool: &Pool) -> Vec<String> {
+    let mut labels = Vec::new();
+    let mut tails: Vec<Task<u64>> = Vec::new();
+    for c in 0..3u64 {
+        let mut prev: Option<Task<u64>> = None;
+        for i in 0..10u64 {
+            let label = format!("decode {}", c * 10 + i);
+            labels.push(label.clone());
+            let builder = pool.task(move || c * 10 + i).label(label);
+            prev = Some(match &prev {
+                Some(p) => builder.after(&[p]).spawn(),
+                None => builder.spawn(),
+            });
+        }
+        tails.push(prev.unwrap());
+    }
+    let deps: Vec<&dyn ember::Dependency> =
+        tails.iter().map(|t| t as &dyn ember::Dependency).collect();
+    let merge = pool.task(|| 0u64).after(&deps).label("merge").spawn();
+    labels.push("merge".to_owned());
+    merge.join().unwrap();
+    for tail in tails {
+        tail.join().unwrap();
+    }
+    labels
+}
+
+#[test]
+fn labelled_tasks_are_recorded_with_their_labels() {
+    for policy in [
+        WakePolicy::Eager,
+        WakePolicy::Searching,
+        WakePolicy::Biased { batch: 20 },
+    ] {
+        let pool = Pool::builder()
+            .threads(2)
+            .wake(policy)
+            .trace(true)
+            .build()
+            .unwrap();
+        let labels = labelled_graph(&pool);
+        pool.spawn(|| {}); // an unlabelled task
+        pool.wait_idle();
+        let trace = pool.trace();
+        assert_eq!(trace.threads(), 2);
+        let events = trace.events();
+        let seen: Vec<&str> = events
+            .iter()
+            .filter(|e| e.kind == TraceKind::Task)
+            .filter_map(|e| e.label.as_deref())
+            .collect();
+        for label in &labels {
+            assert_eq!(
+                seen.iter().filter(|&&s| s == label).count(),
+                1,
+                "{policy:?}: label {label:?} should appear once among {seen:?}"
+            );
+        }
+        assert!(
+            events
+                .iter()
+                .any(|e| e.kind == TraceKind::Task && e.label.is_none()),
+            "{policy:?}: the unlabelled spawned task is missing"
+        );
+        assert!(events.iter().all(|e| e.worker < 2));
+        assert!(
+            events.windows(2).all(|w| w[0].start_ns <= w[1].start_ns),
+            "{policy:?}: events are not ordered by start time"
+        );
+        let decode = events
+            .iter()
+            .find(|e| e.label.as_deref() == Some("decode 7"))
+            .unwrap();
+        assert_eq!(decode.label_kind(), Some("decode"));
+        // Drained: a second call holds no task (idle workers may still record sleeps).
+        assert!(pool
+            .trace()
+            .events()
+            .iter()
+            .all(|e| e.kind != TraceKind::Task));
+    }
+}
+
+#[test]
+fn chrome_json_is_valid_trace_event_format() {
+    let pool = Pool::builder()
+        .threads(2)
+        .name("trace-test")
+        .trace(true)
+        .build()
+        .unwrap();
+    labelled_graph(&pool);
+    // A label that needs escaping.
+    pool.task(|| ())
+        .label("quote \" backslash \\ newline \n tab \t")
+        .spawn()
+        .join()
+        .unwrap();
+    let trace = pool.trace();
+    let path = std::env::temp_dir().join(format!("ember-trace-test-{}.json", std::process::id()));
+    trace.write_chrome_json(&path).unwrap();
+    let text = std::fs::read_to_string(&path).unwrap();
+    std::fs::remove_file(&path).unwrap();
+
+    let json: serde_json::Value = serde_json::from_str(&text).expect("the trace is valid JSON");
+    let events = json["traceEvents"]
+        .as_array()
+        .expect("`traceEvents` is an array");
+    assert!(
+        events.iter().all(|e| e["ph"].is_string()),
+        "every event has `ph`"
+    );
+    let thread_names: HashSet<&str> = events
+        .iter()
+        .filter(|e| e["ph"] == "M" && e["name"] == "thread_name")
+        .map(|e| e["args"]["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        thread_names,
+        HashSet::from(["trace-test-0", "trace-test-1"])
+    );
+    let spans: Vec<&serde_json::Value> = events.iter().filter(|e| e["ph"] == "X").collect();
+    assert!(spans
+        .iter()
+        .all(|e| e["ts"].is_number() && e["dur"].is_number() && e["tid"].is_number()));
+    let names: HashSet<&str> = spans.iter().filter_map(|e| e["name"].as_str()).collect();
+    assert!(
+        names.contains("merge") && names.contains("decode 29"),
+        "{names:?}"
+    );
+    assert!(names.contains("quote \" backslash \\ newline \n tab \t"));
+    // One span per task recorded, plus the metadata rows and instants.
+    let tasks = trace
+        .events()
+        .iter()
+        .filter(|e| e.kind == TraceKind::Task)
+        .count();
+    assert_eq!(spans.iter().filter(|e| e["cat"] == "task").count(), tasks);
+    assert_eq!(events.len(), trace.events().len() + 2);
+}
+
+#[test]
+fn without_trace_nothing_is_recorded() {
+    let pool = Pool::builder().threads(2).build().unwrap();
+    labelled_graph(&pool);
+    pool.wait_idle();
+    assert!(pool.trace().events().is_empty());
+    let off = Pool::builder().threads(2).trace(false).build().unwrap();
+    labelled_graph(&off);
+    assert!(off.trace().events().is_empty());
+}
