@@ -1,0 +1,367 @@
+//! `cycle`: rings of tasks passing a token (seed 001, the thundering-herd case).
+//!
+//! # Workload
+//!
+//! `t` rings of `r` tasks each. Every ring carries one token. The task holding a token does
+//! its (empty) work and, as the last thing it does, schedules the next task of its ring,
+//! handing the token on; a *hop* is one such task run. The token of ring `k` makes
+//! `hops / t` hops (the first `hops % t` rings one more), so the `hops` of a run are split
+//! over the rings and every row of a table does exactly the same number of hops. The task
+//! that makes a ring's last hop reports it; the run ends when every ring has reported.
+//!
+//! The rings run on `p` workers. The sweep is `p = cores` and `p = 100` (on a machine with
+//! fewer than 100 cores that is oversubscription, not scaling: it is the case where a
+//! scheduler that wakes a sleeper for every new task wakes far too many), each with `t = p`
+//! rings (every worker has a token to pass) and `t = 1` ring (one token, `p - 1` workers
+//! with nothing to do: every wake-up is needless). Rings have `r = 4` positions. A run makes
+//! 300,000 hops (2,000 with `--quick`).
+//!
+//! # Systems
+//!
+//! - `ember`, `ember-biased`, `ember-searching`, `ember-eager`: an [`ember::Pool`] of `p`
+//!   threads (default policy, then each [`ember::WakePolicy`]; biased with `batch` 20);
+//!   the next task is `pool.spawn`ed from inside the current one, so it lands on that
+//!   worker's local deque.
+//! - `tokio`: a multi-thread runtime with `p` worker threads; the next task is
+//!   `tokio::spawn`ed from inside the current one.
+//! - `std-threads`: `p` OS threads, each blocking on its own crossbeam channel. Ring
+//!   position `(k, i)` lives on thread `(k·r + i) mod p`, and a hop is a channel send to the
+//!   thread of the next position. Thread count is `p`, as for the pools, so it stays bounded
+//!   (at most 100) whatever `t·r` is.
+//!
+//! In a run-to-completion pool a ring position is a task that exists only while it holds
+//! the token, so `r` changes nothing for the pools; it decides only which threads the
+//! `std-threads` token visits (with `r ≥ 2` and `p ≥ 2`, every hop crosses threads).
+//!
+//! # Metrics (besides what the harness measures around the run)
+//!
+//! - `ops_per_s`, `ns_per_op`: hops per second and nanoseconds per hop, timed from the first
+//!   token injected to the last ring reported (pool start-up and shut-down excluded; the
+//!   harness's wall and CPU time include them).
+//! - `wakeups` (ember rows): `PoolStats::wakeups_issued` at the end of the run.
+//!
+//! # Checks
+//!
+//! The token carries its hop number, and each task schedules exactly one successor, so the
+//! last hop number a ring reports proves how many hops its token made. Every ring must
+//! report exactly once with exactly its share of hops; anything else (a lost, duplicated or
+//! extra task) panics the run. A run that does not finish within `TIMEOUT` (120 s) panics
+//! rather than hang.
+
+use std::thread;
+use std::time::{Duration, Instant};
+
+use crossbeam_channel::{Receiver, Sender};
+
+use super::ember_rows::EmberPolicy;
+use super::{oversubscription, params, trial};
+use crate::experiment::{Experiment, Group, LabOpts, Metrics, Trial};
+
+/// The `cycle` experiment.
+pub struct Cycle;
+
+/// Positions per ring (`r`).
+const RING_LEN: usize = 4;
+/// The oversubscribed worker count of the sweep.
+const MANY_WORKERS: usize = 100;
+/// Total hops per run (all rings together), default size.
+const HOPS: u64 = 300_000;
+/// Total hops per run with `--quick`.
+const HOPS_QUICK: u64 = 2_000;
+/// A run that has not finished after this long has lost a task: it panics.
+const TIMEOUT: Duration = Duration::from_secs(120);
+/// `batch` of the `ember-biased` rows (the published value).
+const BIASED_BATCH: usize = 20;
+/// Stack size of the `std-threads` threads (they keep almost nothing on the stack).
+const STD_STACK: usize = 64 * 1024;
+
+impl Experiment for Cycle {
+    fn name(&self) -> &'static str {
+        "cycle"
+    }
+
+    fn groups(&self, opts: &LabOpts) -> Vec<Group> {
+        let hops = if opts.quick { HOPS_QUICK } else { HOPS };
+        let cores = opts.cores.max(1);
+        let mut worker_counts = vec![cores, MANY_WORKERS];
+        worker_counts.dedup();
+        let mut groups = Vec::new();
+        for &workers in &worker_counts {
+            let ring_counts = if workers > 1 {
+                vec![workers, 1]
+            } else {
+                vec![1]
+            };
+            for rings in ring_counts {
+                let shape = Shape {
+                    workers,
+                    rings,
+                    ring_len: RING_LEN,
+                    hops,
+                };
+                groups.push(group(shape, cores));
+            }
+        }
+        groups
+    }
+}
+
+/// One point of the sweep.
+#[derive(Clone, Copy, Debug)]
+struct Shape {
+    /// Worker threads `p`.
+    workers: usize,
+    /// Rings `t`.
+    rings: usize,
+    /// Positions per ring `r`.
+    ring_len: usize,
+    /// Hops of all rings together.
+    hops: u64,
+}
+
+impl Shape {
+    /// Hops the token of ring `ring` makes.
+    fn ring_hops(&self, ring: usize) -> u64 {
+        let rings = self.rings as u64;
+        self.hops / rings + u64::from((ring as u64) < self.hops % rings)
+    }
+
+    /// The first token of every ring.
+    fn tokens(&self) -> impl Iterator<Item = Token> + '_ {
+        (0..self.rings).map(|ring| Token {
+            ring,
+            hop: 0,
+            last: self.ring_hops(ring) - 1,
+        })
+    }
+}
+
+/// A ring's token: which ring, how many hops it has made, and the number of its last hop.
+#[derive(Clone, Copy, Debug)]
+struct Token {
+    ring: usize,
+    /// Hops made before this one (0 for the first task of the ring).
+    hop: u64,
+    /// `hop` of the ring's last task.
+    last: u64,
+}
+
+impl Token {
+    /// The token handed to the next task of the ring, or `None` after the last hop.
+    fn pass(self) -> Option<Token> {
+        (self.hop < self.last).then_some(Token {
+            hop: self.hop + 1,
+            ..self
+        })
+    }
+
+    /// Ring position of the task holding this token.
+    fn position(&self, ring_len: usize) -> usize {
+        (self.hop % ring_len as u64) as usize
+    }
+}
+
+/// What the last task of a ring reports: the ring and the hops its token made.
+type Report = (usize, u64);
+
+fn group(shape: Shape, cores: usize) -> Group {
+    assert!(
+        shape.hops >= shape.rings as u64,
+        "cycle: every ring needs at least one hop"
+    );
+    let Shape {
+        workers,
+        rings,
+        ring_len,
+        hops,
+    } = shape;
+    let ring_word = if rings == 1 { "ring" } else { "rings" };
+    let title = format!(
+        "p = {workers} workers{}, {rings} {ring_word} of {ring_len}, {hops} hops",
+        oversubscription(workers, cores)
+    );
+    let params = params([
+        ("workers", workers.into()),
+        ("rings", rings.into()),
+        ("ring_len", ring_len.into()),
+        ("hops", hops.into()),
+    ]);
+
+    let mut trials: Vec<Trial> = EmberPolicy::ALL
+        .iter()
+        .map(|&policy| trial(policy.system(), move || run_ember(shape, policy)))
+        .collect();
+    trials.push(trial("tokio", move || run_tokio(shape)));
+    trials.push(trial("std-threads", move || run_std_threads(shape)));
+    Group {
+        title,
+        params,
+        trials,
+    }
+}
+
+fn run_ember(shape: Shape, policy: EmberPolicy) -> Metrics {
+    let pool = policy.build(shape.workers, BIASED_BATCH, "cycle");
+    let (tx, rx) = crossbeam_channel::unbounded();
+    let start = Instant::now();
+    for token in shape.tokens() {
+        let handle = pool.clone();
+        let tx = tx.clone();
+        pool.spawn(move || ember_hop(handle, token, tx));
+    }
+    drop(tx);
+    collect_reports(shape, &rx);
+    let elapsed = start.elapsed();
+    let stats = pool.stats();
+    drop(pool);
+    assert_no_more_reports(&rx);
+    let mut metrics = rate(shape.hops, elapsed);
+    metrics.insert("wakeups".into(), stats.wakeups_issued as f64);
+    metrics
+}
+
+/// One hop on an ember pool: hand the token on (or report the ring done).
+fn ember_hop(pool: ember::Pool, token: Token, tx: Sender<Report>) {
+    match token.pass() {
+        Some(next) => {
+            let handle = pool.clone();
+            pool.spawn(move || ember_hop(handle, next, tx));
+        }
+        None => {
+            // Let go of the pool before the run can end, so that the run's own handle is
+            // the last one and dropping it joins the workers from the measuring thread.
+            drop(pool);
+            send_report(&tx, token);
+        }
+    }
+}
+
+fn run_tokio(shape: Shape) -> Metrics {
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(shape.workers)
+        .thread_name("cycle-tokio")
+        .build()
+        .expect("cycle: building the tokio runtime");
+    let (tx, rx) = crossbeam_channel::unbounded();
+    let start = Instant::now();
+    for token in shape.tokens() {
+        let tx = tx.clone();
+        rt.spawn(async move { tokio_hop(token, tx) });
+    }
+    drop(tx);
+    collect_reports(shape, &rx);
+    let elapsed = start.elapsed();
+    drop(rt);
+    assert_no_more_reports(&rx);
+    rate(shape.hops, elapsed)
+}
+
+/// One hop on the tokio runtime (runs inside a task, so `tokio::spawn` finds the runtime).
+fn tokio_hop(token: Token, tx: Sender<Report>) {
+    match token.pass() {
+        Some(next) => {
+            tokio::spawn(async move { tokio_hop(next, tx) });
+        }
+        None => send_report(&tx, token),
+    }
+}
+
+/// A message to a `std-threads` thread.
+enum Msg {
+    Token(Token),
+    Stop,
+}
+
+fn run_std_threads(shape: Shape) -> Metrics {
+    let p = shape.workers;
+    let r = shape.ring_len;
+    let owner = move |token: &Token| (token.ring * r + token.position(r)) % p;
+    let (senders, receivers): (Vec<Sender<Msg>>, Vec<Receiver<Msg>>) =
+        (0..p).map(|_| crossbeam_channel::unbounded()).unzip();
+    let (tx, rx) = crossbeam_channel::unbounded();
+    let threads: Vec<_> = receivers
+        .into_iter()
+        .enumerate()
+        .map(|(i, inbox)| {
+            let senders = senders.clone();
+            let tx = tx.clone();
+            thread::Builder::new()
+                .name(format!("cycle-std-{i}"))
+                .stack_size(STD_STACK)
+                .spawn(move || {
+                    while let Ok(Msg::Token(token)) = inbox.recv() {
+                        match token.pass() {
+                            Some(next) => senders[owner(&next)]
+                                .send(Msg::Token(next))
+                                .expect("cycle: std-threads peer hung up"),
+                            None => send_report(&tx, token),
+                        }
+                    }
+                })
+                .expect("cycle: spawning a std thread")
+        })
+        .collect();
+    drop(tx);
+    let start = Instant::now();
+    for token in shape.tokens() {
+        senders[owner(&token)]
+            .send(Msg::Token(token))
+            .expect("cycle: std-threads thread hung up");
+    }
+    collect_reports(shape, &rx);
+    let elapsed = start.elapsed();
+    for sender in &senders {
+        sender
+            .send(Msg::Stop)
+            .expect("cycle: std-threads thread hung up");
+    }
+    for handle in threads {
+        handle.join().expect("cycle: a std-threads thread panicked");
+    }
+    assert_no_more_reports(&rx);
+    rate(shape.hops, elapsed)
+}
+
+fn send_report(tx: &Sender<Report>, token: Token) {
+    tx.send((token.ring, token.hop + 1))
+        .expect("cycle: the run stopped listening for ring reports");
+}
+
+/// Waits until every ring has reported and checks each made exactly its share of hops.
+fn collect_reports(shape: Shape, rx: &Receiver<Report>) {
+    let deadline = Instant::now() + TIMEOUT;
+    let mut seen = vec![false; shape.rings];
+    for _ in 0..shape.rings {
+        let (ring, made) = match rx.recv_deadline(deadline) {
+            Ok(report) => report,
+            Err(e) => panic!(
+                "cycle: only {} of {} rings finished ({e}); a task was lost",
+                seen.iter().filter(|&&s| s).count(),
+                shape.rings
+            ),
+        };
+        assert!(!seen[ring], "cycle: ring {ring} finished twice");
+        seen[ring] = true;
+        assert_eq!(
+            made,
+            shape.ring_hops(ring),
+            "cycle: ring {ring} made the wrong number of hops"
+        );
+    }
+}
+
+/// After the system has shut down (every task has run and let go of its sender), no
+/// report may be left over: one would mean a ring's last hop ran twice.
+fn assert_no_more_reports(rx: &Receiver<Report>) {
+    if let Ok((ring, made)) = rx.try_recv() {
+        panic!("cycle: ring {ring} reported again after {made} hops");
+    }
+}
+
+fn rate(ops: u64, elapsed: Duration) -> Metrics {
+    let secs = elapsed.as_secs_f64().max(1e-9);
+    let mut metrics = Metrics::new();
+    metrics.insert("ops_per_s".into(), ops as f64 / secs);
+    metrics.insert("ns_per_op".into(), secs * 1e9 / ops as f64);
+    metrics
+}

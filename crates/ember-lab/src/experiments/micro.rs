@@ -1,0 +1,775 @@
+//! `micro`: scheduler micro-benchmarks against the pools people use today.
+//!
+//! Four workloads, one table each (five tables: spawn-many is measured from outside and from
+//! inside a task), every pool with `cores` worker threads. Each run builds its pool, times
+//! the workload alone, then shuts the pool down and waits for its threads to exit (the
+//! harness's wall and CPU time include start-up and shut-down; `ns_per_op` does not).
+//!
+//! - **spawn-many**: 10,000 tiny tasks (each adds one to a shared atomic counter; on rayon
+//!   the counter is the latch it counts down), then wait for all of them; repeated for a
+//!   few rounds per run. *From outside*: the measuring thread spawns them. *From inside*:
+//!   one task spawned from outside spawns them all, so they land on a worker's own queue.
+//!   ember: `Pool::spawn` + `Pool::wait_idle`; rayon: `ThreadPool::spawn` (`rayon::spawn`
+//!   inside) + a count-down latch; tokio: `spawn` and awaiting every `JoinHandle`. An op is
+//!   one task.
+//! - **fork-join**: naive `fib(30)` where every call above the leaves is one `join` of its
+//!   two sub-calls, with no sequential cut-off: the cost measured is the cost of `join`.
+//!   ember: `Pool::join`, started inside a pool task; rayon: `rayon::join` inside
+//!   `ThreadPool::install`. tokio has no fork-join; async recursion would measure a boxed
+//!   future and a spawned task per call, not a join, so it has no row here. An op is one
+//!   `join` (`fib(n + 1) - 1` of them).
+//! - **ping-pong**: 1,000 pairs of tasks each bouncing a ball back and forth: the task that
+//!   receives the ball spawns its partner with it, until the pair has made `bounces` task
+//!   runs. All pairs start at once from outside. ember / rayon / tokio spawn the partner
+//!   (`tokio::spawn` for tokio); `tokio-mpsc` is the usual tokio shape instead: two
+//!   long-lived tasks per pair and a `tokio::sync::mpsc` channel each way. An op is one
+//!   bounce (one task run, or one message received).
+//! - **chained spawn**: a chain of 1,000 tasks, each spawning the next; the last reports.
+//!   Chains run one after another (the next starts when the previous one has reported). An
+//!   op is one link.
+//!
+//! Sizes (default / `--quick`): spawn-many 10,000 tasks x 30 / 1 rounds; `fib(30)` /
+//! `fib(20)`; ping-pong 1,000 pairs x 300 / 10 bounces; chained spawn 300 / 5 chains of
+//! depth 1,000.
+//!
+//! # Metrics (besides what the harness measures around the run)
+//!
+//! - `ns_per_op`, `ops_per_s`: timed around the workload only, ops as defined above.
+//! - `wakeups` (ember rows): `PoolStats::wakeups_issued` at the end of the run.
+//!
+//! # Checks
+//!
+//! Every result is checked inside the run and a wrong one panics instead of being reported:
+//! the spawn-many counter equals the number of tasks; `fib` equals the iterative value;
+//! every pair and chain reports exactly once with exactly its number of bounces or links
+//! (the ball carries its count); nothing reports again after the pool has shut down. A run
+//! that waits on a channel or latch longer than `TIMEOUT` (120 s) for a result panics rather
+//! than hang (`Pool::wait_idle` has no time limit; it must return once the tasks are done).
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use crossbeam_channel::{Receiver, Sender};
+
+use super::ember_rows::EmberPolicy;
+use super::peers::{rayon_pool, rayon_shutdown};
+use super::{params, trial};
+use crate::experiment::{Experiment, Group, LabOpts, Metrics, Trial};
+
+/// The `micro` experiment.
+pub struct Micro;
+
+/// `batch` of the `ember-biased` rows (the published value).
+const BIASED_BATCH: usize = 20;
+/// A run that has waited this long for a result has lost a task: it panics.
+const TIMEOUT: Duration = Duration::from_secs(120);
+
+/// Sizes of the workloads.
+#[derive(Clone, Copy, Debug)]
+struct Sizes {
+    /// Worker threads of every pool.
+    threads: usize,
+    /// Tasks per spawn-many round.
+    spawn_tasks: usize,
+    /// Spawn-many rounds per run.
+    spawn_rounds: usize,
+    /// `n` of the fork-join `fib(n)`.
+    fib_n: u32,
+    /// Ping-pong pairs.
+    pairs: usize,
+    /// Task runs per ping-pong pair.
+    bounces: u64,
+    /// Links per chain.
+    chain_depth: u64,
+    /// Chains per run, one after another.
+    chains: usize,
+}
+
+impl Sizes {
+    fn new(opts: &LabOpts) -> Sizes {
+        let threads = opts.cores.max(1);
+        if opts.quick {
+            Sizes {
+                threads,
+                spawn_tasks: 10_000,
+                spawn_rounds: 1,
+                fib_n: 20,
+                pairs: 1_000,
+                bounces: 10,
+                chain_depth: 1_000,
+                chains: 5,
+            }
+        } else {
+            Sizes {
+                threads,
+                spawn_tasks: 10_000,
+                spawn_rounds: 30,
+                fib_n: 30,
+                pairs: 1_000,
+                bounces: 300,
+                chain_depth: 1_000,
+                chains: 300,
+            }
+        }
+    }
+}
+
+impl Experiment for Micro {
+    fn name(&self) -> &'static str {
+        "micro"
+    }
+
+    fn groups(&self, opts: &LabOpts) -> Vec<Group> {
+        let s = Sizes::new(opts);
+        let threads = s.threads;
+        vec![
+            spawn_group(s, Origin::Outside),
+            spawn_group(s, Origin::Inside),
+            Group {
+                title: format!(
+                    "fork-join: fib({}) with join, no cut-off, {threads} threads \
+                     (tokio: no fork-join)",
+                    s.fib_n
+                ),
+                params: params([
+                    ("benchmark", "fork-join".into()),
+                    ("threads", threads.into()),
+                    ("fib_n", s.fib_n.into()),
+                    ("joins", joins(s.fib_n).into()),
+                ]),
+                trials: ember_trials(move |v| fib_ember(s, v))
+                    .into_iter()
+                    .chain([trial("rayon", move || fib_rayon(s))])
+                    .collect(),
+            },
+            Group {
+                title: format!(
+                    "ping-pong: {} pairs x {} bounces, {threads} threads",
+                    thousands(s.pairs as u64),
+                    thousands(s.bounces)
+                ),
+                params: params([
+                    ("benchmark", "ping-pong".into()),
+                    ("threads", threads.into()),
+                    ("pairs", s.pairs.into()),
+                    ("bounces", s.bounces.into()),
+                ]),
+                trials: ember_trials(move |v| relays_ember(s, Relays::ping_pong(s), v))
+                    .into_iter()
+                    .chain([
+                        trial("rayon", move || relays_rayon(s, Relays::ping_pong(s))),
+                        trial("tokio", move || relays_tokio(s, Relays::ping_pong(s))),
+                        trial("tokio-mpsc", move || ping_pong_tokio_mpsc(s)),
+                    ])
+                    .collect(),
+            },
+            Group {
+                title: format!(
+                    "chained spawn: depth {} x {} chains in turn, {threads} threads",
+                    thousands(s.chain_depth),
+                    thousands(s.chains as u64)
+                ),
+                params: params([
+                    ("benchmark", "chained-spawn".into()),
+                    ("threads", threads.into()),
+                    ("depth", s.chain_depth.into()),
+                    ("chains", s.chains.into()),
+                ]),
+                trials: ember_trials(move |v| relays_ember(s, Relays::chains(s), v))
+                    .into_iter()
+                    .chain([
+                        trial("rayon", move || relays_rayon(s, Relays::chains(s))),
+                        trial("tokio", move || relays_tokio(s, Relays::chains(s))),
+                    ])
+                    .collect(),
+            },
+        ]
+    }
+}
+
+/// One trial per ember policy, each running `run`.
+fn ember_trials(run: impl Fn(EmberPolicy) -> Metrics + Copy + 'static) -> Vec<Trial> {
+    EmberPolicy::ALL
+        .iter()
+        .map(|&policy| trial(policy.system(), move || run(policy)))
+        .collect()
+}
+
+/// `1,000` for 1000.
+fn thousands(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// Metrics of `ops` operations that took `elapsed`.
+fn rate(ops: u64, elapsed: Duration) -> Metrics {
+    let secs = elapsed.as_secs_f64().max(1e-9);
+    let mut metrics = Metrics::new();
+    metrics.insert("ops_per_s".into(), ops as f64 / secs);
+    metrics.insert("ns_per_op".into(), secs * 1e9 / ops as f64);
+    metrics
+}
+
+fn recv_or_die<T>(rx: &Receiver<T>, what: &str) -> T {
+    match rx.recv_timeout(TIMEOUT) {
+        Ok(v) => v,
+        Err(e) => panic!("micro: {what}: no result after {TIMEOUT:?} ({e}); a task was lost"),
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// The systems.
+
+/// Adds the ember pool's `wakeups` to `metrics`, then shuts the pool down.
+fn finish_ember(pool: ember::Pool, mut metrics: Metrics) -> Metrics {
+    let stats = pool.stats();
+    drop(pool);
+    metrics.insert("wakeups".into(), stats.wakeups_issued as f64);
+    metrics
+}
+
+/// Runs `f` on a rayon pool of `threads` threads, then drops the pool and joins its
+/// threads (rayon does not join them on drop), so that no thread of this run outlives it.
+fn with_rayon<R>(threads: usize, f: impl FnOnce(&rayon::ThreadPool) -> R) -> R {
+    let (pool, handles) = rayon_pool(threads, "micro-rayon");
+    let out = f(&pool);
+    rayon_shutdown(pool, handles);
+    out
+}
+
+fn tokio_runtime(threads: usize) -> tokio::runtime::Runtime {
+    // Dropping the runtime waits for its worker threads to stop.
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(threads)
+        .thread_name("micro-tokio")
+        .build()
+        .expect("micro: building the tokio runtime")
+}
+
+/// Counts tasks down to zero; the task that reaches zero tells the waiter.
+#[derive(Clone)]
+struct Latch(Arc<LatchState>);
+
+struct LatchState {
+    left: AtomicUsize,
+    done: Sender<()>,
+}
+
+impl Latch {
+    fn new(count: usize) -> (Latch, Receiver<()>) {
+        let (done, rx) = crossbeam_channel::bounded(1);
+        let latch = Latch(Arc::new(LatchState {
+            left: AtomicUsize::new(count),
+            done,
+        }));
+        (latch, rx)
+    }
+
+    fn count_down(&self) {
+        if self.0.left.fetch_sub(1, Ordering::AcqRel) == 1 {
+            let _ = self.0.done.send(());
+        }
+    }
+
+    /// Waits until the count reached zero and checks it went no further.
+    fn wait(&self, rx: &Receiver<()>, what: &str) {
+        recv_or_die(rx, what);
+        assert_eq!(
+            self.0.left.load(Ordering::Acquire),
+            0,
+            "micro: {what}: counted down more times than there are tasks"
+        );
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// spawn-many
+
+#[derive(Clone, Copy, Debug)]
+enum Origin {
+    Outside,
+    Inside,
+}
+
+fn spawn_group(s: Sizes, origin: Origin) -> Group {
+    let (word, name) = match origin {
+        Origin::Outside => ("outside", "spawn-outside"),
+        Origin::Inside => ("inside a task", "spawn-inside"),
+    };
+    Group {
+        title: format!(
+            "spawn-many from {word}: {} tasks x {} rounds, {} threads",
+            thousands(s.spawn_tasks as u64),
+            s.spawn_rounds,
+            s.threads
+        ),
+        params: params([
+            ("benchmark", name.into()),
+            ("threads", s.threads.into()),
+            ("tasks", s.spawn_tasks.into()),
+            ("rounds", s.spawn_rounds.into()),
+        ]),
+        trials: ember_trials(move |v| spawn_ember(s, origin, v))
+            .into_iter()
+            .chain([
+                trial("rayon", move || spawn_rayon(s, origin)),
+                trial("tokio", move || spawn_tokio(s, origin)),
+            ])
+            .collect(),
+    }
+}
+
+fn spawn_ops(s: Sizes) -> u64 {
+    (s.spawn_tasks * s.spawn_rounds) as u64
+}
+
+fn check_count(counter: &AtomicUsize, s: Sizes, system: &str) {
+    assert_eq!(
+        counter.load(Ordering::SeqCst),
+        s.spawn_tasks,
+        "micro: spawn-many on {system}: not every task ran exactly once"
+    );
+}
+
+fn spawn_ember(s: Sizes, origin: Origin, policy: EmberPolicy) -> Metrics {
+    let pool = policy.build(s.threads, BIASED_BATCH, "micro");
+    let mut elapsed = Duration::ZERO;
+    for _ in 0..s.spawn_rounds {
+        let counter = Arc::new(AtomicUsize::new(0));
+        let start = Instant::now();
+        match origin {
+            Origin::Outside => {
+                for _ in 0..s.spawn_tasks {
+                    let counter = counter.clone();
+                    pool.spawn(move || {
+                        counter.fetch_add(1, Ordering::Relaxed);
+                    });
+                }
+            }
+            Origin::Inside => {
+                let handle = pool.clone();
+                let counter = counter.clone();
+                pool.spawn(move || {
+                    for _ in 0..s.spawn_tasks {
+                        let counter = counter.clone();
+                        handle.spawn(move || {
+                            counter.fetch_add(1, Ordering::Relaxed);
+                        });
+                    }
+                    // The run's handle must stay the last one (see `relay_ember`).
+                    drop(handle);
+                });
+            }
+        }
+        pool.wait_idle();
+        elapsed += start.elapsed();
+        check_count(&counter, s, policy.system());
+    }
+    finish_ember(pool, rate(spawn_ops(s), elapsed))
+}
+
+fn spawn_rayon(s: Sizes, origin: Origin) -> Metrics {
+    with_rayon(s.threads, |pool| {
+        let mut elapsed = Duration::ZERO;
+        for _ in 0..s.spawn_rounds {
+            // The latch is the counter: each task counts itself down once.
+            let (latch, done) = Latch::new(s.spawn_tasks);
+            let start = Instant::now();
+            match origin {
+                Origin::Outside => {
+                    for _ in 0..s.spawn_tasks {
+                        let latch = latch.clone();
+                        pool.spawn(move || latch.count_down());
+                    }
+                }
+                Origin::Inside => {
+                    let latch = latch.clone();
+                    pool.spawn(move || {
+                        for _ in 0..s.spawn_tasks {
+                            let latch = latch.clone();
+                            rayon::spawn(move || latch.count_down());
+                        }
+                    });
+                }
+            }
+            latch.wait(&done, "spawn-many on rayon");
+            elapsed += start.elapsed();
+        }
+        rate(spawn_ops(s), elapsed)
+    })
+}
+
+fn spawn_tokio(s: Sizes, origin: Origin) -> Metrics {
+    let rt = tokio_runtime(s.threads);
+    let mut elapsed = Duration::ZERO;
+    for _ in 0..s.spawn_rounds {
+        let counter = Arc::new(AtomicUsize::new(0));
+        let start = Instant::now();
+        match origin {
+            Origin::Outside => {
+                let handles: Vec<_> = (0..s.spawn_tasks)
+                    .map(|_| {
+                        let counter = counter.clone();
+                        rt.spawn(async move {
+                            counter.fetch_add(1, Ordering::Relaxed);
+                        })
+                    })
+                    .collect();
+                rt.block_on(async {
+                    for handle in handles {
+                        handle.await.expect("micro: a tokio spawn-many task failed");
+                    }
+                });
+            }
+            Origin::Inside => {
+                let counter = counter.clone();
+                let outer = rt.spawn(async move {
+                    let handles: Vec<_> = (0..s.spawn_tasks)
+                        .map(|_| {
+                            let counter = counter.clone();
+                            tokio::spawn(async move {
+                                counter.fetch_add(1, Ordering::Relaxed);
+                            })
+                        })
+                        .collect();
+                    for handle in handles {
+                        handle.await.expect("micro: a tokio spawn-many task failed");
+                    }
+                });
+                rt.block_on(outer)
+                    .expect("micro: the tokio spawning task failed");
+            }
+        }
+        elapsed += start.elapsed();
+        check_count(&counter, s, "tokio");
+    }
+    drop(rt);
+    rate(spawn_ops(s), elapsed)
+}
+
+// ---------------------------------------------------------------------------------------
+// fork-join
+
+/// `fib(n)`, computed iteratively (the expected value).
+fn fib_expected(n: u32) -> u64 {
+    let (mut a, mut b) = (0u64, 1u64);
+    for _ in 0..n {
+        (a, b) = (b, a + b);
+    }
+    a
+}
+
+/// Joins made by the naive recursion for `fib(n)`: one per call with `n >= 2`, which is
+/// `fib(n + 1) - 1`.
+fn joins(n: u32) -> u64 {
+    fib_expected(n + 1) - 1
+}
+
+fn check_fib(value: u64, n: u32, system: &str) {
+    assert_eq!(
+        value,
+        fib_expected(n),
+        "micro: fork-join on {system}: fib({n}) is wrong"
+    );
+}
+
+fn fib_ember_rec(pool: &ember::Pool, n: u32) -> u64 {
+    if n < 2 {
+        return u64::from(n);
+    }
+    let (a, b) = pool.join(|| fib_ember_rec(pool, n - 1), || fib_ember_rec(pool, n - 2));
+    a + b
+}
+
+fn fib_ember(s: Sizes, policy: EmberPolicy) -> Metrics {
+    let pool = policy.build(s.threads, BIASED_BATCH, "micro");
+    let n = s.fib_n;
+    let (tx, rx) = crossbeam_channel::bounded(1);
+    let handle = pool.clone();
+    let start = Instant::now();
+    // Started inside a pool task, as rayon's `install` does, so that only the pool's own
+    // threads do the work.
+    pool.spawn(move || {
+        let value = fib_ember_rec(&handle, n);
+        drop(handle);
+        let _ = tx.send(value);
+    });
+    let value = recv_or_die(&rx, "fork-join on ember");
+    let elapsed = start.elapsed();
+    check_fib(value, n, policy.system());
+    finish_ember(pool, rate(joins(n), elapsed))
+}
+
+fn fib_rayon_rec(n: u32) -> u64 {
+    if n < 2 {
+        return u64::from(n);
+    }
+    let (a, b) = rayon::join(|| fib_rayon_rec(n - 1), || fib_rayon_rec(n - 2));
+    a + b
+}
+
+fn fib_rayon(s: Sizes) -> Metrics {
+    let n = s.fib_n;
+    with_rayon(s.threads, |pool| {
+        let start = Instant::now();
+        let value = pool.install(|| fib_rayon_rec(n));
+        let elapsed = start.elapsed();
+        check_fib(value, n, "rayon");
+        rate(joins(n), elapsed)
+    })
+}
+
+// ---------------------------------------------------------------------------------------
+// ping-pong and chained spawn: relays of tasks, each spawning the next.
+
+/// A set of relays: `concurrent` relays run at once, `waves` times one after another, each
+/// `length` task runs long. Ping-pong is one wave of `pairs` relays (the two tasks of a
+/// pair alternate, so a pair is a relay); chained spawn is `chains` waves of one relay.
+#[derive(Clone, Copy, Debug)]
+struct Relays {
+    concurrent: usize,
+    waves: usize,
+    length: u64,
+    what: &'static str,
+}
+
+impl Relays {
+    fn ping_pong(s: Sizes) -> Relays {
+        Relays {
+            concurrent: s.pairs,
+            waves: 1,
+            length: s.bounces,
+            what: "ping-pong",
+        }
+    }
+
+    fn chains(s: Sizes) -> Relays {
+        Relays {
+            concurrent: 1,
+            waves: s.chains,
+            length: s.chain_depth,
+            what: "chained spawn",
+        }
+    }
+
+    fn ops(&self) -> u64 {
+        (self.concurrent * self.waves) as u64 * self.length
+    }
+
+    /// The first baton of every relay of a wave.
+    fn batons(&self) -> impl Iterator<Item = Baton> {
+        let last = self.length - 1;
+        (0..self.concurrent).map(move |relay| Baton {
+            relay,
+            runs: 0,
+            last,
+        })
+    }
+
+    /// Waits for every relay of a wave to report once, with exactly `length` runs.
+    fn collect(&self, rx: &Receiver<(usize, u64)>, system: &str) {
+        let mut seen = vec![false; self.concurrent];
+        for _ in 0..self.concurrent {
+            let (relay, runs) = recv_or_die(rx, self.what);
+            assert!(
+                !seen[relay],
+                "micro: {} on {system}: relay {relay} finished twice",
+                self.what
+            );
+            seen[relay] = true;
+            assert_eq!(
+                runs, self.length,
+                "micro: {} on {system}: relay {relay} made the wrong number of runs",
+                self.what
+            );
+        }
+    }
+
+    /// Once the system has shut down, nothing may report any more.
+    fn check_quiet(&self, rx: &Receiver<(usize, u64)>, system: &str) {
+        if let Ok((relay, runs)) = rx.try_recv() {
+            panic!(
+                "micro: {} on {system}: relay {relay} reported again after {runs} runs",
+                self.what
+            );
+        }
+    }
+}
+
+/// What one task of a relay holds: its relay, the task runs before it, the last run's number.
+#[derive(Clone, Copy, Debug)]
+struct Baton {
+    relay: usize,
+    runs: u64,
+    last: u64,
+}
+
+impl Baton {
+    /// The baton for the next task, or `None` when this task is the relay's last.
+    fn pass(self) -> Option<Baton> {
+        (self.runs < self.last).then_some(Baton {
+            runs: self.runs + 1,
+            ..self
+        })
+    }
+
+    fn report(self, tx: &Sender<(usize, u64)>) {
+        let _ = tx.send((self.relay, self.runs + 1));
+    }
+}
+
+fn relay_ember(pool: ember::Pool, baton: Baton, tx: Sender<(usize, u64)>) {
+    match baton.pass() {
+        Some(next) => {
+            let handle = pool.clone();
+            pool.spawn(move || relay_ember(handle, next, tx));
+        }
+        None => {
+            // Let go of the pool first, so that the run's own handle is the last one and
+            // dropping it joins the workers from the measuring thread.
+            drop(pool);
+            baton.report(&tx);
+        }
+    }
+}
+
+fn relays_ember(s: Sizes, relays: Relays, policy: EmberPolicy) -> Metrics {
+    let pool = policy.build(s.threads, BIASED_BATCH, "micro");
+    let (tx, rx) = crossbeam_channel::unbounded();
+    let start = Instant::now();
+    for _ in 0..relays.waves {
+        for baton in relays.batons() {
+            let handle = pool.clone();
+            let tx = tx.clone();
+            pool.spawn(move || relay_ember(handle, baton, tx));
+        }
+        relays.collect(&rx, policy.system());
+    }
+    let elapsed = start.elapsed();
+    drop(tx);
+    let metrics = finish_ember(pool, rate(relays.ops(), elapsed));
+    relays.check_quiet(&rx, policy.system());
+    metrics
+}
+
+/// One task of a relay on rayon (runs on a pool thread, so `rayon::spawn` uses that pool).
+fn relay_rayon(baton: Baton, tx: Sender<(usize, u64)>) {
+    match baton.pass() {
+        Some(next) => rayon::spawn(move || relay_rayon(next, tx)),
+        None => baton.report(&tx),
+    }
+}
+
+fn relays_rayon(s: Sizes, relays: Relays) -> Metrics {
+    let (tx, rx) = crossbeam_channel::unbounded();
+    let metrics = with_rayon(s.threads, |pool| {
+        let start = Instant::now();
+        for _ in 0..relays.waves {
+            for baton in relays.batons() {
+                let tx = tx.clone();
+                pool.spawn(move || relay_rayon(baton, tx));
+            }
+            relays.collect(&rx, "rayon");
+        }
+        rate(relays.ops(), start.elapsed())
+    });
+    relays.check_quiet(&rx, "rayon");
+    metrics
+}
+
+/// One task of a relay on tokio (runs inside a task, so `tokio::spawn` finds the runtime).
+fn relay_tokio(baton: Baton, tx: Sender<(usize, u64)>) {
+    match baton.pass() {
+        Some(next) => {
+            tokio::spawn(async move { relay_tokio(next, tx) });
+        }
+        None => baton.report(&tx),
+    }
+}
+
+fn relays_tokio(s: Sizes, relays: Relays) -> Metrics {
+    let rt = tokio_runtime(s.threads);
+    let (tx, rx) = crossbeam_channel::unbounded();
+    let start = Instant::now();
+    for _ in 0..relays.waves {
+        for baton in relays.batons() {
+            let tx = tx.clone();
+            rt.spawn(async move { relay_tokio(baton, tx) });
+        }
+        relays.collect(&rx, "tokio");
+    }
+    let elapsed = start.elapsed();
+    drop(rt);
+    relays.check_quiet(&rx, "tokio");
+    rate(relays.ops(), elapsed)
+}
+
+/// Ping-pong the tokio way: per pair, two long-lived tasks and a channel each way. The
+/// ball is the number of bounces so far; a bounce is one message received.
+fn ping_pong_tokio_mpsc(s: Sizes) -> Metrics {
+    use tokio::sync::mpsc;
+
+    /// One player: serves first if `serve`, then returns the ball until the pair has made
+    /// `bounces` bounces (returning `Some(bounces)` from the player that made the last) or
+    /// the partner has left.
+    async fn player(
+        serve: bool,
+        mut inbox: mpsc::Receiver<u64>,
+        outbox: mpsc::Sender<u64>,
+        bounces: u64,
+    ) -> Option<u64> {
+        if serve {
+            outbox.send(0).await.ok()?;
+        }
+        loop {
+            let ball = inbox.recv().await? + 1;
+            if ball == bounces {
+                return Some(ball);
+            }
+            outbox.send(ball).await.ok()?;
+        }
+    }
+
+    let rt = tokio_runtime(s.threads);
+    let bounces = s.bounces;
+    let start = Instant::now();
+    let finals = rt.block_on(async move {
+        let pairs: Vec<_> = (0..s.pairs)
+            .map(|_| {
+                let (to_pong, pong_inbox) = mpsc::channel(1);
+                let (to_ping, ping_inbox) = mpsc::channel(1);
+                let ping = tokio::spawn(player(true, ping_inbox, to_pong, bounces));
+                let pong = tokio::spawn(player(false, pong_inbox, to_ping, bounces));
+                (ping, pong)
+            })
+            .collect();
+        let mut finals = Vec::with_capacity(pairs.len());
+        for (ping, pong) in pairs {
+            let a = ping.await.expect("micro: a tokio ping task failed");
+            let b = pong.await.expect("micro: a tokio pong task failed");
+            finals.push((a, b));
+        }
+        finals
+    });
+    let elapsed = start.elapsed();
+    drop(rt);
+    for (pair, finish) in finals.iter().enumerate() {
+        let made = match *finish {
+            (Some(n), None) | (None, Some(n)) => n,
+            other => panic!("micro: ping-pong on tokio-mpsc: pair {pair} ended as {other:?}"),
+        };
+        assert_eq!(
+            made, bounces,
+            "micro: ping-pong on tokio-mpsc: pair {pair} made the wrong number of bounces"
+        );
+    }
+    rate(s.pairs as u64 * bounces, elapsed)
+}

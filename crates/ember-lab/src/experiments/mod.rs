@@ -1,0 +1,40 @@
+//! The experiments of the lab (DESIGN §4), each implementing [`crate::experiment::Experiment`],
+//! and the pieces their rows share.
+
+pub mod chained_decode;
+pub mod cycle;
+pub mod ember_rows;
+pub mod light_load;
+pub mod micro;
+pub mod peers;
+pub mod producer_consumer;
+
+use crate::experiment::{Params, Trial};
+
+/// Builds a [`Params`] from `(name, value)` pairs.
+pub fn params<const N: usize>(pairs: [(&str, serde_json::Value); N]) -> Params {
+    pairs.into_iter().map(|(k, v)| (k.to_string(), v)).collect()
+}
+
+/// A trial with no parameters of its own.
+pub fn trial(system: &str, run: impl FnMut() -> crate::experiment::Metrics + 'static) -> Trial {
+    Trial {
+        system: system.to_string(),
+        params: Params::new(),
+        run: Box::new(run),
+    }
+}
+
+/// " (4× oversubscribed on 2 cores)" when `threads` exceeds `cores`, else "".
+pub fn oversubscription(threads: usize, cores: usize) -> String {
+    if threads <= cores {
+        String::new()
+    } else if threads % cores == 0 {
+        format!(" ({}× oversubscribed on {cores} cores)", threads / cores)
+    } else {
+        format!(
+            " ({:.1}× oversubscribed on {cores} cores)",
+            threads as f64 / cores as f64
+        )
+    }
+}

@@ -1,0 +1,160 @@
+//! `report.json`: `{machine, experiments: [{name, rows: [{system, params, median, min, max,
+//! repeats}]}]}` — the shape of DESIGN §4, the same for every experiment. Groups are not a
+//! level of their own: a row's `params` (the group's merged with the row's) tell them apart.
+
+use super::{ExperimentSummary, RowSummary};
+use crate::experiment::{Metrics, Params};
+use crate::machine::Machine;
+use serde::{Deserialize, Serialize};
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Report {
+    pub machine: Machine,
+    pub experiments: Vec<ExperimentReport>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ExperimentReport {
+    pub name: String,
+    pub rows: Vec<Row>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Row {
+    pub system: String,
+    pub params: Params,
+    pub median: Metrics,
+    pub min: Metrics,
+    pub max: Metrics,
+    pub repeats: usize,
+}
+
+impl From<&RowSummary> for Row {
+    fn from(r: &RowSummary) -> Row {
+        Row {
+            system: r.system.clone(),
+            params: r.params.clone(),
+            median: r.median.clone(),
+            min: r.min.clone(),
+            max: r.max.clone(),
+            repeats: r.repeats,
+        }
+    }
+}
+
+impl Report {
+    pub fn new(machine: &Machine, experiments: &[ExperimentSummary]) -> Report {
+        Report {
+            machine: machine.clone(),
+            experiments: experiments
+                .iter()
+                .map(|e| ExperimentReport {
+                    name: e.name.clone(),
+                    rows: e
+                        .groups
+                        .iter()
+                        .flat_map(|g| g.rows.iter().map(Row::from))
+                        .collect(),
+                })
+                .collect(),
+        }
+    }
+
+    pub fn to_json(&self) -> String {
+        serde_json::to_string_pretty(self).expect("a report always serializes")
+    }
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use super::*;
+    use crate::report::GroupSummary;
+
+    pub(crate) fn fake() -> (Machine, Vec<ExperimentSummary>) {
+        let metrics = |w: f64, c: f64| {
+            let mut m = Metrics::new();
+            m.insert("wall_s".into(), w);
+            m.insert("cpu_s".into(), 2.0 * w);
+            m.insert("ctx_switches".into(), c);
+            m
+        };
+        let row = |system: &str, pools: u64, w: f64| {
+            let mut params = Params::new();
+            params.insert("pools".into(), pools.into());
+            params.insert("threads".into(), 2.into());
+            RowSummary {
+                system: system.into(),
+                params,
+                median: metrics(w, 100.0),
+                min: metrics(w * 0.9, 90.0),
+                max: metrics(w * 1.1, 120.0),
+                repeats: 5,
+            }
+        };
+        let group = |pools: u64| GroupSummary {
+            title: format!("pools = {pools}"),
+            rows: vec![
+                row("ember", pools, 0.5),
+                row("rayon", pools, 0.6),
+                row("crossbeam", pools, 0.7),
+            ],
+        };
+        (
+            Machine {
+                cores: 2,
+                kernel: "6.0.0-test".into(),
+                perf_counters: false,
+            },
+            vec![ExperimentSummary {
+                name: "fake".into(),
+                groups: vec![group(1), group(3)],
+                artifacts: Vec::new(),
+            }],
+        )
+    }
+
+    #[test]
+    fn round_trips() {
+        let (machine, exps) = fake();
+        let report = Report::new(&machine, &exps);
+        let back: Report = serde_json::from_str(&report.to_json()).unwrap();
+        assert_eq!(back, report);
+        assert_eq!(back.experiments[0].rows.len(), 6);
+    }
+
+    /// Exactly the keys of DESIGN §4 at every level, nothing more.
+    #[test]
+    fn has_the_design_shape() {
+        use serde_json::Value;
+        let (machine, exps) = fake();
+        let v: Value = serde_json::from_str(&Report::new(&machine, &exps).to_json()).unwrap();
+        let keys = |v: &Value| -> Vec<String> {
+            let mut k: Vec<String> = v.as_object().unwrap().keys().cloned().collect();
+            k.sort();
+            k
+        };
+        assert_eq!(keys(&v), ["experiments", "machine"]);
+        assert_eq!(keys(&v["machine"]), ["cores", "kernel", "perf_counters"]);
+        assert!(v["machine"]["cores"].is_u64());
+        assert!(v["machine"]["kernel"].is_string());
+        assert!(v["machine"]["perf_counters"].is_boolean());
+        let e = &v["experiments"][0];
+        assert_eq!(keys(e), ["name", "rows"]);
+        assert_eq!(e["name"], "fake");
+        let row = &e["rows"][0];
+        assert_eq!(
+            keys(row),
+            ["max", "median", "min", "params", "repeats", "system"]
+        );
+        assert_eq!(row["system"], "ember");
+        assert_eq!(row["params"]["pools"], 1);
+        assert_eq!(row["repeats"], 5);
+        for part in ["median", "min", "max"] {
+            assert_eq!(keys(&row[part]), ["cpu_s", "ctx_switches", "wall_s"]);
+            assert!(row[part]["wall_s"].is_f64());
+        }
+    }
+}

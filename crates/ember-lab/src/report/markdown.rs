@@ -1,0 +1,234 @@
+//! The comparison tables: one Markdown table per group, printed to the terminal and collected
+//! into `report.md`.
+//!
+//! A cell reads `median [min–max] ×ratio`; the ratio is against the best peer of the group
+//! (lowest value, or highest for a `_per_s` throughput), so `×1.00` marks that peer and
+//! `×0.30` means 30 % of it.
+
+use super::{higher_is_better, is_peer, ExperimentSummary, GroupSummary};
+use crate::machine::MachineInfo;
+use std::fmt::Write;
+
+/// Metrics shown first, in this order; any others follow alphabetically.
+const ORDER: &[&str] = &[
+    "wall_s",
+    "cpu_s",
+    "useful_cpu_s",
+    "overhead_cpu_s",
+    "ctx_switches",
+    "voluntary_ctx_switches",
+    "involuntary_ctx_switches",
+    "perf_ctx_switches",
+    "migrations",
+    "wakeups",
+];
+
+/// In `report.json` but not in the tables: `cpu_s` already holds their sum.
+const JSON_ONLY: &[&str] = &["user_s", "sys_s"];
+
+/// Metrics that come from perf and are shown as `n/a` when it is unavailable.
+const PERF: &[&str] = &["perf_ctx_switches", "migrations"];
+
+/// Formats a number compactly: counts as integers, anything else with 3 significant digits
+/// (at most 3 decimals above 1), in plain notation.
+pub fn num(v: f64) -> String {
+    let a = v.abs();
+    if v.fract() == 0.0 && a < 1e15 {
+        format!("{v:.0}")
+    } else if a >= 100.0 {
+        format!("{v:.1}")
+    } else if a >= 1.0 {
+        format!("{v:.3}")
+    } else {
+        // Decimals so that three significant digits show: 0.0123, 0.000456.
+        let decimals = (2 - a.log10().floor() as i32).clamp(3, 9) as usize;
+        format!("{v:.decimals$}")
+    }
+}
+
+fn columns(g: &GroupSummary, info: &MachineInfo) -> Vec<String> {
+    let mut present: Vec<String> = g
+        .rows
+        .iter()
+        .flat_map(|r| r.median.keys().cloned())
+        .filter(|k| !JSON_ONLY.contains(&k.as_str()))
+        .collect();
+    if info.perf_unavailable.is_some() {
+        present.extend(PERF.iter().map(|s| s.to_string()));
+    }
+    present.sort_by_key(|k| {
+        (
+            ORDER.iter().position(|o| o == k).unwrap_or(ORDER.len()),
+            k.clone(),
+        )
+    });
+    present.dedup();
+    present
+}
+
+/// One group's table, with its title and parameters above it.
+pub fn group_table(g: &GroupSummary, info: &MachineInfo) -> String {
+    let cols = columns(g, info);
+    let mut s = String::new();
+    let _ = writeln!(s, "#### {}\n", g.title);
+    let _ = write!(s, "| system |");
+    for c in &cols {
+        let _ = write!(s, " {c} |");
+    }
+    let _ = write!(s, "\n|---|");
+    for _ in &cols {
+        let _ = write!(s, "---|");
+    }
+    s.push('\n');
+    for r in &g.rows {
+        let _ = write!(s, "| {} |", r.system);
+        for c in &cols {
+            let cell = match r.median.get(c) {
+                Some(&m) => {
+                    let mut cell = format!("{} [{}–{}]", num(m), num(r.min[c]), num(r.max[c]));
+                    if let Some(ratio) = ratio(g, c, m) {
+                        let _ = write!(cell, " ×{ratio:.2}");
+                    }
+                    cell
+                }
+                None if PERF.contains(&c.as_str()) => match &info.perf_unavailable {
+                    Some(reason) => format!("n/a ({reason})"),
+                    None => "n/a".into(),
+                },
+                None => "—".into(),
+            };
+            let _ = write!(s, " {cell} |");
+        }
+        s.push('\n');
+    }
+    let repeats = g.rows.first().map_or(0, |r| r.repeats);
+    let _ = writeln!(
+        s,
+        "\nmedian [min–max] of {repeats} runs; ×ratio against the best peer (non-ember row)."
+    );
+    s
+}
+
+fn ratio(g: &GroupSummary, metric: &str, v: f64) -> Option<f64> {
+    let peers = g
+        .rows
+        .iter()
+        .filter(|r| is_peer(&r.system))
+        .filter_map(|r| r.median.get(metric).copied());
+    let best = if higher_is_better(metric) {
+        peers.reduce(f64::max)
+    } else {
+        peers.reduce(f64::min)
+    }?;
+    if best == 0.0 {
+        (v == 0.0).then_some(1.0)
+    } else {
+        Some(v / best)
+    }
+}
+
+/// Every table of one experiment under a heading.
+pub fn experiment_tables(e: &ExperimentSummary, info: &MachineInfo) -> String {
+    let mut s = format!("## {}\n\n", e.name);
+    for g in &e.groups {
+        s.push_str(&group_table(g, info));
+        s.push('\n');
+    }
+    s
+}
+
+/// The whole `report.md`. `charts` maps an experiment name to its chart's file name.
+pub fn report(
+    info: &MachineInfo,
+    experiments: &[ExperimentSummary],
+    charts: &[(String, String)],
+) -> String {
+    let mut s = String::from("# ember-lab report\n\n");
+    let _ = writeln!(s, "{}\n", info.describe());
+    for e in experiments {
+        s.push_str(&experiment_tables(e, info));
+        if let Some((_, file)) = charts.iter().find(|(n, _)| *n == e.name) {
+            let _ = writeln!(s, "![{}]({file})\n", e.name);
+            for (i, g) in e.groups.iter().enumerate() {
+                let _ = writeln!(s, "- G{}: {}", i + 1, g.title);
+            }
+            s.push('\n');
+        }
+        for a in &e.artifacts {
+            if a.file.ends_with(".svg") || a.file.ends_with(".png") {
+                let _ = writeln!(s, "{}\n\n![{}]({})\n", a.caption, a.file, a.file);
+            } else {
+                let _ = writeln!(s, "- [{}]({})\n", a.caption, a.file);
+            }
+        }
+    }
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::json::tests::fake;
+
+    fn info(perf: bool) -> MachineInfo {
+        let (machine, _) = fake();
+        MachineInfo {
+            machine,
+            perf_unavailable: (!perf).then(|| "refused for the test".to_string()),
+            load_average: None,
+        }
+    }
+
+    #[test]
+    fn numbers() {
+        assert_eq!(num(120.0), "120");
+        assert_eq!(num(20.5), "20.500");
+        assert_eq!(num(0.5), "0.500");
+        assert_eq!(num(0.00472), "0.00472");
+        assert_eq!(num(0.0), "0");
+    }
+
+    #[test]
+    fn one_table_per_group() {
+        let (_, exps) = fake();
+        let md = report(&info(false), &exps, &[]);
+        assert_eq!(md.matches("| system |").count(), 2);
+        assert_eq!(md.matches("#### pools = ").count(), 2);
+        assert!(md.contains("2 cores"));
+        assert!(md.contains("oversubscription"));
+        // Each table: header, separator, three rows.
+        let rows = md.lines().filter(|l| l.starts_with("| ")).count();
+        assert_eq!(rows, 2 * 4);
+    }
+
+    #[test]
+    fn ratios_against_best_peer_and_na_for_perf() {
+        let (_, exps) = fake();
+        let t = group_table(&exps[0].groups[0], &info(false));
+        // ember 0.5 vs best peer rayon 0.6.
+        assert!(t.contains("| ember | 0.500 [0.450–0.550] ×0.83 |"), "{t}");
+        assert!(t.contains("| rayon | 0.600 [0.540–0.660] ×1.00 |"), "{t}");
+        assert!(t.contains("n/a (refused for the test)"));
+        let t = group_table(&exps[0].groups[0], &info(true));
+        assert!(!t.contains("n/a"));
+    }
+
+    #[test]
+    fn embeds_image_artifacts_and_links_others() {
+        use crate::experiment::Artifact;
+        let (_, mut exps) = fake();
+        exps[0].artifacts = vec![
+            Artifact {
+                caption: "timeline".into(),
+                file: "t.svg".into(),
+            },
+            Artifact {
+                caption: "trace".into(),
+                file: "t.json".into(),
+            },
+        ];
+        let md = report(&info(true), &exps, &[]);
+        assert!(md.contains("![t.svg](t.svg)"), "{md}");
+        assert!(md.contains("- [trace](t.json)"), "{md}");
+    }
+}
