@@ -162,3 +162,41 @@ fn several_threads_wait_at_once() {
         });
     }
 }
+
+/// Dependent tasks count as outstanding work until they end: run, or cancelled.
+#[test]
+fn wait_idle_waits_for_dependent_tasks() {
+    for policy in [
+        WakePolicy::Eager,
+        WakePolicy::Searching,
+        WakePolicy::Biased { batch: 20 },
+    ] {
+        let pool = Pool::builder().threads(2).wake(policy).build().unwrap();
+        let gate = pool.event();
+        let first = pool
+            .task(|| std::thread::sleep(std::time::Duration::from_millis(20)))
+            .spawn();
+        let second = pool.task(|| 2).after(&[&first, &gate]).spawn();
+        let opener = std::thread::spawn(move || gate.complete());
+        pool.wait_idle();
+        assert!(
+            first.is_finished(),
+            "{policy:?}: wait_idle returned before a task ran"
+        );
+        assert!(
+            second.is_finished(),
+            "{policy:?}: wait_idle returned before a dependent ran"
+        );
+        opener.join().unwrap();
+
+        // A task cancelled by an event dropped on another thread counts as ended too.
+        let doomed_input = pool.event();
+        let doomed = pool.task(|| 3).after(&[&doomed_input]).spawn();
+        std::thread::spawn(move || drop(doomed_input))
+            .join()
+            .unwrap();
+        pool.wait_idle();
+        assert!(doomed.is_finished());
+        assert!(matches!(doomed.join(), Err(ember::TaskError::Cancelled)));
+    }
+}

@@ -1,8 +1,10 @@
 //! `light-load`: what a pool costs when it has almost nothing to do.
 //!
 //! One producer spawns a tiny task every `interval` (1 ms, then 100 µs) for a fixed time.
-//! The work is negligible, so the CPU the process burns is the pool's own: idle spinning,
-//! waking and parking. Each task records how long after its spawn it started running;
+//! The work is negligible, so the CPU the pool's threads burn is the pool's own: idle
+//! spinning, waking and parking. `pool_cpu_s` sums the CPU clocks of the pool's worker
+//! threads (found by name, peers included); `cpu_s` is the whole process and so also counts
+//! the producer's own timer wake-ups, the same for every row. Each task records how long after its spawn it started running;
 //! p50 and p99 of that spawn-to-start latency show what the CPU buys. Pools have one worker
 //! per core.
 //!
@@ -13,6 +15,7 @@ use super::ember_rows::EmberPolicy;
 use super::peers::{rayon_pool, rayon_shutdown, Latch};
 use super::{params, trial};
 use crate::experiment::{Experiment, Group, LabOpts, Metrics};
+use crate::metrics::threads::threads_cpu_ns;
 use clap::Args;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
@@ -151,6 +154,28 @@ fn percentile(sorted: &[u64], p: f64) -> f64 {
     sorted[rank.clamp(1, sorted.len()) - 1] as f64
 }
 
+/// CPU of one pool's worker threads over a run (`pool_cpu_s`), found by thread name.
+struct PoolCpu {
+    prefix: &'static str,
+    start_ns: Option<u64>,
+}
+
+impl PoolCpu {
+    fn start(prefix: &'static str) -> Self {
+        PoolCpu {
+            prefix,
+            start_ns: threads_cpu_ns(prefix).map(|(ns, _)| ns),
+        }
+    }
+
+    /// Adds `pool_cpu_s`, measured before the pool shuts down (its threads still alive).
+    fn finish(self, m: &mut Metrics) {
+        if let (Some(start), Some((end, _))) = (self.start_ns, threads_cpu_ns(self.prefix)) {
+            m.insert("pool_cpu_s".into(), end.saturating_sub(start) as f64 / 1e9);
+        }
+    }
+}
+
 fn run(sys: System, threads: usize, interval: Duration, tasks: usize) -> Metrics {
     let rec = Arc::new(Record {
         latency_ns: (0..tasks).map(|_| AtomicU64::new(0)).collect(),
@@ -160,11 +185,13 @@ fn run(sys: System, threads: usize, interval: Duration, tasks: usize) -> Metrics
     match sys {
         System::Rayon => {
             let (pool, hs) = rayon_pool(threads, "ll-rayon");
+            let cpu = PoolCpu::start("ll-rayon");
             drive(tasks, interval, |i, t0| {
                 let r = rec.clone();
                 pool.spawn(move || r.started(i, t0));
             });
             rec.latch.wait();
+            cpu.finish(&mut m);
             rayon_shutdown(pool, hs);
         }
         System::Tokio => {
@@ -173,11 +200,13 @@ fn run(sys: System, threads: usize, interval: Duration, tasks: usize) -> Metrics
                 .thread_name("ll-tokio")
                 .build()
                 .expect("tokio runtime");
+            let cpu = PoolCpu::start("ll-tokio");
             drive(tasks, interval, |i, t0| {
                 let r = rec.clone();
                 rt.spawn(async move { r.started(i, t0) });
             });
             rec.latch.wait();
+            cpu.finish(&mut m);
             // Dropping the runtime joins its worker threads.
             drop(rt);
         }
@@ -196,9 +225,12 @@ fn run(sys: System, threads: usize, interval: Duration, tasks: usize) -> Metrics
                         .expect("spawn consumer")
                 })
                 .collect();
+            let cpu = PoolCpu::start("ll-crossbeam");
             drive(tasks, interval, |i, t0| {
                 tx.send((i, t0)).expect("consumers alive")
             });
+            rec.latch.wait();
+            cpu.finish(&mut m);
             drop(tx);
             for h in hs {
                 h.join().expect("consumer panicked");
@@ -206,11 +238,13 @@ fn run(sys: System, threads: usize, interval: Duration, tasks: usize) -> Metrics
         }
         System::Ember(policy) => {
             let pool = policy.build(threads, BIASED_BATCH, "ll-ember");
+            let cpu = PoolCpu::start("ll-ember");
             drive(tasks, interval, |i, t0| {
                 let r = rec.clone();
                 pool.spawn(move || r.started(i, t0));
             });
             rec.latch.wait();
+            cpu.finish(&mut m);
             m.insert("wakeups".into(), pool.stats().wakeups_issued as f64);
             drop(pool);
         }

@@ -11,3 +11,4 @@ pub mod cputime;
 pub mod perf;
 pub mod rusage;
 pub mod stats;
+pub mod threads;

@@ -192,8 +192,10 @@ impl Pool {
     }
 
     /// Blocks until every task [`spawn`](Self::spawn)ed so far has finished, including tasks
-    /// those spawned. Under a continuous stream of new spawns from other threads it returns at
-    /// the first moment the pool has nothing outstanding.
+    /// those spawned, and every dependent [`Task`](crate::Task) created so far has ended (run,
+    /// panicked or been cancelled). A task still waiting for an [`Event`] that nobody
+    /// completes keeps it waiting. Under a continuous stream of new spawns from other threads
+    /// it returns at the first moment the pool has nothing outstanding.
     ///
     /// # Panics
     /// When called from inside one of this pool's own tasks, which would wait for itself.
@@ -259,9 +261,9 @@ impl Pool {
         &self.inner.registry
     }
 
-    /// Identifies the pool (its registry's address) without holding it.
+    /// Identifies the pool without holding it.
     pub(crate) fn registry_id(&self) -> usize {
-        Arc::as_ptr(&self.inner.registry) as usize
+        self.inner.registry.id
     }
 }
 
@@ -274,7 +276,7 @@ where
 {
     // SAFETY: `f` is 'static.
     let job = unsafe { HeapJob::new(f).into_job_ref() };
-    match WorkerThread::current_by_id(registry as *const Registry as usize) {
+    match WorkerThread::current_by_id(registry.id) {
         Some(worker) if from_task && registry.delay_kick => worker.hold(job),
         Some(worker) => worker.push(job),
         None => registry.inject(job),

@@ -15,6 +15,8 @@ use super::job::{JobRef, Panic};
 use crate::stats::{PoolStats, WorkerStats};
 use crate::sync::lock;
 use crate::trace::Tracer;
+
+use super::worker::WorkerThread;
 use crate::wake::{Sleep, WakePolicy};
 
 /// Called with the payload of a panic that escaped a spawned task.
@@ -40,13 +42,21 @@ pub(crate) fn bump(counter: &AtomicU64) {
     counter.store(counter.load(Ordering::Relaxed) + 1, Ordering::Release);
 }
 
+/// Source of pool ids: unique for the life of the process, unlike addresses, which a new
+/// pool can reuse after an old one is freed.
+static NEXT_ID: AtomicUsize = AtomicUsize::new(1);
+
 pub(crate) struct Registry {
+    /// This pool's id (see `NEXT_ID`).
+    pub(crate) id: usize,
     pub(crate) injector: Injector<JobRef>,
     pub(crate) stealers: Box<[Stealer<JobRef>]>,
     pub(crate) sleep: Sleep,
     pub(crate) counters: Box<[CachePadded<WorkerCounters>]>,
-    /// `spawn`s made outside the pool (several threads may add).
+    /// `spawn`s and tasks made outside the pool (several threads may add).
     external_spawns: CachePadded<AtomicU64>,
+    /// Tasks that ended outside the pool (cancelled there by a dropped event).
+    external_completions: CachePadded<AtomicU64>,
     terminating: AtomicBool,
     idle_waiters: AtomicUsize,
     idle_lock: Mutex<()>,
@@ -67,11 +77,13 @@ impl Registry {
     ) -> Self {
         let workers = stealers.len();
         Registry {
+            id: NEXT_ID.fetch_add(1, Ordering::Relaxed),
             injector: Injector::new(),
             stealers: stealers.into_boxed_slice(),
             sleep: Sleep::new(policy, workers),
             counters: (0..workers).map(|_| CachePadded::default()).collect(),
             external_spawns: CachePadded::default(),
+            external_completions: CachePadded::default(),
             terminating: AtomicBool::new(false),
             idle_waiters: AtomicUsize::new(0),
             idle_lock: Mutex::new(()),
@@ -103,12 +115,31 @@ impl Registry {
         self.external_spawns.fetch_add(1, Ordering::Release);
     }
 
-    /// Books the end of a spawned task: its panic, if any, and its completion.
     /// Counts a panic caught on `worker` (a spawned task's or a dependent task's).
     pub(crate) fn count_panic(&self, worker: usize) {
         bump(&self.counters[worker].panics);
     }
 
+    /// Counts a dependent task created on this thread (before it can run).
+    pub(crate) fn count_spawn_here(&self) {
+        match WorkerThread::current_by_id(self.id) {
+            Some(worker) => worker.count_spawn(),
+            None => self.count_external_spawn(),
+        }
+    }
+
+    /// Counts the end of a dependent task on this thread (it ran, or was cancelled).
+    pub(crate) fn count_completion_here(&self) {
+        match WorkerThread::current_by_id(self.id) {
+            Some(worker) => bump(&self.counters[worker.index].completed),
+            None => {
+                self.external_completions.fetch_add(1, Ordering::Release);
+                self.notify_idle_waiters();
+            }
+        }
+    }
+
+    /// Books the end of a spawned task: its panic, if any, and its completion.
     pub(crate) fn finish_spawned(&self, worker: usize, panic: Option<Panic>) {
         if let Some(payload) = panic {
             self.count_panic(worker);
@@ -127,11 +158,12 @@ impl Registry {
     /// so the spawn sum read afterwards is at least the completion sum; equality means that at
     /// the moment the completions were read, nothing spawned was outstanding.
     fn is_idle(&self) -> bool {
-        let completed: u64 = self
-            .counters
-            .iter()
-            .map(|c| c.completed.load(Ordering::Acquire))
-            .sum();
+        let completed: u64 = self.external_completions.load(Ordering::Acquire)
+            + self
+                .counters
+                .iter()
+                .map(|c| c.completed.load(Ordering::Acquire))
+                .sum::<u64>();
         fence(Ordering::SeqCst);
         let spawned: u64 = self.external_spawns.load(Ordering::Acquire)
             + self

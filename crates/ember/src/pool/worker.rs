@@ -44,15 +44,15 @@ pub(crate) struct WorkerThread {
 impl WorkerThread {
     /// The worker of `registry` running on this thread, if any.
     pub(crate) fn current_of(registry: &Arc<Registry>) -> Option<Rc<WorkerThread>> {
-        Self::current_by_id(Arc::as_ptr(registry) as usize)
+        Self::current_by_id(registry.id)
     }
 
-    /// The worker of the registry at address `registry_id` running on this thread, if any.
+    /// The worker of the pool with id `registry_id` running on this thread, if any.
     pub(crate) fn current_by_id(registry_id: usize) -> Option<Rc<WorkerThread>> {
         Self::with_current(registry_id, |worker| worker.cloned())
     }
 
-    /// Calls `f` with the worker of the registry at `registry_id` running on this thread, if
+    /// Calls `f` with the worker of the pool with id `registry_id` running on this thread, if
     /// any, without cloning its handle (the path every `join` takes).
     pub(crate) fn with_current<R>(
         registry_id: usize,
@@ -64,7 +64,7 @@ impl WorkerThread {
             let current = current.borrow();
             f(current
                 .as_ref()
-                .filter(|worker| Arc::as_ptr(&worker.registry) as usize == registry_id))
+                .filter(|worker| worker.registry.id == registry_id))
         })
     }
 
@@ -310,8 +310,7 @@ where
     OP: FnOnce(&WorkerThread) -> R + Send,
     R: Send,
 {
-    let registry_id = Arc::as_ptr(registry) as usize;
-    let op = match WorkerThread::with_current(registry_id, |worker| match worker {
+    let op = match WorkerThread::with_current(registry.id, |worker| match worker {
         Some(worker) => Ok(op(worker)),
         None => Err(op),
     }) {

@@ -45,7 +45,7 @@ pub(crate) enum Joiner {
 
 /// The part of a task or event the dependency machinery works on.
 pub(crate) struct Header {
-    /// Address of the owning pool's registry: identifies the pool without holding it.
+    /// Id of the owning pool: identifies it without holding it.
     pub(crate) pool_id: usize,
     permits: AtomicUsize,
     cancelled: AtomicBool,
@@ -137,8 +137,10 @@ pub(crate) fn end(registry: &Registry, node: &dyn Node, ending: Ending, from_tas
     let mut cancelled: Vec<Arc<dyn Node>> = Vec::new();
     finish_one(registry, node, ending, from_task, &mut cancelled);
     while let Some(next) = cancelled.pop() {
+        // The result first: `finish_one` publishes the ending a joiner waits for.
         next.record_cancelled();
         finish_one(registry, &*next, Ending::Failed, false, &mut cancelled);
+        registry.count_completion_here();
     }
 }
 

@@ -71,6 +71,7 @@ impl<T: Send + 'static> TaskNode<T> {
             }
         };
         end(registry, self, ending, true);
+        registry.count_completion_here();
     }
 }
 
@@ -199,6 +200,7 @@ where
             end(registry, &*node, Ending::Failed, false);
             return Task { node };
         }
+        registry.count_spawn_here();
         for input in &self.inputs {
             // The creator's own permit is still held, so this can never be the last one.
             let released_last = input.header().add_successor(node.clone());
@@ -210,6 +212,7 @@ where
             if let Some(cancelled) = cancelled.pop() {
                 cancelled.record_cancelled();
                 end(registry, &*cancelled, Ending::Failed, false);
+                registry.count_completion_here();
             }
         }
         Task { node }
