@@ -14,14 +14,8 @@ use std::sync::{mpsc, Arc, Barrier};
 
 use ember::{BuildError, Pool, PoolStats, WakePolicy};
 
-fn policies() -> Vec<(&'static str, WakePolicy)> {
-    vec![
-        ("Eager", WakePolicy::Eager),
-        ("Searching", WakePolicy::Searching),
-        ("Biased { batch: 20 }", WakePolicy::Biased { batch: 20 }),
-        ("Biased { batch: 1 }", WakePolicy::Biased { batch: 1 }),
-    ]
-}
+mod common;
+use common::policies;
 
 fn build_error(result: Result<Pool, BuildError>, what: &str) -> BuildError {
     match result {

@@ -12,26 +12,10 @@ use std::cell::RefCell;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{mpsc, Arc, Mutex};
 
-use ember::{Pool, WakePolicy};
+mod common;
+use common::{policies, pool};
 
 const QUEUED: usize = 10_000;
-
-fn policies() -> Vec<(&'static str, WakePolicy)> {
-    vec![
-        ("Eager", WakePolicy::Eager),
-        ("Searching", WakePolicy::Searching),
-        ("Biased { batch: 20 }", WakePolicy::Biased { batch: 20 }),
-        ("Biased { batch: 1 }", WakePolicy::Biased { batch: 1 }),
-    ]
-}
-
-fn pool(policy: WakePolicy, threads: usize) -> Pool {
-    Pool::builder()
-        .threads(threads)
-        .wake(policy)
-        .build()
-        .expect("valid configuration")
-}
 
 /// Reports through its channel when the thread holding it exits.
 struct ExitGuard(Mutex<mpsc::Sender<()>>);

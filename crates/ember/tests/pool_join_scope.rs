@@ -15,24 +15,10 @@ use std::sync::mpsc;
 
 use ember::{Pool, WakePolicy};
 
+mod common;
+use common::{policies, pool};
+
 const FIB_N: u32 = 25;
-
-fn policies() -> Vec<(&'static str, WakePolicy)> {
-    vec![
-        ("Eager", WakePolicy::Eager),
-        ("Searching", WakePolicy::Searching),
-        ("Biased { batch: 20 }", WakePolicy::Biased { batch: 20 }),
-        ("Biased { batch: 1 }", WakePolicy::Biased { batch: 1 }),
-    ]
-}
-
-fn pool(policy: WakePolicy, threads: usize) -> Pool {
-    Pool::builder()
-        .threads(threads)
-        .wake(policy)
-        .build()
-        .expect("valid configuration")
-}
 
 /// Fibonacci with one `join` per call.
 fn fib(pool: &Pool, n: u32) -> u64 {

@@ -17,24 +17,10 @@ use std::sync::{mpsc, Arc, Mutex};
 use std::thread;
 use std::time::Duration;
 
-use ember::{Pool, WakePolicy};
+use ember::Pool;
 
-fn policies() -> Vec<(&'static str, WakePolicy)> {
-    vec![
-        ("Eager", WakePolicy::Eager),
-        ("Searching", WakePolicy::Searching),
-        ("Biased { batch: 20 }", WakePolicy::Biased { batch: 20 }),
-        ("Biased { batch: 1 }", WakePolicy::Biased { batch: 1 }),
-    ]
-}
-
-fn pool(policy: WakePolicy, threads: usize) -> Pool {
-    Pool::builder()
-        .threads(threads)
-        .wake(policy)
-        .build()
-        .expect("valid configuration")
-}
+mod common;
+use common::{policies, pool};
 
 /// The message of a `panic!` payload, if it has one.
 fn message(payload: &(dyn Any + Send)) -> Option<&str> {

@@ -15,22 +15,8 @@ use std::thread;
 
 use ember::{Pool, WakePolicy};
 
-fn policies() -> Vec<(&'static str, WakePolicy)> {
-    vec![
-        ("Eager", WakePolicy::Eager),
-        ("Searching", WakePolicy::Searching),
-        ("Biased { batch: 20 }", WakePolicy::Biased { batch: 20 }),
-        ("Biased { batch: 1 }", WakePolicy::Biased { batch: 1 }),
-    ]
-}
-
-fn pool(policy: WakePolicy, threads: usize) -> Pool {
-    Pool::builder()
-        .threads(threads)
-        .wake(policy)
-        .build()
-        .expect("valid configuration")
-}
+mod common;
+use common::{policies, pool};
 
 fn message(payload: &(dyn Any + Send)) -> String {
     payload

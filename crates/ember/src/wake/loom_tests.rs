@@ -156,15 +156,13 @@ fn loom_biased_two_workers() {
     push_races_sleep(WakePolicy::Biased { batch: 1 }, 2, 1);
 }
 
-/// The biased overload hand-off: two jobs are pushed on the injector at once, which wakes
-/// worker 0 only. Whichever worker takes the first job then blocks until the second one is taken too,
-/// so the second can only be run by the other worker. With batch 1, taking a job while
-/// another is visible is overload; the signal must reach the other worker even while it is on
-/// its way to sleep, or the model deadlocks.
-#[test]
-fn loom_biased_overload_signal_is_not_lost() {
-    model(3, || {
-        let world = World::new(WakePolicy::Biased { batch: 1 }, 2, 2);
+/// Two workers whose jobs each block until both jobs have been taken, so the second job can
+/// only be run by the worker that did not take the first: `push` makes the two jobs visible,
+/// and the model deadlocks unless a wake-up reaches the second worker even while it is on its
+/// way to sleep.
+fn two_gated_jobs(policy: WakePolicy, push: impl Fn(&World) + Sync + Send + 'static) {
+    model(3, move || {
+        let world = World::new(policy, 2, 2);
         let gate = Arc::new((Mutex::new(0usize), Condvar::new()));
         let handles: Vec<_> = (0..2)
             .map(|index| {
@@ -184,9 +182,7 @@ fn loom_biased_overload_signal_is_not_lost() {
                 })
             })
             .collect();
-        // Both jobs become visible at once (a batch push), so the first taker sees the second.
-        world.queued.fetch_add(2, Ordering::SeqCst);
-        world.sleep.notify_injected();
+        push(&world);
         for handle in handles {
             handle.join().unwrap();
         }
@@ -194,38 +190,25 @@ fn loom_biased_overload_signal_is_not_lost() {
     });
 }
 
-/// Two jobs pushed one after the other, each blocking until both have been taken: the second
-/// must reach the second worker. Under Searching, a push made while a worker searches wakes
+/// The biased overload hand-off: both jobs become visible at once (a batch push on the
+/// injector, which wakes worker 0 only), so the first taker sees the second; with batch 1
+/// that is overload, and its signal must reach the other worker.
+#[test]
+fn loom_biased_overload_signal_is_not_lost() {
+    two_gated_jobs(WakePolicy::Biased { batch: 1 }, |world| {
+        world.queued.fetch_add(2, Ordering::SeqCst);
+        world.sleep.notify_injected();
+    });
+}
+
+/// Two pushes one after the other. Under Searching a push made while a worker searches wakes
 /// nobody, so this checks the hand-off: the last searcher to find work wakes one more while
-/// work is visible. (Biased by design leaves the second job to worker 0 when the first did not
-/// look like overload; its hand-off model is above.)
+/// work is visible. (Biased by design leaves the second job to worker 0 when the first did
+/// not look like overload; its hand-off model is above.)
 fn gated_pushes(policy: WakePolicy) {
-    model(3, move || {
-        let world = World::new(policy, 2, 2);
-        let gate = Arc::new((Mutex::new(0usize), Condvar::new()));
-        let handles: Vec<_> = (0..2)
-            .map(|index| {
-                let world = Arc::clone(&world);
-                let gate = Arc::clone(&gate);
-                thread::spawn(move || {
-                    world.work(index, |_| {
-                        let (count, cvar) = &*gate;
-                        let mut count = lock(count);
-                        *count += 1;
-                        cvar.notify_all();
-                        while *count < 2 {
-                            count = cvar.wait(count).unwrap();
-                        }
-                    })
-                })
-            })
-            .collect();
+    two_gated_jobs(policy, |world| {
         world.push();
         world.push();
-        for handle in handles {
-            handle.join().unwrap();
-        }
-        assert_eq!(world.taken.load(Ordering::SeqCst), 2);
     });
 }
 

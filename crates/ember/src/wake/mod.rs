@@ -57,7 +57,9 @@ pub enum WakePolicy {
     /// job that blocks its thread (on I/O, a lock, or a channel fed by another job) holds up
     /// the jobs queued behind it until that worker is overloaded or frees up. Waiting through
     /// [`Pool::join`](crate::Pool::join) or [`Pool::scope`](crate::Pool::scope) is safe: the
-    /// waiting worker runs the queued jobs itself.
+    /// waiting worker runs the queued jobs itself. The same rule means coarse fork-join runs
+    /// serially: `join(a, b)` with two 200 ms halves takes 400 ms on an otherwise idle pool,
+    /// because one pushed half is not overload. Use it for streams of many small jobs.
     Biased {
         /// Jobs a worker takes in a row before it wakes the next one. Must be at least 1.
         batch: usize,
@@ -65,7 +67,12 @@ pub enum WakePolicy {
 }
 
 impl Default for WakePolicy {
-    /// [`WakePolicy::Searching`]; see the crate docs for the measurements behind the choice.
+    /// [`WakePolicy::Searching`]: the one policy with no workload it handles badly. It never
+    /// leaves parallelism on the table (coarse `join` halves run in parallel at once) and it
+    /// never serialises jobs behind a blocked one, while waking far less than
+    /// [`Eager`](WakePolicy::Eager). [`Biased`](WakePolicy::Biased) wakes less still for
+    /// streams of small jobs, and is the better choice there; see "Choosing a wake policy"
+    /// in the crate docs for the measurements behind this.
     fn default() -> Self {
         WakePolicy::Searching
     }
