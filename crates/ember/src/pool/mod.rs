@@ -191,6 +191,54 @@ impl Pool {
         scope::scope(&self.inner.registry, f)
     }
 
+    /// Calls `f(i)` for every `i` in `range`, in parallel, in chunks of at most `grain`
+    /// indices, and returns when all calls are done.
+    ///
+    /// The range is split in halves with [`join`](Self::join) until a piece is at most
+    /// `grain` long, so idle workers steal large pieces first and a worker that calls it
+    /// runs its share and helps with the rest. Pick `grain` so that one chunk is worth a few
+    /// microseconds of work. A panic in `f` is re-raised here after every other chunk ended.
+    ///
+    /// # Panics
+    /// If `grain` is 0, or if `f` panics.
+    ///
+    /// ```
+    /// use std::sync::atomic::{AtomicU64, Ordering};
+    /// let pool = ember::Pool::builder().threads(2).build().unwrap();
+    /// let sum = AtomicU64::new(0);
+    /// pool.parallel_for(0..1000, 64, |i| {
+    ///     sum.fetch_add(i as u64, Ordering::Relaxed);
+    /// });
+    /// assert_eq!(sum.into_inner(), 499_500);
+    /// ```
+    pub fn parallel_for<F>(&self, range: std::ops::Range<usize>, grain: usize, f: F)
+    where
+        F: Fn(usize) + Sync,
+    {
+        assert!(
+            grain > 0,
+            "Pool::parallel_for: grain must be at least 1 (the largest number of indices one \
+             chunk runs)"
+        );
+        fn split<F: Fn(usize) + Sync>(
+            pool: &Pool,
+            range: std::ops::Range<usize>,
+            grain: usize,
+            f: &F,
+        ) {
+            if range.len() <= grain {
+                range.for_each(f);
+                return;
+            }
+            let mid = range.start + range.len() / 2;
+            pool.join(
+                || split(pool, range.start..mid, grain, f),
+                || split(pool, mid..range.end, grain, f),
+            );
+        }
+        split(self, range, grain, &f);
+    }
+
     /// Blocks until every task [`spawn`](Self::spawn)ed so far has finished, including tasks
     /// those spawned, and every dependent [`Task`](crate::Task) created so far has ended (run,
     /// panicked or been cancelled). A task still waiting for an [`Event`] that nobody
