@@ -48,6 +48,7 @@ impl<'r> Latch<'r> {
 
     /// Whether the latch has been set. Acquire: what the setter wrote before `set` (a job's
     /// result) is visible after a `true`.
+    #[inline]
     pub(crate) fn probe(&self) -> bool {
         self.done.load(Ordering::Acquire)
     }

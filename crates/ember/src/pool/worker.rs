@@ -54,6 +54,7 @@ impl WorkerThread {
 
     /// Calls `f` with the worker of the pool with id `registry_id` running on this thread, if
     /// any, without cloning its handle (the path every `join` takes).
+    #[inline]
     pub(crate) fn with_current<R>(
         registry_id: usize,
         f: impl FnOnce(Option<&Rc<WorkerThread>>) -> R,
@@ -137,6 +138,7 @@ impl WorkerThread {
     }
 
     /// Pushes every held successor for others to take.
+    #[inline]
     pub(crate) fn kick_held(&self) {
         self.held.kick_all(|job| self.kick(job));
     }
@@ -150,11 +152,13 @@ impl WorkerThread {
     }
 
     /// Pushes a job on this worker's deque.
+    #[inline]
     pub(crate) fn push(&self, job: JobRef) {
         self.push_with(job, false);
     }
 
     /// Pushes a job on this worker's deque; `fenced` as in `Sleep::notify_local`.
+    #[inline]
     fn push_with(&self, job: JobRef, fenced: bool) {
         self.local.push(job);
         let mut wake = self.wake.get();
@@ -165,12 +169,14 @@ impl WorkerThread {
     }
 
     /// Pops the job this worker pushed last, if it is still there.
+    #[inline]
     pub(crate) fn pop_local(&self) -> Option<JobRef> {
         let job = self.local.pop()?;
         self.found_work();
         Some(job)
     }
 
+    #[inline]
     pub(crate) fn run_job(&self, job: JobRef) {
         bump(&self.registry.counters[self.index].tasks);
         // SAFETY: the job came out of one of this registry's queues, which hand each pushed
@@ -225,6 +231,7 @@ impl WorkerThread {
         None
     }
 
+    #[inline]
     fn found_work(&self) {
         let mut wake = self.wake.get();
         self.registry

@@ -37,6 +37,7 @@ impl<T> Held<T> {
     }
 
     /// Takes the first held job for the caller and kicks the rest through `kick`.
+    #[inline]
     pub(crate) fn take_and_kick(&self, kick: impl FnMut(T)) -> Option<T> {
         let mut jobs = self.jobs.borrow_mut();
         let first = jobs.pop_front()?;
@@ -50,10 +51,16 @@ impl<T> Held<T> {
     }
 
     /// Kicks every held job (the worker is about to run user code for a while).
+    #[inline]
     pub(crate) fn kick_all(&self, kick: impl FnMut(T)) {
         if self.jobs.borrow().is_empty() {
             return; // the common case, on every `join`
         }
+        self.kick_all_slow(kick);
+    }
+
+    #[cold]
+    fn kick_all_slow(&self, kick: impl FnMut(T)) {
         let rest: Vec<T> = self.jobs.borrow_mut().drain(..).collect();
         rest.into_iter().for_each(kick);
     }

@@ -148,6 +148,7 @@ impl Sleep {
     /// needs no fence, and `join` — a local push per call — pays none, unless `fenced` asks
     /// for the full Dekker ordering (delay-kick does: the kicking worker is about to run a
     /// job of its own, and the kicked ones should not wait behind it).
+    #[inline]
     pub(crate) fn notify_local(&self, me: &mut WakeState, local_len: usize, fenced: bool) {
         let _ = me;
         if fenced {
@@ -166,6 +167,7 @@ impl Sleep {
 
     /// Worker-side: the caller's deque is empty. Returns whether it may search other queues
     /// (and spin doing so) before sleeping; if not, it looks once and goes to sleep.
+    #[inline]
     pub(crate) fn start_searching(&self, me: &mut WakeState) -> bool {
         match self.policy {
             WakePolicy::Searching => self.try_start_searching(me),
@@ -175,6 +177,7 @@ impl Sleep {
 
     /// Worker-side: the caller took a job. `pending` tells whether visible work remains
     /// (queried only when a policy needs it).
+    #[inline]
     pub(crate) fn found_work(&self, me: &mut WakeState, pending: impl FnOnce() -> bool) {
         match self.policy {
             WakePolicy::Eager => {}
