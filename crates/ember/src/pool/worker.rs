@@ -161,11 +161,7 @@ impl WorkerThread {
     #[inline]
     fn push_with(&self, job: JobRef, fenced: bool) {
         self.local.push(job);
-        let mut wake = self.wake.get();
-        self.registry
-            .sleep
-            .notify_local(&mut wake, self.local.len(), fenced);
-        self.wake.set(wake);
+        self.registry.sleep.notify_local(self.local.len(), fenced);
     }
 
     /// Pops the job this worker pushed last, if it is still there.

@@ -130,10 +130,9 @@ mod loom_tests {
             let held = Held::new();
             held.hold("first");
             held.hold("second");
-            let mut me = WakeState::default();
             let mine = held.take_and_kick(|_job| {
                 let len = local0.fetch_add(1, Ordering::SeqCst) + 1;
-                sleep.notify_local(&mut me, len, true);
+                sleep.notify_local(len, true);
             });
             assert_eq!(mine, Some("first"));
             // Run "first": it finishes only once "second" has run elsewhere.

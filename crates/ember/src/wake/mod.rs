@@ -149,8 +149,7 @@ impl Sleep {
     /// for the full Dekker ordering (delay-kick does: the kicking worker is about to run a
     /// job of its own, and the kicked ones should not wait behind it).
     #[inline]
-    pub(crate) fn notify_local(&self, me: &mut WakeState, local_len: usize, fenced: bool) {
-        let _ = me;
+    pub(crate) fn notify_local(&self, local_len: usize, fenced: bool) {
         if fenced {
             fence(Ordering::SeqCst);
         }
