@@ -10,6 +10,8 @@ mod experiment;
 mod experiments;
 mod machine;
 mod metrics;
+#[allow(dead_code)] // wired into the containers experiment next
+mod raycast;
 mod report;
 mod runner;
 mod work;
