@@ -13,7 +13,7 @@ use std::sync::Arc;
 use loom::sync::atomic::{AtomicUsize, Ordering};
 use loom::thread;
 
-use super::node::{end, ready, Ending, Header, Node};
+use super::node::{self, end, Ending, Header, Node};
 use super::successors::Successors;
 use crate::pool::Registry;
 use crate::trace::Tracer;
@@ -85,18 +85,12 @@ impl Node for TestNode {
 /// What `TaskBuilder::spawn` does once the node exists: register with every input, then give
 /// up the creator's permit.
 fn register(registry: &Registry, node: &Arc<TestNode>) {
-    for input in &node.inputs {
-        let released_last = input.header.add_successor(node.clone());
-        assert_ne!(released_last, Some(true), "the creator's permit was lost");
-    }
-    if node.header.release() {
-        let mut cancelled = Vec::new();
-        ready(registry, node.clone(), false, &mut cancelled);
-        if let Some(cancelled) = cancelled.pop() {
-            cancelled.record_cancelled();
-            end(registry, &*cancelled, Ending::Failed, false);
-        }
-    }
+    let inputs: Vec<Arc<dyn Node>> = node
+        .inputs
+        .iter()
+        .map(|input| input.clone() as Arc<dyn Node>)
+        .collect();
+    node::register(registry, node.clone(), &inputs);
 }
 
 /// Two inputs end on two threads while a third registers their successor.

@@ -176,6 +176,26 @@ fn finish_one(
     }
 }
 
+/// Registers a new `node` with each of its `inputs`, then gives up the creator's permit. If
+/// that was the last permit (every input had ended already), the node is scheduled, or ends
+/// cancelled at once if an input had failed.
+pub(crate) fn register(registry: &Registry, node: Arc<dyn Node>, inputs: &[Arc<dyn Node>]) {
+    for input in inputs {
+        // The creator's own permit is still held, so this can never be the last one.
+        let released_last = input.header().add_successor(node.clone());
+        assert_ne!(released_last, Some(true), "the creator's permit was lost");
+    }
+    if node.header().release() {
+        if node.header().is_cancelled() {
+            node.record_cancelled();
+            end(registry, &*node, Ending::Failed, false);
+            registry.count_completion_here();
+        } else {
+            node.schedule(registry, false);
+        }
+    }
+}
+
 /// A node whose permits ran out: run it, or, if cancelled, end it through the worklist.
 pub(crate) fn ready(
     registry: &Registry,

@@ -3,7 +3,7 @@
 use std::panic::{self, AssertUnwindSafe};
 use std::sync::Arc;
 
-use super::node::{end, ready, Ending, Header, Joiner, Node};
+use super::node::{end, register, Ending, Header, Joiner, Node};
 use super::{Dependency, TaskError};
 use crate::pool::{Pool, Registry, WorkerThread};
 use crate::sync::{lock, Mutex};
@@ -201,20 +201,7 @@ where
             return Task { node };
         }
         registry.count_spawn_here();
-        for input in &self.inputs {
-            // The creator's own permit is still held, so this can never be the last one.
-            let released_last = input.header().add_successor(node.clone());
-            debug_assert_ne!(released_last, Some(true));
-        }
-        if node.header.release() {
-            let mut cancelled = Vec::new();
-            ready(registry, node.clone(), false, &mut cancelled);
-            if let Some(cancelled) = cancelled.pop() {
-                cancelled.record_cancelled();
-                end(registry, &*cancelled, Ending::Failed, false);
-                registry.count_completion_here();
-            }
-        }
+        register(registry, node.clone(), &self.inputs);
         Task { node }
     }
 }
