@@ -2,6 +2,7 @@
 //! experiment's own sizing flags.
 
 use crate::experiments::chained_decode::CdArgs;
+use crate::experiments::containers::CnArgs;
 use crate::experiments::light_load::LlArgs;
 use crate::experiments::producer_consumer::PcArgs;
 use clap::Parser;
@@ -36,6 +37,8 @@ pub struct Cli {
     pub ll: LlArgs,
     #[command(flatten)]
     pub cd: CdArgs,
+    #[command(flatten)]
+    pub cn: CnArgs,
 }
 
 impl Cli {

@@ -65,6 +65,12 @@ pub trait Experiment {
     fn artifacts(&self, _opts: &LabOpts, _out: &Path) -> Vec<Artifact> {
         Vec::new()
     }
+    /// Metrics by which each table's rows are ordered best first, in order of preference:
+    /// a table is sorted by the first of them that every one of its rows has. None (the
+    /// order the trials were given in) by default.
+    fn rank_by(&self) -> &'static [&'static str] {
+        &[]
+    }
 }
 
 /// A file an experiment wrote beside the report; `report.md` embeds it if it is an image

@@ -10,7 +10,6 @@ mod experiment;
 mod experiments;
 mod machine;
 mod metrics;
-#[allow(dead_code)] // wired into the containers experiment next
 mod raycast;
 mod report;
 mod runner;
@@ -20,6 +19,7 @@ use clap::Parser;
 use cli::Cli;
 use experiment::{Experiment, LabOpts};
 use experiments::chained_decode::ChainedDecode;
+use experiments::containers::Containers;
 use experiments::producer_consumer::ProducerConsumer;
 use experiments::{cycle::Cycle, light_load::LightLoad, micro::Micro};
 use machine::MachineInfo;
@@ -40,7 +40,10 @@ fn main() -> ExitCode {
         repeat_given: cli.repeat.is_some(),
     };
     let cd = ChainedDecode::new(cli.cd.clone());
-    let all: [&dyn Experiment; 5] = [&pc, &ll, &Cycle, &cd, &Micro];
+    let cn = Containers {
+        args: cli.cn.clone(),
+    };
+    let all: [&dyn Experiment; 6] = [&pc, &ll, &Cycle, &cn, &cd, &Micro];
     if cli.list {
         for e in all {
             println!("{}", e.name());
@@ -83,6 +86,7 @@ fn main() -> ExitCode {
     for (e, groups, repeat) in plan.items {
         let runs = runner::run_groups(e.name(), groups, repeat, info.machine.perf_counters, &bar);
         let mut summary = ExperimentSummary::from_runs(&runs);
+        summary.rank_rows(e.rank_by());
         if let Err(e) = std::fs::create_dir_all(&out) {
             eprintln!("creating {}: {e}", out.display());
             return ExitCode::FAILURE;

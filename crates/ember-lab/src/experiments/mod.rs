@@ -2,6 +2,7 @@
 //! and the pieces their rows share.
 
 pub mod chained_decode;
+pub mod containers;
 pub mod cycle;
 pub mod ember_rows;
 pub mod light_load;

@@ -111,6 +111,7 @@ impl Scene {
     }
 
     /// The ray with index `i` (row-major from the top-left pixel).
+    #[cfg_attr(not(test), allow(dead_code))] // the tests check rays one by one
     pub fn ray(&self, i: usize) -> &Ray {
         &self.rays[i]
     }

@@ -73,6 +73,31 @@ impl ExperimentSummary {
     }
 }
 
+impl ExperimentSummary {
+    /// Orders each table's rows best first by the first of `metrics` (medians) that every row
+    /// of that table has; tables with none of them keep their order.
+    pub fn rank_rows(&mut self, metrics: &[&str]) {
+        for group in &mut self.groups {
+            let Some(metric) = metrics
+                .iter()
+                .find(|m| group.rows.iter().all(|r| r.median.contains_key(**m)))
+            else {
+                continue;
+            };
+            let better_first = |a: &RowSummary, b: &RowSummary| {
+                let (x, y) = (a.median[*metric], b.median[*metric]);
+                let order = x.partial_cmp(&y).unwrap_or(std::cmp::Ordering::Equal);
+                if higher_is_better(metric) {
+                    order.reverse()
+                } else {
+                    order
+                }
+            };
+            group.rows.sort_by(better_first);
+        }
+    }
+}
+
 /// A peer is any system that is not ember; ratios are taken against the best of them.
 pub fn is_peer(system: &str) -> bool {
     !system.starts_with("ember")
@@ -99,4 +124,54 @@ pub fn default_out_dir() -> PathBuf {
         })
         .unwrap_or_else(|| workspace.join("target"));
     target.join("ember-lab")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn row(system: &str, metric: &str, value: f64) -> RowSummary {
+        let metrics: Metrics = [(metric.to_owned(), value)].into_iter().collect();
+        RowSummary {
+            system: system.into(),
+            params: Params::new(),
+            median: metrics.clone(),
+            min: metrics.clone(),
+            max: metrics,
+            repeats: 1,
+        }
+    }
+
+    #[test]
+    fn rank_rows_orders_best_first_by_the_first_metric_every_row_has() {
+        let mut summary = ExperimentSummary {
+            name: "x".into(),
+            groups: vec![
+                GroupSummary {
+                    title: "times".into(),
+                    rows: vec![row("b", "frame_ms", 3.0), row("a", "frame_ms", 1.0)],
+                },
+                GroupSummary {
+                    title: "rates".into(),
+                    rows: vec![row("slow", "ops_per_s", 1.0), row("fast", "ops_per_s", 9.0)],
+                },
+                GroupSummary {
+                    title: "unranked".into(),
+                    rows: vec![row("z", "other", 2.0), row("y", "other", 1.0)],
+                },
+            ],
+            artifacts: Vec::new(),
+        };
+        summary.rank_rows(&["frame_ms", "ops_per_s"]);
+        let order = |g: usize| -> Vec<String> {
+            summary.groups[g]
+                .rows
+                .iter()
+                .map(|r| r.system.clone())
+                .collect()
+        };
+        assert_eq!(order(0), ["a", "b"]);
+        assert_eq!(order(1), ["fast", "slow"]);
+        assert_eq!(order(2), ["z", "y"]);
+    }
 }
