@@ -90,6 +90,32 @@ fn panics_are_reraised_after_the_rest_ran() {
     }
 }
 
+/// From outside the pool the caller runs chunks itself: with the only worker blocked until
+/// the loop is over, every index is still visited, by the calling thread.
+#[test]
+fn the_caller_helps_when_every_worker_is_busy() {
+    for (name, policy) in policies() {
+        let pool = pool(policy, 1);
+        let (release_tx, release_rx) = std::sync::mpsc::channel::<()>();
+        let (started_tx, started_rx) = std::sync::mpsc::channel::<()>();
+        pool.spawn(move || {
+            started_tx.send(()).unwrap();
+            release_rx.recv().unwrap();
+        });
+        started_rx.recv().unwrap();
+        let caller = std::thread::current().id();
+        let on_caller = AtomicUsize::new(0);
+        pool.parallel_for(0..500, 10, |_| {
+            if std::thread::current().id() == caller {
+                on_caller.fetch_add(1, Ordering::Relaxed);
+            }
+        });
+        assert_eq!(on_caller.into_inner(), 500, "{name}");
+        release_tx.send(()).unwrap();
+        pool.wait_idle();
+    }
+}
+
 #[test]
 fn zero_grain_is_refused_with_a_message() {
     let pool = pool(ember::WakePolicy::Searching, 1);

@@ -14,9 +14,9 @@
 //! median frame time, and `hits`, the rays that hit the mesh; every frame's hit count is
 //! checked with `assert_eq!` against the single-threaded count computed before the runs, so a
 //! lost or duplicated task aborts the run. Peers: `rayon` ([`Scene::trace_all_rayon`], a
-//! `par_iter` on a pool of `cores` threads), `ember` ([`Scene::trace_all_ember`], a
-//! `parallel_for` on a pool of `cores` threads: called from outside the pool it runs on the
-//! workers while the caller blocks, like rayon's `install`) and
+//! `par_iter` on a pool of `cores` threads, run with `install`, so the caller blocks),
+//! `ember` ([`Scene::trace_all_ember`], a `parallel_for` on a pool of `cores − 1` workers
+//! with the calling thread helping, like the container rows) and
 //! `single-threaded` ([`Scene::trace_all_single`]), the reference. Thread start-up and pool
 //! construction happen before the frames and are not in `frame_ms` (they are in the harness's
 //! `wall_s`).
@@ -28,15 +28,16 @@
 //! empty; `chase-lev` owners steal once their own deque is empty, `spsc` threads only drain
 //! their own ring. `pop_ns` is the popping time of all threads summed (each thread's wall
 //! time from its first pop to the one that found the container empty, so time spent
-//! descheduled counts when threads outnumber cores), divided by the items popped. `pop_cycles` is `pop_ns` times the clock rate cpu0 reports in `/proc/cpuinfo`
-//! ("cpu MHz", read once when the groups are built): an estimate, since the clock can change
-//! while running; the metric is left out where that line is missing. Counts above the core
-//! count are oversubscribed, and the group title says so.
+//! descheduled counts when threads outnumber cores), divided by the items popped.
+//! `pop_cycles` is `pop_ns` times the time-stamp counter's rate, measured once against the
+//! monotonic clock over 50 ms (x86-64; elsewhere the rate cpu0 reports in `/proc/cpuinfo`,
+//! and the metric is left out when neither is known). Counts above the core count are
+//! oversubscribed, and the group title says so.
 //!
 //! # Order of the rows
 //!
-//! The harness keeps trials in the order they are given, so the rows are in the fixed order
-//! of the published table, not sorted by speed; the `×ratio` column shows the ranking.
+//! Each table is ranked fastest first (`rank_by`), as the published one is; the `×ratio`
+//! column compares each row with the best peer.
 
 pub mod driver;
 pub mod queues;
@@ -170,8 +171,9 @@ pub fn raycast_group(scene: Arc<Scene>, frames: usize, cores: usize) -> Group {
     }));
     let s = scene.clone();
     trials.push(trial("ember", move || {
+        // Like the container rows: the calling thread helps, so the pool adds `cores - 1`.
         let pool = ember::Pool::builder()
-            .threads(cores)
+            .threads(cores.saturating_sub(1).max(1))
             .build()
             .expect("containers: building the ember pool");
         timed_frames(frames, expect, || s.trace_all_ember(&pool))
@@ -229,7 +231,7 @@ fn median(sorted: &[f64]) -> f64 {
 /// The pop-overhead table for one thread count.
 pub fn pop_group(threads: usize, items: usize, mhz: Option<f64>, cores: usize) -> Group {
     let cycles = match mhz {
-        Some(m) => format!("cycles at {m:.0} MHz"),
+        Some(m) => format!("cycles at a measured {m:.0} MHz"),
         None => "cpu MHz unknown, ns only".to_string(),
     };
     let title = format!(
@@ -264,10 +266,31 @@ pub fn pop_group(threads: usize, items: usize, mhz: Option<f64>, cores: usize) -
     }
 }
 
-/// cpu0's clock in MHz from `/proc/cpuinfo` (the first "cpu MHz" line), if present.
+/// The clock rate to convert nanoseconds to cycles, in MHz: the time-stamp counter's rate
+/// measured against the monotonic clock over 50 ms on x86-64 (the counter the published
+/// comparison read), else the rate cpu0 reports in `/proc/cpuinfo`, if any.
 fn cpu_mhz() -> Option<f64> {
-    let text = std::fs::read_to_string("/proc/cpuinfo").ok()?;
-    parse_cpu_mhz(&text)
+    measured_tsc_mhz().or_else(|| {
+        let text = std::fs::read_to_string("/proc/cpuinfo").ok()?;
+        parse_cpu_mhz(&text)
+    })
+}
+
+#[cfg(target_arch = "x86_64")]
+fn measured_tsc_mhz() -> Option<f64> {
+    use std::time::{Duration, Instant};
+    // SAFETY: `rdtsc` exists on every x86-64 CPU and only reads the time-stamp counter.
+    let read = || unsafe { std::arch::x86_64::_rdtsc() };
+    let (t0, c0) = (Instant::now(), read());
+    std::thread::sleep(Duration::from_millis(50));
+    let (c1, elapsed) = (read(), t0.elapsed());
+    let mhz = c1.wrapping_sub(c0) as f64 / elapsed.as_secs_f64() / 1e6;
+    (mhz.is_finite() && mhz > 1.0).then_some(mhz)
+}
+
+#[cfg(not(target_arch = "x86_64"))]
+fn measured_tsc_mhz() -> Option<f64> {
+    None
 }
 
 fn parse_cpu_mhz(cpuinfo: &str) -> Option<f64> {

@@ -10,11 +10,13 @@
 //! | `latch.rs` | one-shot completion flags that wake their waiter |
 //! | `join.rs` | fork-join |
 //! | `scope.rs` | borrowing scopes |
+//! | `parallel_for.rs` | the parallel loop, on a worker and from outside |
 
 mod builder;
 mod job;
 mod join;
 mod latch;
+mod parallel_for;
 mod registry;
 mod scope;
 mod spin;
@@ -192,12 +194,14 @@ impl Pool {
     }
 
     /// Calls `f(i)` for every `i` in `range`, in parallel, in chunks of at most `grain`
-    /// indices, and returns when all calls are done.
+    /// indices, and returns when all calls are done. The calling thread takes part.
     ///
-    /// The range is split in halves with [`join`](Self::join) until a piece is at most
-    /// `grain` long, so idle workers steal large pieces first and a worker that calls it
-    /// runs its share and helps with the rest. Pick `grain` so that one chunk is worth a few
-    /// microseconds of work. A panic in `f` is re-raised here after every other chunk ended.
+    /// On one of the pool's workers the range is split in halves with [`join`](Self::join)
+    /// until a piece is at most `grain` long, so thieves take large pieces first and the
+    /// worker runs the rest. From any other thread the caller and up to `threads()` workers
+    /// claim chunks from a shared counter until none are left, so the caller adds its own
+    /// core to the pool's. Pick `grain` so that one chunk is worth a few microseconds of
+    /// work. A panic in `f` is re-raised here after every other chunk ended.
     ///
     /// # Panics
     /// If `grain` is 0, or if `f` panics.
@@ -220,23 +224,11 @@ impl Pool {
             "Pool::parallel_for: grain must be at least 1 (the largest number of indices one \
              chunk runs)"
         );
-        fn split<F: Fn(usize) + Sync>(
-            pool: &Pool,
-            range: std::ops::Range<usize>,
-            grain: usize,
-            f: &F,
-        ) {
-            if range.len() <= grain {
-                range.for_each(f);
-                return;
-            }
-            let mid = range.start + range.len() / 2;
-            pool.join(
-                || split(pool, range.start..mid, grain, f),
-                || split(pool, mid..range.end, grain, f),
-            );
+        if WorkerThread::current_of(&self.inner.registry).is_some() {
+            parallel_for::split(self, range, grain, &f);
+        } else {
+            parallel_for::shared_counter(&self.inner.registry, range, grain, &f);
         }
-        split(self, range, grain, &f);
     }
 
     /// Blocks until every task [`spawn`](Self::spawn)ed so far has finished, including tasks
