@@ -64,12 +64,14 @@
 //! | `park` | per-worker parking and the sleeper set that decides who wakes |
 //! | [`biased`] | the standalone biased consumer over any blocking queue |
 //! | `task` | [`Task`], [`Event`], [`TaskBuilder`]: dependent tasks, forward permits, delay-kick |
+//! | [`flow`] | access-declared tasks: dependency inference on a scheduler thread fed by a double-buffered queue |
 //! | `trace` | [`Trace`]: per-thread event recording and Chrome trace export |
 //! | `stats` | [`PoolStats`] |
 #![warn(missing_docs)]
 
 pub mod biased;
 mod error;
+pub mod flow;
 mod park;
 mod pool;
 mod stats;

@@ -1,0 +1,511 @@
+//! Flow: tasks that declare what they read and write; ember infers the graph.
+//!
+//! Instead of wiring `after(..)` by hand, a task declares its accesses to logical buffers
+//! ([`BufferId`]) as [`Region`]s; the flow orders every pair of tasks whose accesses overlap and
+//! at least one of which writes (read-after-write, write-after-read, write-after-write), in
+//! submission order, and runs each task on the pool as a dependent task once its inputs are
+//! done. The user owns the data; the flow only tracks the index spaces.
+//!
+//! ```
+//! use std::sync::{Arc, Mutex};
+//! use ember::flow::{Flow, FlowOptions, Region};
+//!
+//! let pool = ember::Pool::builder().threads(2).build().unwrap();
+//! let flow = Flow::new(&pool, FlowOptions::default());
+//! let a = flow.buffer([4]);
+//! let data = Arc::new(Mutex::new(vec![0u64; 4]));
+//!
+//! for step in 0..3u64 {
+//!     let data = data.clone();
+//!     flow.submit(|cg| {
+//!         cg.read_write(&a, Region::all());
+//!         cg.run(move || data.lock().unwrap().iter_mut().for_each(|x| *x = *x * 10 + step));
+//!     })?;
+//! }
+//! flow.wait()?;
+//! assert_eq!(*data.lock().unwrap(), vec![12; 4]);
+//! println!("{:?}", flow.stats());
+//! # Ok::<(), ember::flow::FlowError>(())
+//! ```
+//!
+//! | file | holds |
+//! | --- | --- |
+//! | `region.rs` | [`Region`], [`Box3`]: boxes and unions of boxes, the access-pattern helpers |
+//! | `buffer.rs` | [`BufferId`]: logical buffers of 1, 2 or 3 dimensions |
+//! | `graph.rs` | dependency inference: the per-buffer region map, the edge rule, horizons |
+//! | `queue.rs` | the double-buffered (and lockstep) submission queue, its invariants, its loom model |
+//!
+//! # Scheduler modes
+//!
+//! - [`Mode::Inline`]: `submit` analyses the task on the calling thread and spawns it.
+//! - [`Mode::Lockstep`]: `submit` pushes onto a queue; a scheduler thread takes the queued
+//!   tasks and analyses them *holding the queue's mutex*, so submitters wait for it. The
+//!   baseline.
+//! - [`Mode::DoubleBuffered`] (default): the scheduler thread swaps the queue's two buffers and
+//!   analyses its batch without the lock; submitters only ever wait for a push.
+//!
+//! In every mode tasks are analysed in submission order (the order in which `submit` calls
+//! take the queue's lock, or the inline mutex). The scheduler thread is stopped and joined when
+//! the flow is dropped, after it has analysed and spawned everything submitted.
+//!
+//! # Errors and failure
+//!
+//! - A region outside its buffer, or with the wrong number of dimensions, and a buffer of
+//!   another flow are reported by [`Flow::submit`] (the command group records the first such
+//!   error; the task is not submitted at all). [`Region::all`] and [`Region::neighbourhood`]
+//!   are clamped to the buffer and never out of bounds.
+//! - A kernel that panics ends its task as panicked; every task that depends on it, directly
+//!   or transitively, never runs (it is cancelled). Horizons are part of the graph, so a task
+//!   submitted after a horizon that follows the failed task is cancelled too if it touches any
+//!   buffer the flow tracked before the horizon: after a panic the data is suspect. Nothing
+//!   hangs: [`Flow::wait`] returns [`FlowError::Failed`] with the counts (and the first panic
+//!   message) once every task has either run or been cancelled.
+//! - Do not call [`Flow::wait`] from inside a kernel: it waits for that kernel too.
+
+mod buffer;
+mod command_group;
+mod graph;
+mod options;
+mod queue;
+mod region;
+
+pub use buffer::BufferId;
+pub use command_group::CommandGroup;
+pub use options::{FlowError, FlowOptions, FlowStats, Mode};
+pub use region::{Box3, Region};
+
+use std::collections::{HashMap, HashSet};
+use std::fmt;
+use std::panic::{self, AssertUnwindSafe};
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+use std::sync::{Arc, Condvar, Mutex};
+use std::time::Instant;
+
+use crate::{Pool, Task};
+use graph::{Access, Graph, NodeId};
+use queue::SubmissionQueue;
+
+/// What reaches the scheduler: checked accesses and the wrapped kernel.
+struct Submission {
+    accesses: Vec<Access>,
+    job: Box<dyn FnOnce() + Send + 'static>,
+    label: Option<String>,
+}
+
+#[derive(Default)]
+struct Outcomes {
+    pending: usize,
+    panicked: usize,
+    cancelled: usize,
+    first_panic: Option<String>,
+}
+
+#[derive(Default)]
+struct Shared {
+    outcomes: Mutex<Outcomes>,
+    all_done: Condvar,
+    tasks: AtomicU64,
+    edges: AtomicU64,
+    horizons: AtomicU64,
+    analysis_ns: AtomicU64,
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// Counts a task out when its job is dropped: after running, after panicking (the drop
+/// happens during unwinding), or unrun because the pool cancelled it.
+struct Completion {
+    shared: Arc<Shared>,
+    state: RunState,
+}
+
+#[derive(PartialEq)]
+enum RunState {
+    NotRun,
+    Panicked,
+    Done,
+}
+
+impl Completion {
+    fn set(&mut self, state: RunState) {
+        self.state = state;
+    }
+}
+
+impl Drop for Completion {
+    fn drop(&mut self) {
+        let mut o = lock(&self.shared.outcomes);
+        match self.state {
+            RunState::NotRun => o.cancelled += 1,
+            RunState::Panicked => o.panicked += 1,
+            RunState::Done => {}
+        }
+        o.pending -= 1;
+        if o.pending == 0 {
+            self.shared.all_done.notify_all();
+        }
+    }
+}
+
+/// The analysis side: the graph and the handles of the tasks it still names.
+struct Scheduler {
+    pool: Pool,
+    graph: Graph,
+    handles: HashMap<NodeId, Task<()>>,
+    prune_at: usize,
+    shared: Arc<Shared>,
+}
+
+impl Scheduler {
+    fn analyse(&mut self, sub: Submission) {
+        let start = Instant::now();
+        let added = self.graph.add(&sub.accesses);
+        let horizon_edges = added.horizon.as_ref().map_or(0, |(_, deps)| deps.len());
+        // Counted before spawning, so they are complete once `wait` sees the tasks end.
+        self.shared.tasks.fetch_add(1, Ordering::Relaxed);
+        self.shared
+            .edges
+            .fetch_add((added.deps.len() + horizon_edges) as u64, Ordering::Relaxed);
+        if added.horizon.is_some() {
+            self.shared.horizons.fetch_add(1, Ordering::Relaxed);
+        }
+        let task = self.spawn(sub.job, &added.deps, sub.label);
+        self.handles.insert(added.id, task);
+        if let Some((h, deps)) = added.horizon {
+            let horizon = self.spawn(Box::new(|| {}), &deps, None);
+            // After a horizon the graph names only the horizon.
+            self.handles.clear();
+            self.handles.insert(h, horizon);
+        } else if self.handles.len() >= self.prune_at {
+            let live: HashSet<NodeId> = self.graph.live().into_iter().collect();
+            self.handles.retain(|id, _| live.contains(id));
+            self.prune_at = 2 * self.handles.len() + 1024;
+        }
+        self.shared
+            .analysis_ns
+            .fetch_add(start.elapsed().as_nanos() as u64, Ordering::Relaxed);
+    }
+
+    fn spawn(
+        &self,
+        job: Box<dyn FnOnce() + Send + 'static>,
+        deps: &[NodeId],
+        label: Option<String>,
+    ) -> Task<()> {
+        let inputs: Vec<&dyn crate::Dependency> = deps
+            .iter()
+            .map(|d| &self.handles[d] as &dyn crate::Dependency)
+            .collect();
+        let builder = self.pool.task(job).after(&inputs);
+        match label {
+            Some(label) => builder.label(label).spawn(),
+            None => builder.spawn(),
+        }
+    }
+}
+
+enum Engine {
+    Inline(Mutex<Scheduler>),
+    Threaded {
+        queue: Arc<SubmissionQueue<Submission>>,
+        thread: Option<std::thread::JoinHandle<()>>,
+    },
+}
+
+/// Closes the queue and drops whatever is left in it if the scheduler thread unwinds, so
+/// the dropped jobs count as cancelled and `wait` does not hang.
+struct CloseOnExit(Arc<SubmissionQueue<Submission>>);
+
+impl Drop for CloseOnExit {
+    fn drop(&mut self) {
+        self.0.close();
+        let mut rest = Vec::new();
+        while self.0.take(&mut rest) {
+            rest.clear();
+        }
+    }
+}
+
+static NEXT_FLOW: AtomicU64 = AtomicU64::new(1);
+
+/// A stream of access-declared tasks on a [`Pool`]; see the [module doc](self).
+pub struct Flow {
+    id: u64,
+    next_buffer: AtomicU32,
+    shared: Arc<Shared>,
+    engine: Engine,
+    mode: Mode,
+}
+
+impl Flow {
+    /// A new flow whose tasks run on `pool`. With a threaded mode it starts the scheduler
+    /// thread; if the operating system refuses one, the flow runs [`Mode::Inline`] instead
+    /// (see [`FlowStats::mode`]).
+    pub fn new(pool: &Pool, options: FlowOptions) -> Flow {
+        let shared = Arc::new(Shared::default());
+        let scheduler = Scheduler {
+            pool: pool.clone(),
+            graph: Graph::new(options.horizon_every),
+            handles: HashMap::new(),
+            prune_at: 1024,
+            shared: shared.clone(),
+        };
+        let id = NEXT_FLOW.fetch_add(1, Ordering::Relaxed);
+        let (engine, mode) = match options.mode {
+            Mode::Inline => (Engine::Inline(Mutex::new(scheduler)), Mode::Inline),
+            threaded => {
+                let queue = Arc::new(SubmissionQueue::new());
+                let cell = Arc::new(Mutex::new(Some(scheduler)));
+                let spawned = {
+                    let queue = queue.clone();
+                    let cell = cell.clone();
+                    std::thread::Builder::new()
+                        .name(format!("ember-flow-{id}"))
+                        .spawn(move || {
+                            let scheduler = lock(&cell).take();
+                            if let Some(scheduler) = scheduler {
+                                schedule(scheduler, &queue, threaded);
+                            }
+                        })
+                };
+                match spawned {
+                    Ok(thread) => (
+                        Engine::Threaded {
+                            queue,
+                            thread: Some(thread),
+                        },
+                        threaded,
+                    ),
+                    Err(_) => {
+                        let scheduler = lock(&cell).take().expect("the thread never started");
+                        (Engine::Inline(Mutex::new(scheduler)), Mode::Inline)
+                    }
+                }
+            }
+        };
+        Flow {
+            id,
+            next_buffer: AtomicU32::new(0),
+            shared,
+            engine,
+            mode,
+        }
+    }
+
+    /// A new logical buffer with a 1-, 2- or 3-D index space of the given extent.
+    ///
+    /// ```
+    /// # let pool = ember::Pool::builder().threads(1).build().unwrap();
+    /// let flow = ember::flow::Flow::new(&pool, Default::default());
+    /// let line = flow.buffer([100]);
+    /// let grid = flow.buffer([64, 64]);
+    /// let cube = flow.buffer([8, 8, 8]);
+    /// assert_eq!((line.dims(), grid.dims(), cube.dims()), (1, 2, 3));
+    /// ```
+    pub fn buffer<const D: usize>(&self, extent: [usize; D]) -> BufferId {
+        let index = self.next_buffer.fetch_add(1, Ordering::Relaxed);
+        BufferId::new(self.id, index, extent)
+    }
+
+    /// Submits one task: `build` declares its accesses on the [`CommandGroup`] and sets its
+    /// kernel with [`CommandGroup::run`]. The task runs on the pool after every earlier task
+    /// whose accesses conflict with its own.
+    ///
+    /// Returns an error, and submits nothing, if a declared region does not fit its buffer or
+    /// a buffer belongs to another flow (the first such error is reported).
+    ///
+    /// ```
+    /// use ember::flow::{Flow, FlowError, Region};
+    /// # let pool = ember::Pool::builder().threads(1).build().unwrap();
+    /// let flow = Flow::new(&pool, Default::default());
+    /// let a = flow.buffer([10]);
+    /// let err = flow.submit(|cg| { cg.write(&a, 5..11); cg.run(|| {}) }).unwrap_err();
+    /// assert!(matches!(err, FlowError::OutOfBounds { .. }));
+    /// flow.submit(|cg| { cg.write(&a, Region::neighbourhood([5..10], [1])); cg.run(|| {}) })?;
+    /// flow.wait()?;
+    /// # Ok::<(), FlowError>(())
+    /// ```
+    pub fn submit(&self, build: impl FnOnce(&mut CommandGroup)) -> Result<(), FlowError> {
+        let mut cg = CommandGroup {
+            flow: self.id,
+            accesses: Vec::new(),
+            error: None,
+            kernel: None,
+            label: None,
+        };
+        build(&mut cg);
+        if let Some(error) = cg.error {
+            return Err(error);
+        }
+        lock(&self.shared.outcomes).pending += 1;
+        let completion = Completion {
+            shared: self.shared.clone(),
+            state: RunState::NotRun,
+        };
+        let kernel = cg.kernel;
+        let shared = self.shared.clone();
+        let job = Box::new(move || {
+            let mut completion = completion;
+            completion.set(RunState::Panicked);
+            if let Some(kernel) = kernel {
+                if let Err(payload) = panic::catch_unwind(AssertUnwindSafe(kernel)) {
+                    let message = payload
+                        .downcast_ref::<&str>()
+                        .map(|s| s.to_string())
+                        .or_else(|| payload.downcast_ref::<String>().cloned());
+                    let mut o = lock(&shared.outcomes);
+                    if o.first_panic.is_none() {
+                        o.first_panic = message;
+                    }
+                    drop(o);
+                    // `completion` drops while unwinding and counts the panic.
+                    panic::resume_unwind(payload);
+                }
+            }
+            completion.set(RunState::Done);
+        });
+        let submission = Submission {
+            accesses: cg.accesses,
+            job,
+            label: cg.label,
+        };
+        match &self.engine {
+            Engine::Inline(scheduler) => {
+                lock(scheduler).analyse(submission);
+                Ok(())
+            }
+            Engine::Threaded { queue, .. } => {
+                queue.push(submission).map_err(|_| FlowError::Stopped)
+            }
+        }
+    }
+
+    /// Waits until every task submitted so far has run or been cancelled.
+    ///
+    /// Returns [`FlowError::Failed`] if any kernel panicked (or any task was cancelled) since
+    /// the previous `wait`; the counts start again from zero afterwards. Must not be called
+    /// from inside a kernel.
+    pub fn wait(&self) -> Result<(), FlowError> {
+        let mut o = lock(&self.shared.outcomes);
+        while o.pending > 0 {
+            o = self
+                .shared
+                .all_done
+                .wait(o)
+                .unwrap_or_else(|p| p.into_inner());
+        }
+        if o.panicked + o.cancelled > 0 {
+            let error = FlowError::Failed {
+                panicked: o.panicked,
+                cancelled: o.cancelled,
+                first_panic: o.first_panic.take(),
+            };
+            o.panicked = 0;
+            o.cancelled = 0;
+            return Err(error);
+        }
+        Ok(())
+    }
+
+    /// The flow's counters so far (tasks still queued for the scheduler thread are not yet
+    /// counted).
+    pub fn stats(&self) -> FlowStats {
+        FlowStats {
+            tasks: self.shared.tasks.load(Ordering::Relaxed),
+            edges: self.shared.edges.load(Ordering::Relaxed),
+            horizons: self.shared.horizons.load(Ordering::Relaxed),
+            analysis_ns: self.shared.analysis_ns.load(Ordering::Relaxed),
+            mode: self.mode,
+        }
+    }
+}
+
+fn schedule(mut scheduler: Scheduler, queue: &Arc<SubmissionQueue<Submission>>, mode: Mode) {
+    let _close = CloseOnExit(queue.clone());
+    if mode == Mode::Lockstep {
+        while queue.take_lockstep(|sub| scheduler.analyse(sub)) {}
+    } else {
+        let mut back = Vec::new();
+        while queue.take(&mut back) {
+            for sub in back.drain(..) {
+                scheduler.analyse(sub);
+            }
+        }
+    }
+}
+
+impl Drop for Flow {
+    fn drop(&mut self) {
+        if let Engine::Threaded { queue, thread } = &mut self.engine {
+            queue.close();
+            if let Some(thread) = thread.take() {
+                let _ = thread.join();
+            }
+        }
+    }
+}
+
+impl fmt::Debug for Flow {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Flow")
+            .field("id", &self.id)
+            .field("stats", &self.stats())
+            .finish()
+    }
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::*;
+
+    fn handles(flow: &Flow) -> (usize, usize) {
+        match &flow.engine {
+            Engine::Inline(scheduler) => {
+                let s = lock(scheduler);
+                (s.handles.len(), s.graph.tracked())
+            }
+            Engine::Threaded { .. } => unreachable!("inline flows only"),
+        }
+    }
+
+    /// Over a long run with horizons the scheduler keeps handles only for what the graph
+    /// still names, at most one horizon's worth. Without horizons, reads of a buffer nobody
+    /// writes pile up as readers: the growth horizons exist to stop.
+    #[test]
+    fn scheduler_state_stays_bounded_over_a_long_run() {
+        let pool = Pool::builder().threads(2).build().unwrap();
+        for horizon_every in [64, 0] {
+            let flow = Flow::new(
+                &pool,
+                FlowOptions {
+                    mode: Mode::Inline,
+                    horizon_every,
+                },
+            );
+            let a = flow.buffer([64]);
+            let b = flow.buffer([8, 8]);
+            let mut most = (0, 0);
+            for i in 0..20_000 {
+                flow.submit(|cg| {
+                    cg.read(&a, i % 64..i % 64 + 1);
+                    cg.write(&b, [i % 8..i % 8 + 1, 0..8]);
+                    cg.run(|| {});
+                })
+                .unwrap();
+                let (live, tracked) = handles(&flow);
+                most = (most.0.max(live), most.1.max(tracked));
+            }
+            flow.wait().unwrap();
+            assert_eq!(flow.stats().tasks, 20_000);
+            if horizon_every > 0 {
+                assert!(most.0 <= 64 + 1, "{} handles", most.0);
+                assert!(most.1 <= 2 * 64 + 8, "{} tracked", most.1);
+                assert_eq!(flow.stats().horizons, 20_000 / 64);
+            } else {
+                assert!(most.1 > 19_000, "readers accumulate: {}", most.1);
+            }
+        }
+    }
+}

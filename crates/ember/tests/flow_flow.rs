@@ -1,0 +1,277 @@
+//! End-to-end tests of `ember::flow`: a stencil through every mode, and bad input.
+#![allow(clippy::single_range_in_vec_init)]
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+
+use ember::flow::{Flow, FlowError, FlowOptions, Mode, Region};
+
+const MODES: [Mode; 3] = [Mode::Inline, Mode::Lockstep, Mode::DoubleBuffered];
+
+fn pool() -> ember::Pool {
+    ember::Pool::builder().threads(3).build().unwrap()
+}
+
+fn step_value(src: &[f64], i: usize) -> f64 {
+    let l = if i == 0 { src[i] } else { src[i - 1] };
+    let r = if i + 1 == src.len() {
+        src[i]
+    } else {
+        src[i + 1]
+    };
+    0.25 * l + 0.5 * src[i] + 0.25 * r
+}
+
+fn sequential(n: usize, steps: usize) -> Vec<f64> {
+    let mut a: Vec<f64> = (0..n).map(|i| (i * i % 17) as f64).collect();
+    for _ in 0..steps {
+        a = (0..n).map(|i| step_value(&a, i)).collect();
+    }
+    a
+}
+
+/// A 1-D three-point stencil on alternating buffers, chunked, every chunk its own task.
+fn stencil(mode: Mode, horizon_every: usize) -> (Vec<f64>, ember::flow::FlowStats) {
+    const N: usize = 96;
+    const CHUNK: usize = 16;
+    const STEPS: usize = 12;
+    let pool = pool();
+    let flow = Flow::new(
+        &pool,
+        FlowOptions {
+            mode,
+            horizon_every,
+        },
+    );
+    let bufs = [flow.buffer([N]), flow.buffer([N])];
+    let data = [
+        Arc::new(Mutex::new(vec![0.0f64; N])),
+        Arc::new(Mutex::new(vec![0.0f64; N])),
+    ];
+    let init = data[0].clone();
+    flow.submit(|cg| {
+        cg.write(&bufs[0], Region::all());
+        cg.run(move || {
+            let mut a = init.lock().unwrap();
+            for (i, x) in a.iter_mut().enumerate() {
+                *x = (i * i % 17) as f64;
+            }
+        })
+    })
+    .unwrap();
+    for step in 0..STEPS {
+        let (src, dst) = (step % 2, 1 - step % 2);
+        for c in (0..N).step_by(CHUNK) {
+            let chunk = c..c + CHUNK;
+            let (s, d) = (data[src].clone(), data[dst].clone());
+            flow.submit(|cg| {
+                cg.read(&bufs[src], Region::neighbourhood([chunk.clone()], [1]));
+                cg.write(&bufs[dst], Region::one_to_one([chunk.clone()]));
+                cg.label("stencil");
+                cg.run(move || {
+                    // Copy the input first: the two locks are never held together.
+                    let input = s.lock().unwrap().clone();
+                    let out: Vec<f64> = chunk.clone().map(|i| step_value(&input, i)).collect();
+                    d.lock().unwrap()[chunk].copy_from_slice(&out);
+                })
+            })
+            .unwrap();
+        }
+    }
+    flow.wait().unwrap();
+    let stats = flow.stats();
+    let result = data[STEPS % 2].lock().unwrap().clone();
+    (result, stats)
+}
+
+#[test]
+fn stencil_matches_sequential_in_every_mode() {
+    let expected = sequential(96, 12);
+    for mode in MODES {
+        for horizon_every in [0, 7, 256] {
+            let (got, stats) = stencil(mode, horizon_every);
+            assert_eq!(got, expected, "{mode:?}, horizon every {horizon_every}");
+            assert_eq!(stats.tasks, 1 + 12 * 6);
+            assert_eq!(stats.mode, mode);
+            assert!(stats.edges > 0);
+            if horizon_every == 7 {
+                assert_eq!(stats.horizons, 73 / 7);
+            }
+        }
+    }
+}
+
+#[test]
+fn out_of_bounds_wrong_dimensions_and_foreign_buffers_are_refused() {
+    let pool = pool();
+    for mode in MODES {
+        let flow = Flow::new(
+            &pool,
+            FlowOptions {
+                mode,
+                ..Default::default()
+            },
+        );
+        let other = Flow::new(
+            &pool,
+            FlowOptions {
+                mode,
+                ..Default::default()
+            },
+        );
+        let a = flow.buffer([10, 4]);
+        let b = other.buffer([10, 4]);
+        let ran = Arc::new(AtomicUsize::new(0));
+        let r = ran.clone();
+        let err = flow
+            .submit(|cg| {
+                cg.read(&a, [0..10, 0..5]);
+                cg.run(move || {
+                    r.fetch_add(1, Ordering::SeqCst);
+                })
+            })
+            .unwrap_err();
+        assert!(matches!(err, FlowError::OutOfBounds { .. }), "{err}");
+        let err = flow.submit(|cg| {
+            cg.write(&a, [0..3]);
+        });
+        assert!(matches!(err, Err(FlowError::Dimensions { region: 1, .. })));
+        let err = flow.submit(|cg| {
+            cg.read(&a, Region::all()).write(&b, Region::all());
+        });
+        assert!(matches!(err, Err(FlowError::ForeignBuffer { .. })));
+        // Clamped helpers never fail; a transposed chunk is checked like any box.
+        flow.submit(|cg| {
+            cg.read(&a, Region::neighbourhood([8..10, 0..4], [3, 3]));
+            cg.write(&a, Region::transposed([0..4, 2..10]));
+        })
+        .unwrap();
+        flow.wait().unwrap();
+        assert_eq!(ran.load(Ordering::SeqCst), 0);
+        assert_eq!(flow.stats().tasks, 1);
+        println!("{err:?}");
+    }
+}
+
+#[test]
+fn a_panicking_kernel_cancels_its_dependents_and_wait_reports_it() {
+    let pool = pool();
+    for mode in MODES {
+        for horizon_every in [0, 2] {
+            let flow = Flow::new(
+                &pool,
+                FlowOptions {
+                    mode,
+                    horizon_every,
+                },
+            );
+            let a = flow.buffer([8]);
+            let b = flow.buffer([8]);
+            let ran = Arc::new(AtomicUsize::new(0));
+            flow.submit(|cg| {
+                cg.write(&a, [0..4]);
+                cg.run(|| panic!("kernel failed"));
+            })
+            .unwrap();
+            // Independent of the failed task (and submitted before any horizon): runs.
+            let r = ran.clone();
+            flow.submit(|cg| {
+                cg.write(&b, Region::all());
+                cg.run(move || {
+                    r.fetch_add(1, Ordering::SeqCst);
+                });
+            })
+            .unwrap();
+            // Reads what the failed task wrote: cancelled, and so is its reader.
+            for _ in 0..2 {
+                let r = ran.clone();
+                flow.submit(|cg| {
+                    cg.read_write(&a, [2..6]);
+                    cg.run(move || {
+                        r.fetch_add(100, Ordering::SeqCst);
+                    });
+                })
+                .unwrap();
+            }
+            match flow.wait() {
+                Err(FlowError::Failed {
+                    panicked,
+                    cancelled,
+                    first_panic,
+                }) => {
+                    assert_eq!((panicked, cancelled), (1, 2), "{mode:?}");
+                    assert_eq!(first_panic.as_deref(), Some("kernel failed"));
+                }
+                other => panic!("{mode:?}: expected Failed, got {other:?}"),
+            }
+            assert_eq!(ran.load(Ordering::SeqCst), 1, "{mode:?}");
+            // The counts start again; a task on untouched data is fine.
+            let c = flow.buffer([1]);
+            flow.submit(|cg| {
+                cg.write(&c, Region::all());
+                cg.run(|| {});
+            })
+            .unwrap();
+            flow.wait().unwrap();
+        }
+    }
+}
+
+#[test]
+fn dropping_a_flow_runs_everything_submitted() {
+    let pool = pool();
+    let count = Arc::new(AtomicUsize::new(0));
+    for mode in MODES {
+        let flow = Flow::new(
+            &pool,
+            FlowOptions {
+                mode,
+                ..Default::default()
+            },
+        );
+        let a = flow.buffer([4, 4, 4]);
+        for i in 0..50 {
+            let count = count.clone();
+            flow.submit(|cg| {
+                cg.read_write(&a, [i % 4..i % 4 + 1, 0..4, 0..4]);
+                cg.run(move || {
+                    count.fetch_add(1, Ordering::SeqCst);
+                });
+            })
+            .unwrap();
+        }
+        drop(flow);
+    }
+    pool.wait_idle();
+    assert_eq!(count.load(Ordering::SeqCst), 150);
+}
+
+#[test]
+fn many_submitters_share_one_flow() {
+    let pool = pool();
+    let flow = Arc::new(Flow::new(&pool, FlowOptions::default()));
+    let a = flow.buffer([1]);
+    let total = Arc::new(Mutex::new(0u64));
+    let threads: Vec<_> = (0..4)
+        .map(|_| {
+            let (flow, total) = (flow.clone(), total.clone());
+            std::thread::spawn(move || {
+                for _ in 0..100 {
+                    let total = total.clone();
+                    flow.submit(|cg| {
+                        cg.read_write(&a, Region::all());
+                        cg.run(move || *total.lock().unwrap() += 1);
+                    })
+                    .unwrap();
+                }
+            })
+        })
+        .collect();
+    for t in threads {
+        t.join().unwrap();
+    }
+    flow.wait().unwrap();
+    assert_eq!(*total.lock().unwrap(), 400);
+    // Every task after the first depends on its predecessor (or a horizon).
+    assert!(flow.stats().edges >= 399);
+}
