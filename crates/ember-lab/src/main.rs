@@ -20,6 +20,7 @@ use cli::Cli;
 use experiment::{Experiment, LabOpts};
 use experiments::chained_decode::ChainedDecode;
 use experiments::containers::Containers;
+use experiments::flow::FlowExp;
 use experiments::producer_consumer::ProducerConsumer;
 use experiments::{cycle::Cycle, light_load::LightLoad, micro::Micro};
 use machine::MachineInfo;
@@ -43,7 +44,7 @@ fn main() -> ExitCode {
     let cn = Containers {
         args: cli.cn.clone(),
     };
-    let all: [&dyn Experiment; 6] = [&pc, &ll, &Cycle, &cn, &cd, &Micro];
+    let all: [&dyn Experiment; 7] = [&pc, &ll, &Cycle, &cn, &FlowExp, &cd, &Micro];
     if cli.list {
         for e in all {
             println!("{}", e.name());

@@ -5,6 +5,7 @@ pub mod chained_decode;
 pub mod containers;
 pub mod cycle;
 pub mod ember_rows;
+pub mod flow;
 pub mod light_load;
 pub mod micro;
 pub mod peers;

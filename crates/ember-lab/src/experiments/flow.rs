@@ -1,0 +1,746 @@
+//! `flow`: task-graph generation in the three scheduler modes of [`ember::flow`] (seed 003).
+//!
+//! A flow infers the task graph from declared accesses. Where that analysis runs decides how
+//! much it costs the submitting thread and how soon tasks can start: inline on the submitter,
+//! on a scheduler thread that holds the submission lock while it analyses (`lockstep`, the
+//! baseline), or on a scheduler thread that swaps two submission buffers and analyses without
+//! the lock (`double-buffered`). This experiment measures that cost on the published
+//! task-graph topologies, and runs two of them end to end with real kernels.
+//!
+//! # Topologies
+//!
+//! - `soup`: 100 independent tasks, task `i` writing column `i` of a 100×100 buffer.
+//! - `chain`: 30 tasks on one 64×64 buffer, each reading it transposed and writing it
+//!   one-to-one (every task depends on the previous one).
+//! - `expanding_tree`: 31 tasks, a binary tree of breadth 16: one buffer of 1024 per level, the
+//!   root writes level 0, node `j` of level `l` reads its parent's chunk of level `l - 1` and
+//!   writes its own chunk of level `l`.
+//! - `contracting_tree`: the same tree upside down: 16 leaves write their chunks of the
+//!   deepest level, node `j` of level `l` reads its two children's chunks of level `l + 1`.
+//! - `wave_sim`: a 512×512 grid (`u`, `up`): 2 fills, 1 initial step, then 200 stencil steps
+//!   on alternating buffers (step reads a neighbourhood of the current buffer, reads and
+//!   writes the previous one, which becomes the next).
+//! - `jacobi`: an `N`×`N` grid, `N` = 1024, 1 init and 50 steps on alternating buffers; a step
+//!   reads the source by columns (with a halo) and writes the destination by rows: the
+//!   destination is the transposed 4-point average of the source, so rows of one step depend
+//!   on every row band of the step before (an all-to-all pattern).
+//!
+//! For graph generation every topology has exactly the task counts above (one task per step
+//! for `wave_sim` and `jacobi`). With `--quick`: `wave_sim` 128×128 and 20 steps, `jacobi`
+//! `N` = 128 and 10 steps; the other topologies keep their size.
+//!
+//! # Graph generation (`params.workload` = `"generation"`)
+//!
+//! One group per topology × submission; its rows are the three modes (`system` = `inline`,
+//! `lockstep`, `double-buffered`). Kernels are empty. One run of a row builds a pool of
+//! `cores` threads and then, `reps` times (50; `--quick` 5), creates a fresh [`Flow`]
+//! (`horizon_every` at its default), submits the whole topology and calls [`Flow::wait`].
+//! **Timed**: from just before the first `submit` until `wait` returns, i.e. until the
+//! scheduler has analysed and spawned every task and the (empty) tasks have run. Creating the
+//! flow (and its scheduler thread) and dropping it are not timed. The run reports the median
+//! over its `reps` as `generation_s`, and the median [`FlowStats::analysis_ns`] as
+//! `analysis_s` (time inside the analysis itself, wherever it ran).
+//!
+//! Submission: `immediate` submits back to back; `throttled` submits one task per 10 µs,
+//! task `i` no earlier than `10 µs × i` after the first, by busy-waiting on the clock (a
+//! sleep of 10 µs overshoots by far more than 10 µs on most kernels).
+//!
+//! # End to end (`params.workload` = `"end-to-end"`)
+//!
+//! `wave_sim` and `jacobi` with real kernels on `f64` grids that the experiment owns
+//! (`Arc<[AtomicU64]>` holding `f64` bits; the flow's dependencies order every access, so
+//! relaxed loads and stores suffice). Every step is split into `2 × cores` row bands, one task
+//! each, so the modes also differ in how soon the pool gets work. Submission is immediate.
+//! **Timed** (`run_s`): from the first submit until `wait` returns, the data allocated
+//! beforehand. After every run the result is compared with a sequential reference computed
+//! once per group, with `assert!` and exact equality: every cell is computed by the same
+//! expression in the same order in both.
+//!
+//! # Reading the tables
+//!
+//! The target is `double-buffered` faster than `lockstep` on every topology, and not slower
+//! than `inline` end to end.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use ember::flow::{BufferId, Flow, FlowOptions, Mode, Region};
+use ember::Pool;
+
+use super::params;
+use crate::experiment::{Experiment, Group, LabOpts, Metrics, Trial};
+
+/// The `flow` experiment.
+pub struct FlowExp;
+
+/// Repetitions inside one run of a generation row (the run reports their median).
+const REPS: usize = 50;
+/// The same with `--quick`.
+const REPS_QUICK: usize = 5;
+/// Gap between submissions when throttled.
+const THROTTLE: Duration = Duration::from_micros(10);
+
+impl Experiment for FlowExp {
+    fn name(&self) -> &'static str {
+        "flow"
+    }
+
+    fn groups(&self, opts: &LabOpts) -> Vec<Group> {
+        let sizes = Sizes::new(opts.quick);
+        let reps = if opts.quick { REPS_QUICK } else { REPS };
+        let threads = opts.cores.max(1);
+        let mut groups = Vec::new();
+        for topology in Topology::ALL {
+            for throttled in [false, true] {
+                groups.push(generation_group(topology, sizes, throttled, reps, threads));
+            }
+        }
+        for topology in [Topology::WaveSim, Topology::Jacobi] {
+            groups.push(end_to_end_group(topology, sizes, threads));
+        }
+        groups
+    }
+
+    fn rank_by(&self) -> &'static [&'static str] {
+        &["generation_s", "run_s"]
+    }
+}
+
+/// The modes compared, with their `system` names.
+const MODES: [(Mode, &str); 3] = [
+    (Mode::Inline, "inline"),
+    (Mode::Lockstep, "lockstep"),
+    (Mode::DoubleBuffered, "double-buffered"),
+];
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Topology {
+    Soup,
+    Chain,
+    ExpandingTree,
+    ContractingTree,
+    WaveSim,
+    Jacobi,
+}
+
+impl Topology {
+    const ALL: [Topology; 6] = [
+        Topology::Soup,
+        Topology::Chain,
+        Topology::ExpandingTree,
+        Topology::ContractingTree,
+        Topology::WaveSim,
+        Topology::Jacobi,
+    ];
+
+    fn name(self) -> &'static str {
+        match self {
+            Topology::Soup => "soup",
+            Topology::Chain => "chain",
+            Topology::ExpandingTree => "expanding_tree",
+            Topology::ContractingTree => "contracting_tree",
+            Topology::WaveSim => "wave_sim",
+            Topology::Jacobi => "jacobi",
+        }
+    }
+}
+
+/// Sizes of the topologies that `--quick` shrinks.
+#[derive(Clone, Copy, Debug)]
+struct Sizes {
+    wave_n: usize,
+    wave_steps: usize,
+    jacobi_n: usize,
+    jacobi_steps: usize,
+}
+
+impl Sizes {
+    fn new(quick: bool) -> Sizes {
+        if quick {
+            Sizes {
+                wave_n: 128,
+                wave_steps: 20,
+                jacobi_n: 128,
+                jacobi_steps: 10,
+            }
+        } else {
+            Sizes {
+                wave_n: 512,
+                wave_steps: 200,
+                jacobi_n: 1024,
+                jacobi_steps: 50,
+            }
+        }
+    }
+}
+
+const SOUP_TASKS: usize = 100;
+const CHAIN_TASKS: usize = 30;
+const CHAIN_N: usize = 64;
+/// Leaves of the trees (31 tasks in all).
+const TREE_BREADTH: usize = 16;
+const TREE_EXTENT: usize = 1024;
+
+/// One task of a topology: its accesses, without a kernel.
+type Decl = Box<dyn Fn(&mut ember::flow::CommandGroup)>;
+
+/// The tasks of `topology` in submission order, declared on `flow`'s buffers (one task per
+/// step for the stencils).
+fn declarations(flow: &Flow, topology: Topology, sizes: Sizes) -> Vec<Decl> {
+    let mut tasks: Vec<Decl> = Vec::new();
+    match topology {
+        Topology::Soup => {
+            let b = flow.buffer([SOUP_TASKS, SOUP_TASKS]);
+            for i in 0..SOUP_TASKS {
+                tasks.push(Box::new(move |cg| {
+                    cg.write(&b, [0..SOUP_TASKS, i..i + 1]);
+                }));
+            }
+        }
+        Topology::Chain => {
+            let b = flow.buffer([CHAIN_N, CHAIN_N]);
+            for _ in 0..CHAIN_TASKS {
+                tasks.push(Box::new(move |cg| {
+                    cg.read(&b, Region::transposed([0..CHAIN_N, 0..CHAIN_N]))
+                        .write(&b, Region::one_to_one([0..CHAIN_N, 0..CHAIN_N]));
+                }));
+            }
+        }
+        Topology::ExpandingTree | Topology::ContractingTree => {
+            let levels = TREE_BREADTH.trailing_zeros() as usize + 1;
+            let bufs: Vec<BufferId> = (0..levels).map(|_| flow.buffer([TREE_EXTENT])).collect();
+            let chunk = |level: usize, j: usize| {
+                let w = TREE_EXTENT >> level;
+                j * w..(j + 1) * w
+            };
+            let order: Vec<usize> = if topology == Topology::ExpandingTree {
+                (0..levels).collect()
+            } else {
+                (0..levels).rev().collect()
+            };
+            for level in order {
+                for j in 0..1usize << level {
+                    let own = bufs[level];
+                    let input = if topology == Topology::ExpandingTree {
+                        level.checked_sub(1).map(|p| (bufs[p], chunk(p, j / 2)))
+                    } else {
+                        // Both children's chunks are this node's chunk of the level below.
+                        bufs.get(level + 1).map(|&c| (c, chunk(level, j)))
+                    };
+                    let out = chunk(level, j);
+                    tasks.push(Box::new(move |cg| {
+                        if let Some((buf, range)) = &input {
+                            cg.read(buf, range.clone());
+                        }
+                        cg.write(&own, out.clone());
+                    }));
+                }
+            }
+        }
+        Topology::WaveSim => {
+            for access in wave_accesses(flow, sizes.wave_n, sizes.wave_steps, 1) {
+                tasks.push(Box::new(move |cg| access.declare(cg)));
+            }
+        }
+        Topology::Jacobi => {
+            for access in jacobi_accesses(flow, sizes.jacobi_n, sizes.jacobi_steps, 1) {
+                tasks.push(Box::new(move |cg| access.declare(cg)));
+            }
+        }
+    }
+    tasks
+}
+
+/// The accesses of one stencil task.
+#[derive(Clone, Debug)]
+struct StencilTask {
+    /// `(buffer, region)` read.
+    read: Option<(BufferId, Region)>,
+    /// `(buffer, region)` read and written (`rw`) or only written.
+    write: (BufferId, Region),
+    rw: bool,
+}
+
+impl StencilTask {
+    fn declare(&self, cg: &mut ember::flow::CommandGroup) {
+        if let Some((b, r)) = &self.read {
+            cg.read(b, r.clone());
+        }
+        if self.rw {
+            cg.read_write(&self.write.0, self.write.1.clone());
+        } else {
+            cg.write(&self.write.0, self.write.1.clone());
+        }
+    }
+}
+
+/// Row band `k` of `bands` over `0..n`.
+fn band(n: usize, bands: usize, k: usize) -> std::ops::Range<usize> {
+    n * k / bands..n * (k + 1) / bands
+}
+
+/// wave_sim's tasks, `bands` per step: buffers `u` (0) and `up` (1).
+fn wave_accesses(flow: &Flow, n: usize, steps: usize, bands: usize) -> Vec<StencilTask> {
+    let bufs = [flow.buffer([n, n]), flow.buffer([n, n])];
+    let mut out = Vec::new();
+    for b in bufs {
+        for k in 0..bands {
+            out.push(StencilTask {
+                read: None,
+                write: (b, Region::one_to_one([band(n, bands, k), 0..n])),
+                rw: false,
+            });
+        }
+    }
+    // Step `s` (0 is the initial step) writes buffer `(s + 1) % 2` from buffer `s % 2`.
+    for s in 0..=steps {
+        let (cur, prev) = (bufs[s % 2], bufs[(s + 1) % 2]);
+        for k in 0..bands {
+            let rows = band(n, bands, k);
+            out.push(StencilTask {
+                read: Some((cur, Region::neighbourhood([rows.clone(), 0..n], [1, 1]))),
+                write: (prev, Region::one_to_one([rows, 0..n])),
+                rw: s > 0,
+            });
+        }
+    }
+    out
+}
+
+/// jacobi's tasks, `bands` per step: step `s` writes buffer `(s + 1) % 2` from `s % 2`.
+fn jacobi_accesses(flow: &Flow, n: usize, steps: usize, bands: usize) -> Vec<StencilTask> {
+    let bufs = [flow.buffer([n, n]), flow.buffer([n, n])];
+    let mut out = Vec::new();
+    for k in 0..bands {
+        out.push(StencilTask {
+            read: None,
+            write: (bufs[0], Region::one_to_one([band(n, bands, k), 0..n])),
+            rw: false,
+        });
+    }
+    for s in 0..steps {
+        let (src, dst) = (bufs[s % 2], bufs[(s + 1) % 2]);
+        for k in 0..bands {
+            let rows = band(n, bands, k);
+            // Rows `rows` of dst are columns `rows` (with a halo) of src, transposed.
+            out.push(StencilTask {
+                read: Some((src, Region::neighbourhood([0..n, rows.clone()], [1, 1]))),
+                write: (dst, Region::one_to_one([rows, 0..n])),
+                rw: false,
+            });
+        }
+    }
+    out
+}
+
+fn flow_options(mode: Mode) -> FlowOptions {
+    FlowOptions {
+        mode,
+        ..FlowOptions::default()
+    }
+}
+
+fn generation_group(
+    topology: Topology,
+    sizes: Sizes,
+    throttled: bool,
+    reps: usize,
+    threads: usize,
+) -> Group {
+    let submission = if throttled { "throttled" } else { "immediate" };
+    let tasks = {
+        let pool = Pool::builder().threads(1).build().expect("ember pool");
+        let flow = Flow::new(&pool, flow_options(Mode::Inline));
+        declarations(&flow, topology, sizes).len()
+    };
+    let trials = MODES
+        .iter()
+        .map(|&(mode, system)| Trial {
+            system: system.to_string(),
+            params: params([]),
+            run: Box::new(move || run_generation(topology, sizes, mode, throttled, reps, threads)),
+        })
+        .collect();
+    Group {
+        title: format!(
+            "graph generation: {} ({tasks} tasks), {submission} submission, median of {reps}",
+            topology.name()
+        ),
+        params: params([
+            ("topology", topology.name().into()),
+            ("submission", submission.into()),
+            ("workload", "generation".into()),
+            ("tasks", tasks.into()),
+        ]),
+        trials,
+    }
+}
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(f64::total_cmp);
+    v[v.len() / 2]
+}
+
+/// One run of a generation row: `reps` fresh flows, each given the whole topology.
+fn run_generation(
+    topology: Topology,
+    sizes: Sizes,
+    mode: Mode,
+    throttled: bool,
+    reps: usize,
+    threads: usize,
+) -> Metrics {
+    let pool = Pool::builder()
+        .threads(threads)
+        .name("flow")
+        .build()
+        .expect("ember pool");
+    let mut generation = Vec::with_capacity(reps);
+    let mut analysis = Vec::with_capacity(reps);
+    let mut edges = 0;
+    for _ in 0..reps {
+        let flow = Flow::new(&pool, flow_options(mode));
+        let tasks = declarations(&flow, topology, sizes);
+        let start = Instant::now();
+        for (i, decl) in tasks.iter().enumerate() {
+            if throttled {
+                let due = start + THROTTLE * i as u32;
+                while Instant::now() < due {
+                    std::hint::spin_loop();
+                }
+            }
+            flow.submit(|cg| {
+                decl(cg);
+                cg.run(|| {});
+            })
+            .expect("flow: submitting a generation task");
+        }
+        flow.wait().expect("flow: an empty task failed");
+        generation.push(start.elapsed().as_secs_f64());
+        drop(tasks);
+        let stats = flow.stats();
+        assert_eq!(stats.tasks as usize, tasks_len(topology, sizes));
+        edges = stats.edges;
+        drop(flow);
+        analysis.push(stats.analysis_ns as f64 * 1e-9);
+    }
+    let mut m = Metrics::new();
+    m.insert("generation_s".into(), median(generation));
+    m.insert("analysis_s".into(), median(analysis));
+    m.insert("edges".into(), edges as f64);
+    m
+}
+
+/// Tasks of a topology at generation size.
+fn tasks_len(topology: Topology, sizes: Sizes) -> usize {
+    match topology {
+        Topology::Soup => SOUP_TASKS,
+        Topology::Chain => CHAIN_TASKS,
+        Topology::ExpandingTree | Topology::ContractingTree => 2 * TREE_BREADTH - 1,
+        Topology::WaveSim => 3 + sizes.wave_steps,
+        Topology::Jacobi => 1 + sizes.jacobi_steps,
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// End to end: real kernels.
+
+/// An `n`×`n` grid of `f64` (stored as bits) that the kernels share.
+type Grid = Arc<[AtomicU64]>;
+
+fn grid(n: usize) -> Grid {
+    (0..n * n).map(|_| AtomicU64::new(0)).collect()
+}
+
+fn get(g: &[AtomicU64], n: usize, i: usize, j: usize) -> f64 {
+    f64::from_bits(g[i * n + j].load(Ordering::Relaxed))
+}
+
+fn set(g: &[AtomicU64], n: usize, i: usize, j: usize, v: f64) {
+    g[i * n + j].store(v.to_bits(), Ordering::Relaxed);
+}
+
+/// wave_sim's initial `u`: a bump in the middle.
+fn wave_init(n: usize, i: usize, j: usize) -> f64 {
+    let (x, y) = (i as f64 / n as f64 - 0.5, j as f64 / n as f64 - 0.5);
+    (-(x * x + y * y) * 200.0).exp()
+}
+
+const WAVE_C: f64 = 0.25;
+
+fn lap(g: &[AtomicU64], n: usize, i: usize, j: usize) -> f64 {
+    get(g, n, i - 1, j) + get(g, n, i + 1, j) + get(g, n, i, j - 1) + get(g, n, i, j + 1)
+        - 4.0 * get(g, n, i, j)
+}
+
+fn interior(n: usize, i: usize, j: usize) -> bool {
+    i > 0 && j > 0 && i + 1 < n && j + 1 < n
+}
+
+/// One wave step over `rows`: `prev` becomes the next state (initial step: from `cur` alone).
+fn wave_kernel(
+    cur: &[AtomicU64],
+    prev: &[AtomicU64],
+    n: usize,
+    rows: std::ops::Range<usize>,
+    first: bool,
+) {
+    for i in rows {
+        for j in 0..n {
+            let c = get(cur, n, i, j);
+            let v = if !interior(n, i, j) {
+                c
+            } else if first {
+                c + 0.5 * WAVE_C * lap(cur, n, i, j)
+            } else {
+                2.0 * c - get(prev, n, i, j) + WAVE_C * lap(cur, n, i, j)
+            };
+            set(prev, n, i, j, v);
+        }
+    }
+}
+
+fn jacobi_init(n: usize, i: usize, j: usize) -> f64 {
+    if i == 0 {
+        1.0
+    } else {
+        ((i * 31 + j * 17) % 97) as f64 / 97.0 * if j == n - 1 { 2.0 } else { 1.0 }
+    }
+}
+
+/// One jacobi step over rows `rows` of `dst`: the transposed 4-point average of `src`.
+fn jacobi_kernel(src: &[AtomicU64], dst: &[AtomicU64], n: usize, rows: std::ops::Range<usize>) {
+    for i in rows {
+        for j in 0..n {
+            // dst[i][j] comes from src[j][i] (column i of src).
+            let v = if interior(n, j, i) {
+                0.25 * (get(src, n, j - 1, i)
+                    + get(src, n, j + 1, i)
+                    + get(src, n, j, i - 1)
+                    + get(src, n, j, i + 1))
+            } else {
+                get(src, n, j, i)
+            };
+            set(dst, n, i, j, v);
+        }
+    }
+}
+
+/// The final grid of a sequential run.
+fn reference(topology: Topology, sizes: Sizes) -> Vec<u64> {
+    let (n, bufs) = match topology {
+        Topology::WaveSim => (sizes.wave_n, [grid(sizes.wave_n), grid(sizes.wave_n)]),
+        _ => (sizes.jacobi_n, [grid(sizes.jacobi_n), grid(sizes.jacobi_n)]),
+    };
+    let last = match topology {
+        Topology::WaveSim => {
+            fill(&bufs[0], n, 0..n, wave_init);
+            for s in 0..=sizes.wave_steps {
+                wave_kernel(&bufs[s % 2], &bufs[(s + 1) % 2], n, 0..n, s == 0);
+            }
+            (sizes.wave_steps + 1) % 2
+        }
+        _ => {
+            fill(&bufs[0], n, 0..n, jacobi_init);
+            for s in 0..sizes.jacobi_steps {
+                jacobi_kernel(&bufs[s % 2], &bufs[(s + 1) % 2], n, 0..n);
+            }
+            sizes.jacobi_steps % 2
+        }
+    };
+    bits(&bufs[last])
+}
+
+fn fill(
+    g: &[AtomicU64],
+    n: usize,
+    rows: std::ops::Range<usize>,
+    f: fn(usize, usize, usize) -> f64,
+) {
+    for i in rows {
+        for j in 0..n {
+            set(g, n, i, j, f(n, i, j));
+        }
+    }
+}
+
+fn bits(g: &[AtomicU64]) -> Vec<u64> {
+    g.iter().map(|x| x.load(Ordering::Relaxed)).collect()
+}
+
+/// Runs `topology` end to end on `pool` in `mode` with `bands` tasks per step; returns the
+/// final grid and the time from the first submit until `wait` returned.
+fn run_stencil(
+    pool: &Pool,
+    topology: Topology,
+    sizes: Sizes,
+    mode: Mode,
+    bands: usize,
+) -> (Vec<u64>, Duration) {
+    let flow = Flow::new(pool, flow_options(mode));
+    let (n, tasks, last) = match topology {
+        Topology::WaveSim => {
+            let n = sizes.wave_n;
+            (
+                n,
+                wave_accesses(&flow, n, sizes.wave_steps, bands),
+                (sizes.wave_steps + 1) % 2,
+            )
+        }
+        _ => {
+            let n = sizes.jacobi_n;
+            (
+                n,
+                jacobi_accesses(&flow, n, sizes.jacobi_steps, bands),
+                sizes.jacobi_steps % 2,
+            )
+        }
+    };
+    let data = [grid(n), grid(n)];
+    let fills = if topology == Topology::WaveSim { 2 } else { 1 } * bands;
+    let start = Instant::now();
+    for (t, task) in tasks.iter().enumerate() {
+        let rows = band(n, bands, t % bands);
+        let kernel: Box<dyn FnOnce() + Send> = if t < fills {
+            // Fill tasks: buffer `t / bands`; wave_sim's `up` starts at zero.
+            let g = data[t / bands].clone();
+            let f: Option<fn(usize, usize, usize) -> f64> = match (topology, t / bands) {
+                (Topology::WaveSim, 0) => Some(wave_init),
+                (Topology::WaveSim, _) => None,
+                _ => Some(jacobi_init),
+            };
+            Box::new(move || match f {
+                Some(f) => fill(&g, n, rows, f),
+                None => fill(&g, n, rows, |_, _, _| 0.0),
+            })
+        } else {
+            let s = (t - fills) / bands;
+            let (src, dst) = (data[s % 2].clone(), data[(s + 1) % 2].clone());
+            if topology == Topology::WaveSim {
+                Box::new(move || wave_kernel(&src, &dst, n, rows, s == 0))
+            } else {
+                Box::new(move || jacobi_kernel(&src, &dst, n, rows))
+            }
+        };
+        flow.submit(|cg| {
+            task.declare(cg);
+            cg.run(kernel);
+        })
+        .expect("flow: submitting a stencil task");
+    }
+    flow.wait().expect("flow: a stencil kernel failed");
+    let elapsed = start.elapsed();
+    (bits(&data[last]), elapsed)
+}
+
+fn end_to_end_group(topology: Topology, sizes: Sizes, threads: usize) -> Group {
+    let bands = 2 * threads;
+    let expected: Arc<Vec<u64>> = Arc::new(reference(topology, sizes));
+    let n = match topology {
+        Topology::WaveSim => sizes.wave_n,
+        _ => sizes.jacobi_n,
+    };
+    let trials = MODES
+        .iter()
+        .map(|&(mode, system)| {
+            let expected = expected.clone();
+            Trial {
+                system: system.to_string(),
+                params: params([]),
+                run: Box::new(move || {
+                    let pool = Pool::builder()
+                        .threads(threads)
+                        .name("flow")
+                        .build()
+                        .expect("ember pool");
+                    let (got, elapsed) = run_stencil(&pool, topology, sizes, mode, bands);
+                    assert!(
+                        got == *expected,
+                        "flow: {} in {system} mode differs from the sequential reference",
+                        topology.name()
+                    );
+                    let mut m = Metrics::new();
+                    m.insert("run_s".into(), elapsed.as_secs_f64());
+                    m
+                }),
+            }
+        })
+        .collect();
+    Group {
+        title: format!(
+            "end to end: {} ({n}×{n}, {bands} row bands per step), immediate submission",
+            topology.name()
+        ),
+        params: params([
+            ("topology", topology.name().into()),
+            ("submission", "immediate".into()),
+            ("workload", "end-to-end".into()),
+            ("bands", bands.into()),
+        ]),
+        trials,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn quick() -> LabOpts {
+        LabOpts {
+            quick: true,
+            repeat: 1,
+            cores: 2,
+        }
+    }
+
+    #[test]
+    fn quick_groups_build_and_run_once() {
+        let groups = FlowExp.groups(&quick());
+        assert_eq!(groups.len(), Topology::ALL.len() * 2 + 2);
+        for mut g in groups {
+            assert!(g.params.contains_key("topology"));
+            assert!(g.params.contains_key("submission"));
+            assert_eq!(g.trials.len(), 3);
+            for t in &mut g.trials {
+                let m = (t.run)();
+                assert!(m.contains_key("generation_s") || m.contains_key("run_s"));
+            }
+        }
+    }
+
+    #[test]
+    fn end_to_end_matches_the_reference_in_every_mode() {
+        let sizes = Sizes {
+            wave_n: 40,
+            wave_steps: 7,
+            jacobi_n: 33,
+            jacobi_steps: 5,
+        };
+        let pool = Pool::builder().threads(3).build().unwrap();
+        for topology in [Topology::WaveSim, Topology::Jacobi] {
+            let expected = reference(topology, sizes);
+            for (mode, _) in MODES {
+                for bands in [1, 3, 8] {
+                    let (got, _) = run_stencil(&pool, topology, sizes, mode, bands);
+                    assert!(got == expected, "{topology:?} {mode:?} {bands}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn topologies_have_the_published_task_counts() {
+        let pool = Pool::builder().threads(1).build().unwrap();
+        let flow = Flow::new(&pool, FlowOptions::default());
+        let sizes = Sizes::new(false);
+        let counts: Vec<usize> = Topology::ALL
+            .iter()
+            .map(|&t| declarations(&flow, t, sizes).len())
+            .collect();
+        assert_eq!(counts, [100, 30, 31, 31, 203, 51]);
+        for t in Topology::ALL {
+            assert_eq!(declarations(&flow, t, sizes).len(), tasks_len(t, sizes));
+        }
+    }
+}
