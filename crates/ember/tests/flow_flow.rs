@@ -101,24 +101,23 @@ fn stencil_matches_sequential_in_every_mode() {
     }
 }
 
+/// A flow on `pool` in `mode`, with the default horizons.
+fn flow_in(pool: &ember::Pool, mode: Mode) -> Flow {
+    Flow::new(
+        pool,
+        FlowOptions {
+            mode,
+            ..Default::default()
+        },
+    )
+}
+
 #[test]
 fn out_of_bounds_wrong_dimensions_and_foreign_buffers_are_refused() {
     let pool = pool();
     for mode in MODES {
-        let flow = Flow::new(
-            &pool,
-            FlowOptions {
-                mode,
-                ..Default::default()
-            },
-        );
-        let other = Flow::new(
-            &pool,
-            FlowOptions {
-                mode,
-                ..Default::default()
-            },
-        );
+        let flow = flow_in(&pool, mode);
+        let other = flow_in(&pool, mode);
         let a = flow.buffer([10, 4]);
         let b = other.buffer([10, 4]);
         let ran = Arc::new(AtomicUsize::new(0));
@@ -222,13 +221,7 @@ fn dropping_a_flow_runs_everything_submitted() {
     let pool = pool();
     let count = Arc::new(AtomicUsize::new(0));
     for mode in MODES {
-        let flow = Flow::new(
-            &pool,
-            FlowOptions {
-                mode,
-                ..Default::default()
-            },
-        );
+        let flow = flow_in(&pool, mode);
         let a = flow.buffer([4, 4, 4]);
         for i in 0..50 {
             let count = count.clone();

@@ -3,7 +3,6 @@
 //! level of their own: a row's `params` (the group's merged with the row's) tell them apart.
 
 use super::{ExperimentSummary, RowSummary};
-use crate::experiment::{Metrics, Params};
 use crate::machine::Machine;
 use serde::{Deserialize, Serialize};
 
@@ -21,29 +20,8 @@ pub struct ExperimentReport {
     pub rows: Vec<Row>,
 }
 
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct Row {
-    pub system: String,
-    pub params: Params,
-    pub median: Metrics,
-    pub min: Metrics,
-    pub max: Metrics,
-    pub repeats: usize,
-}
-
-impl From<&RowSummary> for Row {
-    fn from(r: &RowSummary) -> Row {
-        Row {
-            system: r.system.clone(),
-            params: r.params.clone(),
-            median: r.median.clone(),
-            min: r.min.clone(),
-            max: r.max.clone(),
-            repeats: r.repeats,
-        }
-    }
-}
+/// A row of `report.json`: the summary row itself, serialised as it is.
+pub type Row = RowSummary;
 
 impl Report {
     pub fn new(machine: &Machine, experiments: &[ExperimentSummary]) -> Report {
@@ -56,7 +34,7 @@ impl Report {
                     rows: e
                         .groups
                         .iter()
-                        .flat_map(|g| g.rows.iter().map(Row::from))
+                        .flat_map(|g| g.rows.iter().cloned())
                         .collect(),
                 })
                 .collect(),
@@ -71,6 +49,7 @@ impl Report {
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
+    use crate::experiment::{Metrics, Params};
     use crate::report::GroupSummary;
 
     pub(crate) fn fake() -> (Machine, Vec<ExperimentSummary>) {

@@ -13,10 +13,13 @@ pub mod timeline;
 use crate::experiment::{Artifact, Metrics, Params};
 use crate::metrics::stats::summarize;
 use crate::runner::ExperimentRuns;
+use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
 
-/// One row: a system's median, min and max over its runs.
-#[derive(Clone, Debug)]
+/// One row: a system's median, min and max over its runs. It is also a row of
+/// `report.json`, field for field.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct RowSummary {
     pub system: String,
     pub params: Params,

@@ -89,7 +89,7 @@ impl Pool {
 
     /// The pool's wake policy.
     pub fn policy(&self) -> WakePolicy {
-        self.inner.registry.policy
+        self.inner.registry.sleep.policy()
     }
 
     /// Runs `f` on the pool, some time later. Called from one of the pool's workers, the task
@@ -127,7 +127,7 @@ impl Pool {
         // SAFETY: `f` is 'static, so nothing it holds can end before it runs.
         let job = unsafe { job.into_job_ref() };
         let registry = &self.inner.registry;
-        match WorkerThread::current_of(registry) {
+        WorkerThread::with_current(registry.id, |worker| match worker {
             Some(worker) => {
                 worker.count_spawn();
                 worker.push(job);
@@ -136,7 +136,7 @@ impl Pool {
                 registry.count_external_spawn();
                 registry.inject(job);
             }
-        }
+        });
     }
 
     /// Runs `a` and `b`, potentially in parallel, and returns both results. On a worker, the
@@ -316,11 +316,11 @@ where
 {
     // SAFETY: `f` is 'static.
     let job = unsafe { HeapJob::new(f).into_job_ref() };
-    match WorkerThread::current_by_id(registry.id) {
+    WorkerThread::with_current(registry.id, |worker| match worker {
         Some(worker) if from_task && registry.delay_kick => worker.hold(job),
         Some(worker) => worker.push(job),
         None => registry.inject(job),
-    }
+    });
 }
 
 impl Drop for PoolInner {

@@ -62,7 +62,6 @@ pub(crate) struct Registry {
     idle_lock: Mutex<()>,
     idle_cvar: Condvar,
     panic_handler: Option<PanicHandler>,
-    pub(crate) policy: WakePolicy,
     pub(crate) delay_kick: bool,
     pub(crate) trace: Tracer,
 }
@@ -89,7 +88,6 @@ impl Registry {
             idle_lock: Mutex::new(()),
             idle_cvar: Condvar::new(),
             panic_handler,
-            policy,
             delay_kick,
             trace,
         }

@@ -89,10 +89,10 @@ impl<'scope> Scope<'scope> {
         // SAFETY: what `f` borrows outlives `'scope`, and the scope does not end before this
         // job has run.
         let job = unsafe { job.into_job_ref() };
-        match WorkerThread::current_of(&self.registry) {
+        WorkerThread::with_current(self.registry.id, |worker| match worker {
             Some(worker) => worker.push(job),
             None => self.registry.inject(job),
-        }
+        });
     }
 }
 

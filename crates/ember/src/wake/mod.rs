@@ -128,6 +128,10 @@ impl Sleep {
         }
     }
 
+    pub(crate) fn policy(&self) -> WakePolicy {
+        self.policy
+    }
+
     pub(crate) fn counters(&self, worker: usize) -> &WakeCounters {
         &self.counters[worker]
     }
