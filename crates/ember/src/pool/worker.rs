@@ -23,6 +23,14 @@ use crate::task::kick::Held;
 use crate::trace::TraceKind;
 use crate::wake::WakeState;
 
+/// Spin rounds grow 1, 2, 4, … pause instructions; once a round would reach this many, the
+/// spin yields the CPU instead. On a machine with more runnable threads than cores the thread
+/// that will produce the work (a producer, the worker finishing a job) may be waiting for this
+/// very core: a yield lets it run, where a pause only burns the slice, and where a sleep would
+/// cost a switch now and a wake-up (often preempting somebody) later. With nothing else
+/// runnable a yield returns at once, so the spin's deadline still bounds its CPU.
+const YIELD_AFTER_SPINS: u32 = 64;
+
 thread_local! {
     /// The worker running on this thread, if it is one.
     static CURRENT: RefCell<Option<Rc<WorkerThread>>> = const { RefCell::new(None) };
@@ -190,7 +198,7 @@ impl WorkerThread {
     }
 
     /// Own deque first; then, as the policy allows, the global queue and other workers,
-    /// spinning briefly (never yielding) before giving up.
+    /// spinning briefly (pausing, then yielding) before giving up.
     fn find_work(&self, done: &dyn Fn() -> bool) -> Option<JobRef> {
         // Delay-kick: the first held successor is this worker's; the rest go to thieves.
         if let Some(job) = self.held.take_and_kick(|job| self.kick(job)) {
@@ -213,10 +221,14 @@ impl WorkerThread {
         let deadline = Instant::now() + self.spin;
         let mut spins = 1u32;
         while !done() && Instant::now() < deadline {
-            for _ in 0..spins {
-                std::hint::spin_loop();
+            if spins < YIELD_AFTER_SPINS {
+                for _ in 0..spins {
+                    std::hint::spin_loop();
+                }
+                spins *= 2;
+            } else {
+                std::thread::yield_now();
             }
-            spins = (spins * 2).min(64);
             if let Some(job) = self.steal() {
                 self.spin_governor.record(true);
                 self.found_work();
