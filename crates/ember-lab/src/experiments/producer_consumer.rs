@@ -14,6 +14,12 @@
 //! producer's, since both are the workload's own work; the rest of the process's CPU is the
 //! scheduling overhead.
 //!
+//! The `floor` row is not a pool: each producer thread does its production work while one
+//! consumer thread per pool does all the consumer work, with no queue and no hand-off between
+//! them. Its context switches are what the kernel's time slicing alone costs when those
+//! threads share the cores — the fewest any pool with a separate consumer thread can have on
+//! this machine. It is a bound, not a peer: ratios never use it.
+//!
 //! The pools run as threads of one process, or with `--processes` as child processes of this
 //! binary (started with the hidden `--pc-child` flag; the harness adds their `getrusage` and
 //! the perf counters follow them through fork and exec).
@@ -90,6 +96,8 @@ enum System {
     RayonBatch,
     BiasedConsumers,
     Ember(EmberPolicy),
+    /// One producer and one consumer thread per pool doing their work with no queue.
+    Floor,
 }
 
 impl System {
@@ -102,6 +110,7 @@ impl System {
             System::BiasedConsumers,
         ];
         v.extend(EmberPolicy::ALL.map(System::Ember));
+        v.push(System::Floor);
         v
     }
 
@@ -113,6 +122,7 @@ impl System {
             System::RayonBatch => format!("rayon-batch{batch}"),
             System::BiasedConsumers => "ember-biased-consumers".into(),
             System::Ember(p) => p.system().into(),
+            System::Floor => "floor".into(),
         }
     }
 }
@@ -450,6 +460,18 @@ fn one_pool(sys: System, s: Setup, p: usize, tally: Arc<Tally>) {
             let handled: u64 = c.join().iter().sum();
             assert_eq!(handled, s.items as u64, "biased consumers lost items");
         }
+        System::Floor => {
+            let t = tally.clone();
+            let hs = consumers(1, &name, move || {
+                for _ in 0..s.items {
+                    t.consume(&s);
+                }
+            });
+            for _ in 0..s.items {
+                tally.produce(&s);
+            }
+            join_all(hs);
+        }
         System::Ember(policy) => {
             let pool = policy.build(s.threads, s.batch, &name);
             for _ in 0..s.items {
@@ -536,7 +558,8 @@ mod tests {
                 "ember",
                 "ember-biased",
                 "ember-searching",
-                "ember-eager"
+                "ember-eager",
+                "floor"
             ]
         );
     }

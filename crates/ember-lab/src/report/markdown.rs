@@ -104,7 +104,7 @@ pub fn group_table(g: &GroupSummary, info: &MachineInfo) -> String {
     let repeats = g.rows.first().map_or(0, |r| r.repeats);
     let _ = writeln!(
         s,
-        "\nmedian [min–max] of {repeats} runs; ×ratio against the best peer (non-ember row)."
+        "\nmedian [min–max] of {repeats} runs; ×ratio against the best peer (neither ember nor a floor row)."
     );
     s
 }

@@ -101,9 +101,10 @@ impl ExperimentSummary {
     }
 }
 
-/// A peer is any system that is not ember; ratios are taken against the best of them.
+/// A peer is any system that is neither ember nor a `floor` (a bound an experiment measures
+/// for reference, not a pool anyone runs); ratios are taken against the best of them.
 pub fn is_peer(system: &str) -> bool {
-    !system.starts_with("ember")
+    !system.starts_with("ember") && !system.starts_with("floor")
 }
 
 /// Whether a larger value of `metric` is better (throughputs, shares); otherwise smaller is.
@@ -142,6 +143,16 @@ mod tests {
             min: metrics.clone(),
             max: metrics,
             repeats: 1,
+        }
+    }
+
+    #[test]
+    fn peers_are_neither_ember_nor_floors() {
+        for peer in ["rayon", "crossbeam-batch20", "tokio", "std-threads"] {
+            assert!(is_peer(peer), "{peer}");
+        }
+        for ours in ["ember", "ember-biased-consumers", "floor"] {
+            assert!(!is_peer(ours), "{ours}");
         }
     }
 
