@@ -2,7 +2,7 @@
 //!
 //! An experiment is a list of [`Group`]s. A group is one table: every [`Trial`] in it is a
 //! system (ember with some policy, or a peer) run on the same workload with the same
-//! parameters. The harness runs the trials of a group interleaved (A B C A B C …), `repeat`
+//! parameters. The harness runs the trials of a group interleaved (A B C, B C A, …), `repeat`
 //! times each, measures each run from the outside (wall time, CPU time, context switches,
 //! migrations) and adds the metrics the run reports itself (wake-ups issued, useful CPU,
 //! latency percentiles, …). Ratios in a table are taken against the best peer of the group.
@@ -64,6 +64,12 @@ pub trait Experiment {
     /// `report.md`. None by default.
     fn artifacts(&self, _opts: &LabOpts, _out: &Path) -> Vec<Artifact> {
         Vec::new()
+    }
+    /// Paired comparisons to add, as `(reference system, metric)`: every row gets the
+    /// per-round ratio of its `metric` to the reference row's (see `runner::add_paired`).
+    /// None by default.
+    fn paired(&self) -> &'static [(&'static str, &'static str)] {
+        &[]
     }
     /// Metrics by which each table's rows are ordered best first, in order of preference:
     /// a table is sorted by the first of them that every one of its rows has. None (the

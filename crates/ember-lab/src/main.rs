@@ -41,10 +41,13 @@ fn main() -> ExitCode {
         repeat_given: cli.repeat.is_some(),
     };
     let cd = ChainedDecode::new(cli.cd.clone());
+    let flow = FlowExp {
+        repeat_given: cli.repeat.is_some(),
+    };
     let cn = Containers {
         args: cli.cn.clone(),
     };
-    let all: [&dyn Experiment; 7] = [&pc, &ll, &Cycle, &cn, &FlowExp, &cd, &Micro];
+    let all: [&dyn Experiment; 7] = [&pc, &ll, &Cycle, &cn, &flow, &cd, &Micro];
     if cli.list {
         for e in all {
             println!("{}", e.name());
@@ -85,7 +88,9 @@ fn main() -> ExitCode {
     );
     let mut summaries = Vec::new();
     for (e, groups, repeat) in plan.items {
-        let runs = runner::run_groups(e.name(), groups, repeat, info.machine.perf_counters, &bar);
+        let mut runs =
+            runner::run_groups(e.name(), groups, repeat, info.machine.perf_counters, &bar);
+        runner::add_paired(&mut runs, e.paired());
         let mut summary = ExperimentSummary::from_runs(&runs);
         summary.rank_rows(e.rank_by());
         if let Err(e) = std::fs::create_dir_all(&out) {

@@ -1,9 +1,16 @@
 //! Runs the trials of each group interleaved and measures every run.
 //!
-//! Trials of a group run A B C A B C …, so slow drift of the machine (another process, thermal
-//! state) spreads over every row instead of biasing the one that happened to run last. Each
-//! run is measured from the outside — wall time, `getrusage` deltas, perf counters opened just
-//! before the run with `inherit` — and the trial's own metrics are merged in.
+//! Trials of a group run in rounds, each round every trial once, the starting trial rotating
+//! from round to round (A B C, B C A, C A B, …): slow drift of the machine (another process,
+//! thermal state) spreads over every row instead of biasing the one that happened to run
+//! last, and no row always follows the same neighbour. Each run is measured from the outside
+//! — wall time, `getrusage` deltas, perf counters opened just before the run with `inherit` —
+//! and the trial's own metrics are merged in.
+//!
+//! Rows run in the same round saw the same machine, so an experiment can ask for *paired*
+//! ratios ([`add_paired`]): each run's value over the reference row's value in the same
+//! round. Their median is a sharper comparison than the ratio of two medians when the
+//! machine's speed wanders between rounds by more than the rows differ.
 
 use crate::experiment::{Experiment, Group, LabOpts, Metrics, Params};
 use crate::metrics::{perf::PerfCounters, rusage::Rusage};
@@ -82,10 +89,13 @@ pub fn run_groups(
                 }
             })
             .collect();
-        for _ in 0..repeat {
-            for (trial, row) in g.trials.iter_mut().zip(rows.iter_mut()) {
+        let n = g.trials.len();
+        for round in 0..repeat {
+            for k in 0..n {
+                let i = (round + k) % n;
+                let trial = &mut g.trials[i];
                 bar.set_message(format!("{name}: {} · {}", g.title, trial.system));
-                row.runs.push(measure(&mut trial.run, perf));
+                rows[i].runs.push(measure(&mut trial.run, perf));
                 bar.inc(1);
             }
         }
@@ -97,6 +107,33 @@ pub fn run_groups(
     ExperimentRuns {
         name: name.to_string(),
         groups: out,
+    }
+}
+
+/// Adds paired ratios: for each `(reference, metric)` and each group with a row whose system
+/// is `reference`, every row's run `r` that has `metric` gets `<name>_vs_<reference>` =
+/// its `metric` over the reference's `metric` in run `r` (the same round), where `<name>` is
+/// `metric` without its unit suffix and `-` in `reference` becomes `_`. The reference row's
+/// own ratios are 1. Runs whose reference value is missing or zero get none.
+pub fn add_paired(runs: &mut ExperimentRuns, pairs: &[(&str, &str)]) {
+    for &(reference, metric) in pairs {
+        let base = metric.rsplit_once('_').map_or(metric, |(stem, _unit)| stem);
+        let key = format!("{base}_vs_{}", reference.replace('-', "_"));
+        for group in &mut runs.groups {
+            let Some(refs) = group.rows.iter().find(|r| r.system == reference) else {
+                continue;
+            };
+            let refs: Vec<Option<f64>> = refs.runs.iter().map(|m| m.get(metric).copied()).collect();
+            for row in &mut group.rows {
+                for (run, r) in row.runs.iter_mut().zip(&refs) {
+                    if let (Some(v), Some(r)) = (run.get(metric).copied(), *r) {
+                        if r != 0.0 {
+                            run.insert(key.clone(), v / r);
+                        }
+                    }
+                }
+            }
+        }
     }
 }
 
@@ -170,12 +207,55 @@ mod tests {
             params: Params::new(),
             trials: vec![trial("a"), trial("b")],
         };
-        let r = run_groups("x", vec![g], 2, false, &ProgressBar::hidden());
-        assert_eq!(*order.lock().unwrap(), ["a", "b", "a", "b"]);
+        let r = run_groups("x", vec![g], 3, false, &ProgressBar::hidden());
+        // Rounds rotate their first trial.
+        assert_eq!(*order.lock().unwrap(), ["a", "b", "b", "a", "a", "b"]);
         let m = &r.groups[0].rows[0].runs[0];
         for k in ["wall_s", "cpu_s", "ctx_switches", "overhead_cpu_s"] {
             assert!(m.contains_key(k), "{k} missing");
         }
         assert!(!m.contains_key("migrations"));
+    }
+
+    #[test]
+    fn paired_ratios_divide_by_the_same_rounds_reference() {
+        let runs_of = |system: &str, values: &[f64]| RowRuns {
+            system: system.into(),
+            params: Params::new(),
+            runs: values
+                .iter()
+                .map(|&v| [("run_s".to_string(), v)].into_iter().collect())
+                .collect(),
+        };
+        let mut runs = ExperimentRuns {
+            name: "x".into(),
+            groups: vec![
+                GroupRuns {
+                    title: "with the reference".into(),
+                    rows: vec![
+                        runs_of("in-line", &[2.0, 4.0, 0.0]),
+                        runs_of("other", &[3.0, 2.0, 1.0]),
+                    ],
+                },
+                GroupRuns {
+                    title: "without".into(),
+                    rows: vec![runs_of("other", &[3.0])],
+                },
+            ],
+        };
+        add_paired(&mut runs, &[("in-line", "run_s"), ("in-line", "absent_s")]);
+        let ratios = |g: usize, row: usize| -> Vec<Option<f64>> {
+            runs.groups[g].rows[row]
+                .runs
+                .iter()
+                .map(|m| m.get("run_vs_in_line").copied())
+                .collect()
+        };
+        assert_eq!(ratios(0, 0), [Some(1.0), Some(1.0), None]);
+        assert_eq!(ratios(0, 1), [Some(1.5), Some(0.5), None]);
+        assert_eq!(ratios(1, 0), [None]);
+        assert!(runs.groups[0].rows[1].runs[0]
+            .keys()
+            .all(|k| !k.starts_with("absent")));
     }
 }

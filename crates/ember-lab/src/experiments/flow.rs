@@ -51,19 +51,26 @@
 //! (`Arc<[AtomicU64]>` holding `f64` bits; the flow's dependencies order every access, so
 //! relaxed loads and stores suffice). Every step is split into `2 × cores` row bands, one task
 //! each, so the modes also differ in how soon the pool gets work. Submission is immediate.
-//! **Timed** (`run_s`): from the first submit until `wait` returns, the data allocated
-//! beforehand. After every run the result is compared with a sequential reference computed
+//! **Timed** (`run_s`): from the first submit until `wait` returns. The two grids are
+//! allocated once per group and shared by every run of every mode (each run overwrites them
+//! before reading), so all modes run on the same, already faulted-in memory. After every run the result is compared with a sequential reference computed
 //! once per group, with `assert!` and exact equality: every cell is computed by the same
-//! expression in the same order in both.
+//! expression in the same order in both. A run lasts 0.1–0.3 s and on a shared machine its
+//! time wanders by more than the modes differ, so without an explicit `--repeat` the
+//! experiment runs [`DEFAULT_ROUNDS`] rounds instead of the lab's default 5.
 //!
 //! # Reading the tables
 //!
 //! The target is `double-buffered` faster than `lockstep` on every topology, and not slower
-//! than `inline` end to end.
+//! than `inline` end to end. Besides each mode's median, every row has the *paired* ratios
+//! `generation_vs_lockstep` and `run_vs_inline`: per round, its time over the reference
+//! mode's time in the same round (the rounds run the three modes back to back, in rotating
+//! order), so drift of the machine between rounds cancels; their median is the comparison
+//! the target is read from.
 
 mod kernels;
 
-use kernels::{bits, fill, grid, jacobi_init, jacobi_kernel, wave_init, wave_kernel};
+use kernels::{bits, fill, grid, jacobi_init, jacobi_kernel, wave_init, wave_kernel, Grid};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -74,7 +81,13 @@ use super::params;
 use crate::experiment::{Experiment, Group, LabOpts, Metrics, Trial};
 
 /// The `flow` experiment.
-pub struct FlowExp;
+pub struct FlowExp {
+    /// Whether `--repeat` was given; if not, the experiment runs [`DEFAULT_ROUNDS`] rounds.
+    pub repeat_given: bool,
+}
+
+/// Rounds of every group when `--repeat` is not given (and not `--quick`).
+pub const DEFAULT_ROUNDS: usize = 15;
 
 /// Repetitions inside one run of a generation row (the run reports their median).
 const REPS: usize = 50;
@@ -102,6 +115,18 @@ impl Experiment for FlowExp {
             groups.push(end_to_end_group(topology, sizes, threads));
         }
         groups
+    }
+
+    fn repeat(&self, opts: &LabOpts) -> usize {
+        if self.repeat_given || opts.quick {
+            opts.repeat
+        } else {
+            DEFAULT_ROUNDS
+        }
+    }
+
+    fn paired(&self) -> &'static [(&'static str, &'static str)] {
+        &[("lockstep", "generation_s"), ("inline", "run_s")]
     }
 
     fn rank_by(&self) -> &'static [&'static str] {
@@ -472,14 +497,16 @@ fn reference(topology: Topology, sizes: Sizes) -> Vec<u64> {
     bits(&bufs[last])
 }
 
-/// Runs `topology` end to end on `pool` in `mode` with `bands` tasks per step; returns the
-/// final grid and the time from the first submit until `wait` returned.
+/// Runs `topology` end to end on `pool` in `mode` with `bands` tasks per step, on the two
+/// grids `data` (of the topology's size; whatever they hold is overwritten before it is read);
+/// returns the final grid and the time from the first submit until `wait` returned.
 fn run_stencil(
     pool: &Pool,
     topology: Topology,
     sizes: Sizes,
     mode: Mode,
     bands: usize,
+    data: &[Grid; 2],
 ) -> (Vec<u64>, Duration) {
     let flow = Flow::new(pool, flow_options(mode));
     let (n, tasks, last) = match topology {
@@ -500,7 +527,7 @@ fn run_stencil(
             )
         }
     };
-    let data = [grid(n), grid(n)];
+    debug_assert!(data.iter().all(|g| g.len() == n * n));
     let fills = if topology == Topology::WaveSim { 2 } else { 1 } * bands;
     let start = Instant::now();
     for (t, task) in tasks.iter().enumerate() {
@@ -544,10 +571,15 @@ fn end_to_end_group(topology: Topology, sizes: Sizes, threads: usize) -> Group {
         Topology::WaveSim => sizes.wave_n,
         _ => sizes.jacobi_n,
     };
+    // One pair of grids for every run of every mode: each run then works on the same memory,
+    // already faulted in, so the page layout (and whether the kernel backs it with huge
+    // pages, which matters to jacobi's column reads) is no longer a difference between runs.
+    let data = Arc::new([grid(n), grid(n)]);
     let trials = MODES
         .iter()
         .map(|&(mode, system)| {
             let expected = expected.clone();
+            let data = data.clone();
             Trial {
                 system: system.to_string(),
                 params: params([]),
@@ -557,7 +589,7 @@ fn end_to_end_group(topology: Topology, sizes: Sizes, threads: usize) -> Group {
                         .name("flow")
                         .build()
                         .expect("ember pool");
-                    let (got, elapsed) = run_stencil(&pool, topology, sizes, mode, bands);
+                    let (got, elapsed) = run_stencil(&pool, topology, sizes, mode, bands, &data);
                     assert!(
                         got == *expected,
                         "flow: {} in {system} mode differs from the sequential reference",
@@ -599,7 +631,10 @@ mod tests {
 
     #[test]
     fn quick_groups_build_and_run_once() {
-        let groups = FlowExp.groups(&quick());
+        let groups = FlowExp {
+            repeat_given: false,
+        }
+        .groups(&quick());
         assert_eq!(groups.len(), Topology::ALL.len() * 2 + 2);
         for mut g in groups {
             assert!(g.params.contains_key("topology"));
@@ -623,9 +658,16 @@ mod tests {
         let pool = Pool::builder().threads(3).build().unwrap();
         for topology in [Topology::WaveSim, Topology::Jacobi] {
             let expected = reference(topology, sizes);
+            let n = match topology {
+                Topology::WaveSim => sizes.wave_n,
+                _ => sizes.jacobi_n,
+            };
+            // Reused across runs, as the experiment does: a run must not depend on what the
+            // previous one left in the grids.
+            let data = [grid(n), grid(n)];
             for (mode, _) in MODES {
                 for bands in [1, 3, 8] {
-                    let (got, _) = run_stencil(&pool, topology, sizes, mode, bands);
+                    let (got, _) = run_stencil(&pool, topology, sizes, mode, bands, &data);
                     assert!(got == expected, "{topology:?} {mode:?} {bands}");
                 }
             }
