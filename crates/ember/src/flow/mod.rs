@@ -258,26 +258,35 @@ impl Flow {
             threaded => {
                 let queue = Arc::new(SubmissionQueue::new());
                 let cell = Arc::new(Mutex::new(Some(scheduler)));
+                let started = Arc::new(std::sync::Barrier::new(2));
                 let spawned = {
                     let queue = queue.clone();
                     let cell = cell.clone();
+                    let started = started.clone();
                     std::thread::Builder::new()
                         .name(format!("ember-flow-{id}"))
                         .spawn(move || {
                             let scheduler = lock(&cell).take();
+                            started.wait();
                             if let Some(scheduler) = scheduler {
                                 schedule(scheduler, &queue, threaded);
                             }
                         })
                 };
                 match spawned {
-                    Ok(thread) => (
-                        Engine::Threaded {
-                            queue,
-                            thread: Some(thread),
-                        },
-                        threaded,
-                    ),
+                    Ok(thread) => {
+                        // A thread the kernel has just created may wait a scheduling period
+                        // or two before it first runs; that wait belongs to creating the flow,
+                        // not to its first submission.
+                        started.wait();
+                        (
+                            Engine::Threaded {
+                                queue,
+                                thread: Some(thread),
+                            },
+                            threaded,
+                        )
+                    }
                     Err(_) => {
                         let scheduler = lock(&cell).take().expect("the thread never started");
                         (Engine::Inline(Mutex::new(scheduler)), Mode::Inline)
