@@ -23,14 +23,6 @@ use crate::task::kick::Held;
 use crate::trace::TraceKind;
 use crate::wake::WakeState;
 
-/// Spin rounds grow 1, 2, 4, … pause instructions; once a round would reach this many, the
-/// spin yields the CPU instead. On a machine with more runnable threads than cores the thread
-/// that will produce the work (a producer, the worker finishing a job) may be waiting for this
-/// very core: a yield lets it run, where a pause only burns the slice, and where a sleep would
-/// cost a switch now and a wake-up (often preempting somebody) later. With nothing else
-/// runnable a yield returns at once, so the spin's deadline still bounds its CPU.
-const YIELD_AFTER_SPINS: u32 = 64;
-
 thread_local! {
     /// The worker running on this thread, if it is one.
     static CURRENT: RefCell<Option<Rc<WorkerThread>>> = const { RefCell::new(None) };
@@ -198,7 +190,7 @@ impl WorkerThread {
     }
 
     /// Own deque first; then, as the policy allows, the global queue and other workers,
-    /// spinning briefly (pausing, then yielding) before giving up.
+    /// spinning briefly and then yielding once before giving up.
     fn find_work(&self, done: &dyn Fn() -> bool) -> Option<JobRef> {
         // Delay-kick: the first held successor is this worker's; the rest go to thieves.
         if let Some(job) = self.held.take_and_kick(|job| self.kick(job)) {
@@ -221,14 +213,25 @@ impl WorkerThread {
         let deadline = Instant::now() + self.spin;
         let mut spins = 1u32;
         while !done() && Instant::now() < deadline {
-            if spins < YIELD_AFTER_SPINS {
-                for _ in 0..spins {
-                    std::hint::spin_loop();
-                }
-                spins *= 2;
-            } else {
-                std::thread::yield_now();
+            for _ in 0..spins {
+                std::hint::spin_loop();
             }
+            spins = (spins * 2).min(64);
+            if let Some(job) = self.steal() {
+                self.spin_governor.record(true);
+                self.found_work();
+                return Some(job);
+            }
+        }
+        // A spin that found nothing yields once before the worker sleeps. On a machine with
+        // more runnable threads than cores the thread that will produce the work (a producer,
+        // a worker finishing a job) may be waiting for this very core: the yield lets it run,
+        // where a sleep would cost a switch now and a wake-up (often preempting somebody)
+        // later. With nothing else runnable here it returns at once. Only one: yielding on
+        // every spin round also hands the core back and forth between two workers passing a
+        // chain of jobs, doubling their switches.
+        if !done() {
+            std::thread::yield_now();
             if let Some(job) = self.steal() {
                 self.spin_governor.record(true);
                 self.found_work();
