@@ -107,10 +107,10 @@ impl PoolBuilder {
     }
 
     /// How long an idle worker allowed to search keeps looking for work, spinning with
-    /// [`std::hint::spin_loop`] and then yielding once with [`std::thread::yield_now`], before
-    /// it sleeps (default 10 µs). Zero sleeps at once. A
-    /// worker whose last spins all found nothing stops spinning until one finds work again
-    /// (it probes now and then), so a pool under light load does not burn the spin per job.
+    /// [`std::hint::spin_loop`], before it yields once ([`std::thread::yield_now`]), looks
+    /// again and sleeps (default 10 µs). Zero sleeps at once. A worker whose last spins all
+    /// found nothing stops spinning until one finds work again (it probes now and then), so a
+    /// pool under light load does not burn the spin per job.
     pub fn spin(mut self, spin: Duration) -> Self {
         self.spin = spin;
         self
