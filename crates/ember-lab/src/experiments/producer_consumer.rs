@@ -17,8 +17,8 @@
 //! The `floor` row is not a pool: each producer thread does its production work while one
 //! consumer thread per pool does all the consumer work, with no queue and no hand-off between
 //! them. Its context switches are what the kernel's time slicing alone costs when those
-//! threads share the cores — the fewest any pool with a separate consumer thread can have on
-//! this machine. It is a bound, not a peer: ratios never use it.
+//! threads share the cores — the fewest any pool can have on this machine whose consumer runs
+//! while its producer is still producing. It is a bound, not a peer: ratios never use it.
 //!
 //! The pools run as threads of one process, or with `--processes` as child processes of this
 //! binary (started with the hidden `--pc-child` flag; the harness adds their `getrusage` and
