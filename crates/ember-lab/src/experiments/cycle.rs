@@ -53,6 +53,7 @@ use std::time::{Duration, Instant};
 
 use crossbeam_channel::{Receiver, Sender};
 
+use super::baton::{hop_ember, hop_tokio, Baton, Report};
 use super::ember_rows::EmberPolicy;
 use super::{oversubscription, params, trial};
 use crate::experiment::{Experiment, Group, LabOpts, Metrics, Trial};
@@ -127,42 +128,10 @@ impl Shape {
     }
 
     /// The first token of every ring.
-    fn tokens(&self) -> impl Iterator<Item = Token> + '_ {
-        (0..self.rings).map(|ring| Token {
-            ring,
-            hop: 0,
-            last: self.ring_hops(ring) - 1,
-        })
+    fn tokens(&self) -> impl Iterator<Item = Baton> + '_ {
+        (0..self.rings).map(|ring| Baton::first(ring, self.ring_hops(ring)))
     }
 }
-
-/// A ring's token: which ring, how many hops it has made, and the number of its last hop.
-#[derive(Clone, Copy, Debug)]
-struct Token {
-    ring: usize,
-    /// Hops made before this one (0 for the first task of the ring).
-    hop: u64,
-    /// `hop` of the ring's last task.
-    last: u64,
-}
-
-impl Token {
-    /// The token handed to the next task of the ring, or `None` after the last hop.
-    fn pass(self) -> Option<Token> {
-        (self.hop < self.last).then_some(Token {
-            hop: self.hop + 1,
-            ..self
-        })
-    }
-
-    /// Ring position of the task holding this token.
-    fn position(&self, ring_len: usize) -> usize {
-        (self.hop % ring_len as u64) as usize
-    }
-}
-
-/// What the last task of a ring reports: the ring and the hops its token made.
-type Report = (usize, u64);
 
 fn group(shape: Shape, cores: usize) -> Group {
     assert!(
@@ -207,7 +176,7 @@ fn run_ember(shape: Shape, policy: EmberPolicy) -> Metrics {
     for token in shape.tokens() {
         let handle = pool.clone();
         let tx = tx.clone();
-        pool.spawn(move || ember_hop(handle, token, tx));
+        pool.spawn(move || hop_ember(handle, token, tx));
     }
     drop(tx);
     collect_reports(shape, &rx);
@@ -220,22 +189,6 @@ fn run_ember(shape: Shape, policy: EmberPolicy) -> Metrics {
     metrics
 }
 
-/// One hop on an ember pool: hand the token on (or report the ring done).
-fn ember_hop(pool: ember::Pool, token: Token, tx: Sender<Report>) {
-    match token.pass() {
-        Some(next) => {
-            let handle = pool.clone();
-            pool.spawn(move || ember_hop(handle, next, tx));
-        }
-        None => {
-            // Let go of the pool before the run can end, so that the run's own handle is
-            // the last one and dropping it joins the workers from the measuring thread.
-            drop(pool);
-            send_report(&tx, token);
-        }
-    }
-}
-
 fn run_tokio(shape: Shape) -> Metrics {
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(shape.workers)
@@ -246,7 +199,7 @@ fn run_tokio(shape: Shape) -> Metrics {
     let start = Instant::now();
     for token in shape.tokens() {
         let tx = tx.clone();
-        rt.spawn(async move { tokio_hop(token, tx) });
+        rt.spawn(async move { hop_tokio(token, tx) });
     }
     drop(tx);
     collect_reports(shape, &rx);
@@ -256,26 +209,17 @@ fn run_tokio(shape: Shape) -> Metrics {
     rate(shape.hops, elapsed)
 }
 
-/// One hop on the tokio runtime (runs inside a task, so `tokio::spawn` finds the runtime).
-fn tokio_hop(token: Token, tx: Sender<Report>) {
-    match token.pass() {
-        Some(next) => {
-            tokio::spawn(async move { tokio_hop(next, tx) });
-        }
-        None => send_report(&tx, token),
-    }
-}
-
 /// A message to a `std-threads` thread.
 enum Msg {
-    Token(Token),
+    Token(Baton),
     Stop,
 }
 
 fn run_std_threads(shape: Shape) -> Metrics {
     let p = shape.workers;
     let r = shape.ring_len;
-    let owner = move |token: &Token| (token.ring * r + token.position(r)) % p;
+    // Ring `k`'s position `i` lives on thread `(k·r + i) mod p`.
+    let owner = move |token: &Baton| (token.chain * r + (token.hop % r as u64) as usize) % p;
     let (senders, receivers): (Vec<Sender<Msg>>, Vec<Receiver<Msg>>) =
         (0..p).map(|_| crossbeam_channel::unbounded()).unzip();
     let (tx, rx) = crossbeam_channel::unbounded();
@@ -294,7 +238,7 @@ fn run_std_threads(shape: Shape) -> Metrics {
                             Some(next) => senders[owner(&next)]
                                 .send(Msg::Token(next))
                                 .expect("cycle: std-threads peer hung up"),
-                            None => send_report(&tx, token),
+                            None => token.report(&tx),
                         }
                     }
                 })
@@ -320,11 +264,6 @@ fn run_std_threads(shape: Shape) -> Metrics {
     }
     assert_no_more_reports(&rx);
     rate(shape.hops, elapsed)
-}
-
-fn send_report(tx: &Sender<Report>, token: Token) {
-    tx.send((token.ring, token.hop + 1))
-        .expect("cycle: the run stopped listening for ring reports");
 }
 
 /// Waits until every ring has reported and checks each made exactly its share of hops.

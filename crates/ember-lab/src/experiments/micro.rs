@@ -52,6 +52,7 @@ use std::time::{Duration, Instant};
 
 use crossbeam_channel::{Receiver, Sender};
 
+use super::baton::{hop_ember, hop_tokio, Baton, Report};
 use super::ember_rows::EmberPolicy;
 use super::peers::{rayon_pool, rayon_shutdown};
 use super::{params, trial};
@@ -364,7 +365,7 @@ fn spawn_ember(s: Sizes, origin: Origin, policy: EmberPolicy) -> Metrics {
                             counter.fetch_add(1, Ordering::Relaxed);
                         });
                     }
-                    // The run's handle must stay the last one (see `relay_ember`).
+                    // The run's handle must stay the last one (see `baton::hop_ember`).
                     drop(handle);
                 });
             }
@@ -566,16 +567,12 @@ impl Relays {
 
     /// The first baton of every relay of a wave.
     fn batons(&self) -> impl Iterator<Item = Baton> {
-        let last = self.length - 1;
-        (0..self.concurrent).map(move |relay| Baton {
-            relay,
-            runs: 0,
-            last,
-        })
+        let length = self.length;
+        (0..self.concurrent).map(move |relay| Baton::first(relay, length))
     }
 
     /// Waits for every relay of a wave to report once, with exactly `length` runs.
-    fn collect(&self, rx: &Receiver<(usize, u64)>, system: &str) {
+    fn collect(&self, rx: &Receiver<Report>, system: &str) {
         let mut seen = vec![false; self.concurrent];
         for _ in 0..self.concurrent {
             let (relay, runs) = recv_or_die(rx, self.what);
@@ -594,49 +591,12 @@ impl Relays {
     }
 
     /// Once the system has shut down, nothing may report any more.
-    fn check_quiet(&self, rx: &Receiver<(usize, u64)>, system: &str) {
+    fn check_quiet(&self, rx: &Receiver<Report>, system: &str) {
         if let Ok((relay, runs)) = rx.try_recv() {
             panic!(
                 "micro: {} on {system}: relay {relay} reported again after {runs} runs",
                 self.what
             );
-        }
-    }
-}
-
-/// What one task of a relay holds: its relay, the task runs before it, the last run's number.
-#[derive(Clone, Copy, Debug)]
-struct Baton {
-    relay: usize,
-    runs: u64,
-    last: u64,
-}
-
-impl Baton {
-    /// The baton for the next task, or `None` when this task is the relay's last.
-    fn pass(self) -> Option<Baton> {
-        (self.runs < self.last).then_some(Baton {
-            runs: self.runs + 1,
-            ..self
-        })
-    }
-
-    fn report(self, tx: &Sender<(usize, u64)>) {
-        let _ = tx.send((self.relay, self.runs + 1));
-    }
-}
-
-fn relay_ember(pool: ember::Pool, baton: Baton, tx: Sender<(usize, u64)>) {
-    match baton.pass() {
-        Some(next) => {
-            let handle = pool.clone();
-            pool.spawn(move || relay_ember(handle, next, tx));
-        }
-        None => {
-            // Let go of the pool first, so that the run's own handle is the last one and
-            // dropping it joins the workers from the measuring thread.
-            drop(pool);
-            baton.report(&tx);
         }
     }
 }
@@ -649,7 +609,7 @@ fn relays_ember(s: Sizes, relays: Relays, policy: EmberPolicy) -> Metrics {
         for baton in relays.batons() {
             let handle = pool.clone();
             let tx = tx.clone();
-            pool.spawn(move || relay_ember(handle, baton, tx));
+            pool.spawn(move || hop_ember(handle, baton, tx));
         }
         relays.collect(&rx, policy.system());
     }
@@ -661,9 +621,9 @@ fn relays_ember(s: Sizes, relays: Relays, policy: EmberPolicy) -> Metrics {
 }
 
 /// One task of a relay on rayon (runs on a pool thread, so `rayon::spawn` uses that pool).
-fn relay_rayon(baton: Baton, tx: Sender<(usize, u64)>) {
+fn hop_rayon(baton: Baton, tx: Sender<Report>) {
     match baton.pass() {
-        Some(next) => rayon::spawn(move || relay_rayon(next, tx)),
+        Some(next) => rayon::spawn(move || hop_rayon(next, tx)),
         None => baton.report(&tx),
     }
 }
@@ -675,7 +635,7 @@ fn relays_rayon(s: Sizes, relays: Relays) -> Metrics {
         for _ in 0..relays.waves {
             for baton in relays.batons() {
                 let tx = tx.clone();
-                pool.spawn(move || relay_rayon(baton, tx));
+                pool.spawn(move || hop_rayon(baton, tx));
             }
             relays.collect(&rx, "rayon");
         }
@@ -685,16 +645,6 @@ fn relays_rayon(s: Sizes, relays: Relays) -> Metrics {
     metrics
 }
 
-/// One task of a relay on tokio (runs inside a task, so `tokio::spawn` finds the runtime).
-fn relay_tokio(baton: Baton, tx: Sender<(usize, u64)>) {
-    match baton.pass() {
-        Some(next) => {
-            tokio::spawn(async move { relay_tokio(next, tx) });
-        }
-        None => baton.report(&tx),
-    }
-}
-
 fn relays_tokio(s: Sizes, relays: Relays) -> Metrics {
     let rt = tokio_runtime(s.threads);
     let (tx, rx) = crossbeam_channel::unbounded();
@@ -702,7 +652,7 @@ fn relays_tokio(s: Sizes, relays: Relays) -> Metrics {
     for _ in 0..relays.waves {
         for baton in relays.batons() {
             let tx = tx.clone();
-            rt.spawn(async move { relay_tokio(baton, tx) });
+            rt.spawn(async move { hop_tokio(baton, tx) });
         }
         relays.collect(&rx, "tokio");
     }

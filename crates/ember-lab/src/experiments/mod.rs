@@ -1,6 +1,7 @@
 //! The experiments of the lab (DESIGN §4), each implementing [`crate::experiment::Experiment`],
 //! and the pieces their rows share.
 
+pub mod baton;
 pub mod chained_decode;
 pub mod containers;
 pub mod cycle;
