@@ -55,7 +55,7 @@ use crossbeam_channel::{Receiver, Sender};
 
 use super::baton::{hop_ember, hop_tokio, Baton, Report};
 use super::ember_rows::EmberPolicy;
-use super::{oversubscription, params, trial};
+use super::{oversubscription, params, rate, trial};
 use crate::experiment::{Experiment, Group, LabOpts, Metrics, Trial};
 
 /// The `cycle` experiment.
@@ -295,12 +295,4 @@ fn assert_no_more_reports(rx: &Receiver<Report>) {
     if let Ok((ring, made)) = rx.try_recv() {
         panic!("cycle: ring {ring} reported again after {made} hops");
     }
-}
-
-fn rate(ops: u64, elapsed: Duration) -> Metrics {
-    let secs = elapsed.as_secs_f64().max(1e-9);
-    let mut metrics = Metrics::new();
-    metrics.insert("ops_per_s".into(), ops as f64 / secs);
-    metrics.insert("ns_per_op".into(), secs * 1e9 / ops as f64);
-    metrics
 }

@@ -55,7 +55,7 @@ use crossbeam_channel::{Receiver, Sender};
 use super::baton::{hop_ember, hop_tokio, Baton, Report};
 use super::ember_rows::EmberPolicy;
 use super::peers::{rayon_pool, rayon_shutdown};
-use super::{params, trial};
+use super::{params, rate, trial};
 use crate::experiment::{Experiment, Group, LabOpts, Metrics, Trial};
 
 /// The `micro` experiment.
@@ -156,13 +156,9 @@ impl Experiment for Micro {
                     ("pairs", s.pairs.into()),
                     ("bounces", s.bounces.into()),
                 ]),
-                trials: ember_trials(move |v| relays_ember(s, Relays::ping_pong(s), v))
+                trials: relay_trials(s, Relays::ping_pong(s))
                     .into_iter()
-                    .chain([
-                        trial("rayon", move || relays_rayon(s, Relays::ping_pong(s))),
-                        trial("tokio", move || relays_tokio(s, Relays::ping_pong(s))),
-                        trial("tokio-mpsc", move || ping_pong_tokio_mpsc(s)),
-                    ])
+                    .chain([trial("tokio-mpsc", move || ping_pong_tokio_mpsc(s))])
                     .collect(),
             },
             Group {
@@ -177,13 +173,7 @@ impl Experiment for Micro {
                     ("depth", s.chain_depth.into()),
                     ("chains", s.chains.into()),
                 ]),
-                trials: ember_trials(move |v| relays_ember(s, Relays::chains(s), v))
-                    .into_iter()
-                    .chain([
-                        trial("rayon", move || relays_rayon(s, Relays::chains(s))),
-                        trial("tokio", move || relays_tokio(s, Relays::chains(s))),
-                    ])
-                    .collect(),
+                trials: relay_trials(s, Relays::chains(s)),
             },
         ]
     }
@@ -208,15 +198,6 @@ fn thousands(n: u64) -> String {
         out.push(c);
     }
     out
-}
-
-/// Metrics of `ops` operations that took `elapsed`.
-fn rate(ops: u64, elapsed: Duration) -> Metrics {
-    let secs = elapsed.as_secs_f64().max(1e-9);
-    let mut metrics = Metrics::new();
-    metrics.insert("ops_per_s".into(), ops as f64 / secs);
-    metrics.insert("ns_per_op".into(), secs * 1e9 / ops as f64);
-    metrics
 }
 
 fn recv_or_die<T>(rx: &Receiver<T>, what: &str) -> T {
@@ -599,6 +580,17 @@ impl Relays {
             );
         }
     }
+}
+
+/// The rows of a relay benchmark: every ember policy, rayon and tokio.
+fn relay_trials(s: Sizes, relays: Relays) -> Vec<Trial> {
+    ember_trials(move |v| relays_ember(s, relays, v))
+        .into_iter()
+        .chain([
+            trial("rayon", move || relays_rayon(s, relays)),
+            trial("tokio", move || relays_tokio(s, relays)),
+        ])
+        .collect()
 }
 
 fn relays_ember(s: Sizes, relays: Relays, policy: EmberPolicy) -> Metrics {

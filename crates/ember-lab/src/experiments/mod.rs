@@ -41,3 +41,12 @@ pub fn oversubscription(threads: usize, cores: usize) -> String {
         )
     }
 }
+
+/// Metrics of `ops` operations that took `elapsed`: `ops_per_s` and `ns_per_op`.
+pub fn rate(ops: u64, elapsed: std::time::Duration) -> crate::experiment::Metrics {
+    let secs = elapsed.as_secs_f64().max(1e-9);
+    let mut metrics = crate::experiment::Metrics::new();
+    metrics.insert("ops_per_s".into(), ops as f64 / secs);
+    metrics.insert("ns_per_op".into(), secs * 1e9 / ops as f64);
+    metrics
+}
