@@ -183,6 +183,14 @@ struct Sizes {
 }
 
 impl Sizes {
+    /// The side of the end-to-end grids of `topology` (`wave_sim` or `jacobi`).
+    fn grid_n(&self, topology: Topology) -> usize {
+        match topology {
+            Topology::WaveSim => self.wave_n,
+            _ => self.jacobi_n,
+        }
+    }
+
     fn new(quick: bool) -> Sizes {
         if quick {
             Sizes {
@@ -474,10 +482,8 @@ fn tasks_len(topology: Topology, sizes: Sizes) -> usize {
 
 /// The final grid of a sequential run.
 fn reference(topology: Topology, sizes: Sizes) -> Vec<u64> {
-    let (n, bufs) = match topology {
-        Topology::WaveSim => (sizes.wave_n, [grid(sizes.wave_n), grid(sizes.wave_n)]),
-        _ => (sizes.jacobi_n, [grid(sizes.jacobi_n), grid(sizes.jacobi_n)]),
-    };
+    let n = sizes.grid_n(topology);
+    let bufs = [grid(n), grid(n)];
     let last = match topology {
         Topology::WaveSim => {
             fill(&bufs[0], n, 0..n, wave_init);
@@ -509,23 +515,16 @@ fn run_stencil(
     data: &[Grid; 2],
 ) -> (Vec<u64>, Duration) {
     let flow = Flow::new(pool, flow_options(mode));
-    let (n, tasks, last) = match topology {
-        Topology::WaveSim => {
-            let n = sizes.wave_n;
-            (
-                n,
-                wave_accesses(&flow, n, sizes.wave_steps, bands),
-                (sizes.wave_steps + 1) % 2,
-            )
-        }
-        _ => {
-            let n = sizes.jacobi_n;
-            (
-                n,
-                jacobi_accesses(&flow, n, sizes.jacobi_steps, bands),
-                sizes.jacobi_steps % 2,
-            )
-        }
+    let n = sizes.grid_n(topology);
+    let (tasks, last) = match topology {
+        Topology::WaveSim => (
+            wave_accesses(&flow, n, sizes.wave_steps, bands),
+            (sizes.wave_steps + 1) % 2,
+        ),
+        _ => (
+            jacobi_accesses(&flow, n, sizes.jacobi_steps, bands),
+            sizes.jacobi_steps % 2,
+        ),
     };
     debug_assert!(data.iter().all(|g| g.len() == n * n));
     let fills = if topology == Topology::WaveSim { 2 } else { 1 } * bands;
@@ -567,10 +566,7 @@ fn run_stencil(
 fn end_to_end_group(topology: Topology, sizes: Sizes, threads: usize) -> Group {
     let bands = 2 * threads;
     let expected: Arc<Vec<u64>> = Arc::new(reference(topology, sizes));
-    let n = match topology {
-        Topology::WaveSim => sizes.wave_n,
-        _ => sizes.jacobi_n,
-    };
+    let n = sizes.grid_n(topology);
     // One pair of grids for every run of every mode: each run then works on the same memory,
     // already faulted in, so the page layout (and whether the kernel backs it with huge
     // pages, which matters to jacobi's column reads) is no longer a difference between runs.
@@ -658,10 +654,7 @@ mod tests {
         let pool = Pool::builder().threads(3).build().unwrap();
         for topology in [Topology::WaveSim, Topology::Jacobi] {
             let expected = reference(topology, sizes);
-            let n = match topology {
-                Topology::WaveSim => sizes.wave_n,
-                _ => sizes.jacobi_n,
-            };
+            let n = sizes.grid_n(topology);
             // Reused across runs, as the experiment does: a run must not depend on what the
             // previous one left in the grids.
             let data = [grid(n), grid(n)];

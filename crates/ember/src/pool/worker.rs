@@ -218,9 +218,7 @@ impl WorkerThread {
             }
             spins = (spins * 2).min(64);
             if let Some(job) = self.steal() {
-                self.spin_governor.record(true);
-                self.found_work();
-                return Some(job);
+                return Some(self.found_by_spinning(job));
             }
         }
         // A spin that found nothing yields once before the worker sleeps. On a machine with
@@ -233,13 +231,18 @@ impl WorkerThread {
         if !done() {
             std::thread::yield_now();
             if let Some(job) = self.steal() {
-                self.spin_governor.record(true);
-                self.found_work();
-                return Some(job);
+                return Some(self.found_by_spinning(job));
             }
         }
         self.spin_governor.record(false);
         None
+    }
+
+    /// A spin found `job`: spinning paid, so it stays on (`spin.rs`).
+    fn found_by_spinning(&self, job: JobRef) -> JobRef {
+        self.spin_governor.record(true);
+        self.found_work();
+        job
     }
 
     #[inline]
