@@ -18,6 +18,16 @@ fn model(f: impl Fn() + Sync + Send + 'static) {
     builder.check(f);
 }
 
+/// Joins `threads` and yields every item their pops got.
+fn popped<I: IntoIterator<Item = Option<usize>>>(
+    threads: Vec<thread::JoinHandle<I>>,
+) -> impl Iterator<Item = usize> {
+    threads
+        .into_iter()
+        .flat_map(|thread| thread.join().unwrap())
+        .flatten()
+}
+
 /// Asserts that `got` holds each of `expected` exactly once.
 fn assert_each_once(mut got: Vec<usize>, expected: &[usize]) {
     got.sort_unstable();
@@ -64,11 +74,7 @@ fn treiber_concurrent_pops() {
                 thread::spawn(move || [stack.pop(), stack.pop()])
             })
             .collect();
-        let got: Vec<usize> = poppers
-            .into_iter()
-            .flat_map(|popper| popper.join().unwrap())
-            .flatten()
-            .collect();
+        let got: Vec<usize> = popped(poppers).collect();
         // Four pops of three items: all three come out, one pop finds the stack empty.
         assert_each_once(got, &[0, 1, 2]);
         assert!(stack.is_empty());
@@ -109,12 +115,7 @@ fn spmc_recycles_only_drained_batches() {
             .collect();
         // Succeeds only once `0` was claimed and moved out; otherwise the item comes back.
         let rejected = batch.try_push(1).err();
-        let mut got: Vec<usize> = consumers
-            .into_iter()
-            .flat_map(|consumer| consumer.join().unwrap())
-            .flatten()
-            .chain(rejected)
-            .collect();
+        let mut got: Vec<usize> = popped(consumers).chain(rejected).collect();
         got.extend(std::iter::from_fn(|| batch.pop()));
         assert_each_once(got, &[0, 1]);
     });
@@ -137,11 +138,7 @@ fn treiber_three_threads() {
             .collect();
         let popper = Arc::clone(&stack);
         threads.push(thread::spawn(move || vec![popper.pop(), popper.pop()]));
-        let mut got: Vec<usize> = threads
-            .into_iter()
-            .flat_map(|thread| thread.join().unwrap())
-            .flatten()
-            .collect();
+        let mut got: Vec<usize> = popped(threads).collect();
         got.extend(std::iter::from_fn(|| stack.pop()));
         assert_each_once(got, &[0, 1, 2]);
     });
@@ -162,12 +159,7 @@ fn spmc_recycle_under_concurrent_claims() {
         let rejected: Vec<usize> = (1..4)
             .filter_map(|item| batch.try_push(item).err())
             .collect();
-        let mut got: Vec<usize> = consumers
-            .into_iter()
-            .flat_map(|consumer| consumer.join().unwrap())
-            .flatten()
-            .chain(rejected)
-            .collect();
+        let mut got: Vec<usize> = popped(consumers).chain(rejected).collect();
         got.extend(std::iter::from_fn(|| batch.pop()));
         assert_each_once(got, &[0, 1, 2, 3]);
     });
