@@ -28,6 +28,18 @@ fn popped<I: IntoIterator<Item = Option<usize>>>(
         .flatten()
 }
 
+/// Two threads that each pop `batch` twice.
+fn two_consumers_popping_twice(
+    batch: &Arc<SpmcBatch<usize>>,
+) -> Vec<thread::JoinHandle<[Option<usize>; 2]>> {
+    (0..2)
+        .map(|_| {
+            let batch = Arc::clone(batch);
+            thread::spawn(move || [batch.pop(), batch.pop()])
+        })
+        .collect()
+}
+
 /// Asserts that `got` holds each of `expected` exactly once.
 fn assert_each_once(mut got: Vec<usize>, expected: &[usize]) {
     got.sort_unstable();
@@ -107,12 +119,7 @@ fn spmc_recycles_only_drained_batches() {
     model(|| {
         let batch = Arc::new(SpmcBatch::with_capacity(1));
         batch.try_push(0).unwrap();
-        let consumers: Vec<_> = (0..2)
-            .map(|_| {
-                let batch = Arc::clone(&batch);
-                thread::spawn(move || [batch.pop(), batch.pop()])
-            })
-            .collect();
+        let consumers = two_consumers_popping_twice(&batch);
         // Succeeds only once `0` was claimed and moved out; otherwise the item comes back.
         let rejected = batch.try_push(1).err();
         let mut got: Vec<usize> = popped(consumers).chain(rejected).collect();
@@ -149,12 +156,7 @@ fn spmc_recycle_under_concurrent_claims() {
     model(|| {
         let batch = Arc::new(SpmcBatch::with_capacity(2));
         batch.try_push(0).unwrap();
-        let consumers: Vec<_> = (0..2)
-            .map(|_| {
-                let batch = Arc::clone(&batch);
-                thread::spawn(move || [batch.pop(), batch.pop()])
-            })
-            .collect();
+        let consumers = two_consumers_popping_twice(&batch);
         // Appends to the live batch, or recycles it once drained, or is refused when full.
         let rejected: Vec<usize> = (1..4)
             .filter_map(|item| batch.try_push(item).err())
