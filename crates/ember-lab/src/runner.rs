@@ -137,6 +137,11 @@ pub fn add_paired(runs: &mut ExperimentRuns, pairs: &[(&str, &str)]) {
     }
 }
 
+/// Whether `metric` is a paired ratio made by [`add_paired`].
+pub fn is_paired(metric: &str) -> bool {
+    metric.contains("_vs_")
+}
+
 /// The experiments to run with their groups built, and how many runs that makes.
 pub struct Plan<'a> {
     pub items: Vec<(&'a dyn Experiment, Vec<Group>, usize)>,

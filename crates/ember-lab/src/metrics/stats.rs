@@ -1,4 +1,5 @@
-//! Median, minimum and maximum of each metric over a row's repeated runs.
+//! Median, minimum and maximum of each metric over a row's repeated runs, and a confidence
+//! interval for a median.
 
 use crate::experiment::Metrics;
 use std::collections::BTreeSet;
@@ -31,6 +32,34 @@ pub fn spread(values: &[f64]) -> Option<Spread> {
     })
 }
 
+/// A 95 % confidence interval for the median of the distribution `values` were drawn from,
+/// without assuming its shape: `[x(k), x(n+1-k)]` of the sorted values (1-based), with the
+/// largest `k` for which fewer than `k` of `n` fair coin flips land heads with probability at
+/// most 2.5 % (the sign-test interval). `None` below 6 values, where even the full range
+/// covers the median with less than 95 % probability.
+pub fn median_ci95(values: &[f64]) -> Option<(f64, f64)> {
+    let n = values.len();
+    // ln P(X = i) for X ~ Binomial(n, 1/2), summed while the tail stays within 2.5 %.
+    let mut ln_pmf = n as f64 * 0.5f64.ln();
+    let (mut tail, mut k) = (0.0, 0);
+    while k < n / 2 {
+        let next = tail + ln_pmf.exp();
+        if next > 0.025 {
+            break;
+        }
+        tail = next;
+        ln_pmf += ((n - k) as f64 / (k + 1) as f64).ln();
+        k += 1;
+    }
+    // `k` values may lie below the interval: the interval starts at the (k+1)-th (0-based k).
+    if k == 0 {
+        return None;
+    }
+    let mut v = values.to_vec();
+    v.sort_by(f64::total_cmp);
+    Some((v[k - 1], v[n - k]))
+}
+
 /// Per-metric median, min and max over runs. A metric missing from some runs is summarized
 /// over the runs that have it.
 pub fn summarize(runs: &[Metrics]) -> (Metrics, Metrics, Metrics) {
@@ -60,6 +89,26 @@ mod tests {
         let s = spread(&[7.0]).unwrap();
         assert_eq!((s.median, s.min, s.max), (7.0, 7.0, 7.0));
         assert!(spread(&[]).is_none());
+    }
+
+    /// The bounds are the order statistics a binomial table gives: none below 6 values, the
+    /// extremes at 6–8, the 4th and 12th of 15, the 23rd and 39th of 61.
+    #[test]
+    fn median_interval_uses_the_sign_test_ranks() {
+        let ranks = |n: usize| {
+            let v: Vec<f64> = (1..=n).rev().map(|i| i as f64).collect();
+            median_ci95(&v)
+        };
+        assert_eq!(ranks(5), None);
+        assert_eq!(ranks(6), Some((1.0, 6.0)));
+        assert_eq!(ranks(8), Some((1.0, 8.0)));
+        assert_eq!(ranks(9), Some((2.0, 8.0)));
+        assert_eq!(ranks(15), Some((4.0, 12.0)));
+        assert_eq!(ranks(61), Some((23.0, 39.0)));
+        assert!(
+            ranks(5000).is_some(),
+            "large n neither underflows nor panics"
+        );
     }
 
     #[test]

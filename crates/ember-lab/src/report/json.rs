@@ -1,5 +1,7 @@
 //! `report.json`: `{machine, experiments: [{name, rows: [{system, params, median, min, max,
-//! repeats}]}]}` — the shape of DESIGN §4, the same for every experiment. Groups are not a
+//! repeats}]}]}` — the shape of DESIGN §4, the same for every experiment. A row with paired
+//! ratios also has `ci95`: `{metric: [low, high]}`, the 95 % confidence interval of each
+//! ratio's median. Groups are not a
 //! level of their own: a row's `params` (the group's merged with the row's) tell them apart.
 
 use super::{ExperimentSummary, RowSummary};
@@ -71,6 +73,7 @@ pub(crate) mod tests {
                 min: metrics(w * 0.9, 90.0),
                 max: metrics(w * 1.1, 120.0),
                 repeats: 5,
+                ci95: Default::default(),
             }
         };
         let group = |pools: u64| GroupSummary {
@@ -135,5 +138,23 @@ pub(crate) mod tests {
             assert_eq!(keys(&row[part]), ["cpu_s", "ctx_switches", "wall_s"]);
             assert!(row[part]["wall_s"].is_f64());
         }
+    }
+
+    #[test]
+    fn paired_rows_carry_their_intervals_and_read_back() {
+        let (machine, mut exps) = fake();
+        let row = &mut exps[0].groups[0].rows[0];
+        row.median.insert("run_vs_inline".into(), 0.99);
+        row.ci95.insert("run_vs_inline".into(), [0.97, 1.01]);
+        let report = Report::new(&machine, &exps);
+        let json = report.to_json();
+        let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+        assert_eq!(
+            v["experiments"][0]["rows"][0]["ci95"]["run_vs_inline"],
+            serde_json::json!([0.97, 1.01])
+        );
+        assert!(v["experiments"][0]["rows"][1].get("ci95").is_none());
+        let back: Report = serde_json::from_str(&json).unwrap();
+        assert_eq!(back, report);
     }
 }

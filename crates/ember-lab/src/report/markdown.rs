@@ -3,10 +3,12 @@
 //!
 //! A cell reads `median [min–max] ×ratio`; the ratio is against the best peer of the group
 //! (lowest value, or highest for a `_per_s` throughput), so `×1.00` marks that peer and
-//! `×0.30` means 30 % of it.
+//! `×0.30` means 30 % of it. A paired ratio (a `_vs_` column) reads `median (CI low–high)`,
+//! with the 95 % confidence interval of its median and no further ratio.
 
 use super::{higher_is_better, is_peer, ExperimentSummary, GroupSummary};
 use crate::machine::MachineInfo;
+use crate::runner::is_paired;
 use std::fmt::Write;
 
 /// Metrics shown first, in this order; any others follow alphabetically.
@@ -85,8 +87,12 @@ pub fn group_table(g: &GroupSummary, info: &MachineInfo) -> String {
         for c in &cols {
             let cell = match r.median.get(c) {
                 Some(&m) => {
-                    let mut cell = format!("{} [{}–{}]", num(m), num(r.min[c]), num(r.max[c]));
-                    if let Some(ratio) = ratio(g, c, m) {
+                    let mut cell = match r.ci95.get(c) {
+                        Some([lo, hi]) => format!("{} (CI {}–{})", num(m), num(*lo), num(*hi)),
+                        None => format!("{} [{}–{}]", num(m), num(r.min[c]), num(r.max[c])),
+                    };
+                    // A paired ratio is a comparison already.
+                    if let Some(ratio) = ratio(g, c, m).filter(|_| !is_paired(c)) {
                         let _ = write!(cell, " ×{ratio:.2}");
                     }
                     cell
@@ -106,6 +112,13 @@ pub fn group_table(g: &GroupSummary, info: &MachineInfo) -> String {
         s,
         "\nmedian [min–max] of {repeats} runs; ×ratio against the best peer (neither ember nor a floor row)."
     );
+    if g.rows.iter().any(|r| !r.ci95.is_empty()) {
+        let _ = writeln!(
+            s,
+            "`_vs_` columns are paired ratios (each run over the reference row's run in the same \
+             round): median (CI low–high), the 95 % confidence interval of the median (sign test)."
+        );
+    }
     s
 }
 
@@ -211,6 +224,25 @@ mod tests {
         assert!(t.contains("n/a (refused for the test)"));
         let t = group_table(&exps[0].groups[0], &info(true));
         assert!(!t.contains("n/a"));
+    }
+
+    #[test]
+    fn paired_ratios_show_their_interval_instead_of_the_range() {
+        let (_, mut exps) = fake();
+        let g = &mut exps[0].groups[0];
+        for r in &mut g.rows {
+            r.median.insert("wall_vs_rayon".into(), 1.0);
+            r.min.insert("wall_vs_rayon".into(), 0.5);
+            r.max.insert("wall_vs_rayon".into(), 2.0);
+        }
+        g.rows[0].ci95.insert("wall_vs_rayon".into(), [0.9, 1.1]);
+        let t = group_table(g, &info(true));
+        assert!(t.contains("| 1 (CI 0.900–1.100) |"), "{t}");
+        assert!(
+            t.contains("| 1 [0.500–2] |"),
+            "a row without an interval: {t}"
+        );
+        assert!(t.contains("95 % confidence interval"));
     }
 
     #[test]

@@ -11,13 +11,14 @@ pub mod markdown;
 pub mod timeline;
 
 use crate::experiment::{Artifact, Metrics, Params};
-use crate::metrics::stats::summarize;
-use crate::runner::ExperimentRuns;
+use crate::metrics::stats::{median_ci95, summarize};
+use crate::runner::{is_paired, ExperimentRuns};
 use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
 use std::path::PathBuf;
 
-/// One row: a system's median, min and max over its runs. It is also a row of
-/// `report.json`, field for field.
+/// One row: a system's median, min and max over its runs, and for paired ratios a 95 %
+/// confidence interval of the median. It is also a row of `report.json`, field for field.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct RowSummary {
@@ -27,6 +28,11 @@ pub struct RowSummary {
     pub min: Metrics,
     pub max: Metrics,
     pub repeats: usize,
+    /// For each paired ratio ([`crate::runner::is_paired`]) with enough runs: the sign-test
+    /// 95 % confidence interval of its median, `[low, high]`. Absent from `report.json` when
+    /// empty.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub ci95: BTreeMap<String, [f64; 2]>,
 }
 
 /// One table.
@@ -59,6 +65,16 @@ impl ExperimentSummary {
                         .iter()
                         .map(|r| {
                             let (median, min, max) = summarize(&r.runs);
+                            let ci95 = median
+                                .keys()
+                                .filter(|k| is_paired(k))
+                                .filter_map(|k| {
+                                    let values: Vec<f64> =
+                                        r.runs.iter().filter_map(|m| m.get(k).copied()).collect();
+                                    let (lo, hi) = median_ci95(&values)?;
+                                    Some((k.clone(), [lo, hi]))
+                                })
+                                .collect();
                             RowSummary {
                                 system: r.system.clone(),
                                 params: r.params.clone(),
@@ -66,6 +82,7 @@ impl ExperimentSummary {
                                 min,
                                 max,
                                 repeats: r.runs.len(),
+                                ci95,
                             }
                         })
                         .collect(),
@@ -143,6 +160,7 @@ mod tests {
             min: metrics.clone(),
             max: metrics,
             repeats: 1,
+            ci95: BTreeMap::new(),
         }
     }
 
