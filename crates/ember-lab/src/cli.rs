@@ -3,6 +3,7 @@
 
 use crate::experiments::chained_decode::CdArgs;
 use crate::experiments::containers::CnArgs;
+use crate::experiments::flow::FlowArgs;
 use crate::experiments::light_load::LlArgs;
 use crate::experiments::producer_consumer::PcArgs;
 use clap::Parser;
@@ -39,6 +40,8 @@ pub struct Cli {
     pub cd: CdArgs,
     #[command(flatten)]
     pub cn: CnArgs,
+    #[command(flatten)]
+    pub flow: FlowArgs,
 }
 
 impl Cli {

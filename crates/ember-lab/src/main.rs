@@ -42,6 +42,7 @@ fn main() -> ExitCode {
     };
     let cd = ChainedDecode::new(cli.cd.clone());
     let flow = FlowExp {
+        args: cli.flow.clone(),
         repeat_given: cli.repeat.is_some(),
     };
     let cn = Containers {

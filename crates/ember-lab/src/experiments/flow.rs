@@ -51,13 +51,24 @@
 //! (`Arc<[AtomicU64]>` holding `f64` bits; the flow's dependencies order every access, so
 //! relaxed loads and stores suffice). Every step is split into `2 × cores` row bands, one task
 //! each, so the modes also differ in how soon the pool gets work. Submission is immediate.
-//! **Timed** (`run_s`): from the first submit until `wait` returns. The two grids are
-//! allocated once per group and shared by every run of every mode (each run overwrites them
-//! before reading), so all modes run on the same, already faulted-in memory. After every run the result is compared with a sequential reference computed
-//! once per group, with `assert!` and exact equality: every cell is computed by the same
-//! expression in the same order in both. A run lasts 0.1–0.3 s and on a shared machine its
-//! time wanders by more than the modes differ, so without an explicit `--repeat` the
-//! experiment runs [`DEFAULT_ROUNDS`] rounds instead of the lab's default 5.
+//! Each run reports, all measured from the first submit:
+//!
+//! - `run_s`: until `wait` returns;
+//! - `submit_s`: until the last `submit` returns, i.e. how long the submitting thread is
+//!   held (building the tasks, and in `inline` mode analysing them);
+//! - `first_task_s`: until the first kernel starts.
+//!
+//! The two grids and a pool of `cores` threads are made once per group and shared by every
+//! run of every mode, as an application keeps them: each run works on the same, already
+//! faulted-in memory, and on workers that have all run before (a pool built just before a
+//! run has threads the operating system has not scheduled yet, and where those land shifted
+//! the first kernel by up to 2 ms, for one mode or another). Each run overwrites the grids
+//! before reading them, and its result is compared with a sequential reference computed once
+//! per group, with `assert!` and exact equality: every cell is computed by the same expression
+//! in the same order in both. A run lasts 0.1–0.3 s and on a shared machine its time wanders
+//! by more than the modes differ, so without an explicit `--repeat` the experiment runs
+//! [`DEFAULT_ROUNDS`] rounds instead of the lab's default 5; `--flow-workload end-to-end`
+//! runs this half alone, for long series.
 //!
 //! # Reading the tables
 //!
@@ -65,29 +76,62 @@
 //! than `inline` end to end. Besides each mode's median, every row has the *paired* ratios
 //! `generation_vs_lockstep` and `run_vs_inline`: per round, its time over the reference
 //! mode's time in the same round (the rounds run the three modes back to back, in rotating
-//! order), so drift of the machine between rounds cancels; their median is the comparison
-//! the target is read from.
+//! order), so drift of the machine between rounds cancels; their median, with its 95 %
+//! confidence interval, is the comparison the target is read from.
 
 mod kernels;
 
 use kernels::{bits, fill, grid, jacobi_init, jacobi_kernel, wave_init, wave_kernel, Grid};
-use std::sync::Arc;
+use std::cell::OnceCell;
+use std::rc::Rc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Barrier};
 use std::time::{Duration, Instant};
 
+use clap::{Args, ValueEnum};
 use ember::flow::{BufferId, Flow, FlowOptions, Mode, Region};
 use ember::Pool;
 
 use super::params;
 use crate::experiment::{Experiment, Group, LabOpts, Metrics, Trial};
 
+/// The two halves of the experiment.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum Workload {
+    /// Graph generation: empty kernels, every topology, immediate and throttled.
+    Generation,
+    /// wave_sim and jacobi with real kernels.
+    EndToEnd,
+}
+
+/// The `flow` experiment's flags.
+#[derive(Args, Clone, Debug, Default)]
+pub struct FlowArgs {
+    /// flow: which workloads to run [default: generation,end-to-end]
+    #[arg(
+        long = "flow-workload",
+        value_name = "W,..",
+        value_enum,
+        value_delimiter = ','
+    )]
+    pub workloads: Vec<Workload>,
+}
+
 /// The `flow` experiment.
 pub struct FlowExp {
+    pub args: FlowArgs,
     /// Whether `--repeat` was given; if not, the experiment runs [`DEFAULT_ROUNDS`] rounds.
     pub repeat_given: bool,
 }
 
+impl FlowExp {
+    fn runs(&self, workload: Workload) -> bool {
+        self.args.workloads.is_empty() || self.args.workloads.contains(&workload)
+    }
+}
+
 /// Rounds of every group when `--repeat` is not given (and not `--quick`).
-pub const DEFAULT_ROUNDS: usize = 15;
+pub const DEFAULT_ROUNDS: usize = 31;
 
 /// Repetitions inside one run of a generation row (the run reports their median).
 const REPS: usize = 50;
@@ -106,13 +150,17 @@ impl Experiment for FlowExp {
         let reps = if opts.quick { REPS_QUICK } else { REPS };
         let threads = opts.cores.max(1);
         let mut groups = Vec::new();
-        for topology in Topology::ALL {
-            for throttled in [false, true] {
-                groups.push(generation_group(topology, sizes, throttled, reps, threads));
+        if self.runs(Workload::Generation) {
+            for topology in Topology::ALL {
+                for throttled in [false, true] {
+                    groups.push(generation_group(topology, sizes, throttled, reps, threads));
+                }
             }
         }
-        for topology in [Topology::WaveSim, Topology::Jacobi] {
-            groups.push(end_to_end_group(topology, sizes, threads));
+        if self.runs(Workload::EndToEnd) {
+            for topology in [Topology::WaveSim, Topology::Jacobi] {
+                groups.push(end_to_end_group(topology, sizes, threads));
+            }
         }
         groups
     }
@@ -503,9 +551,20 @@ fn reference(topology: Topology, sizes: Sizes) -> Vec<u64> {
     bits(&bufs[last])
 }
 
+/// What one end-to-end run measured.
+struct StencilRun {
+    /// The final grid, as bits.
+    result: Vec<u64>,
+    /// From the first `submit` until `wait` returned.
+    run: Duration,
+    /// From the first `submit` until the last `submit` returned: the submitting thread's share.
+    submit: Duration,
+    /// From the first `submit` until the first kernel started.
+    first_task: Duration,
+}
+
 /// Runs `topology` end to end on `pool` in `mode` with `bands` tasks per step, on the two
-/// grids `data` (of the topology's size; whatever they hold is overwritten before it is read);
-/// returns the final grid and the time from the first submit until `wait` returned.
+/// grids `data` (of the topology's size; whatever they hold is overwritten before it is read).
 fn run_stencil(
     pool: &Pool,
     topology: Topology,
@@ -513,7 +572,7 @@ fn run_stencil(
     mode: Mode,
     bands: usize,
     data: &[Grid; 2],
-) -> (Vec<u64>, Duration) {
+) -> StencilRun {
     let flow = Flow::new(pool, flow_options(mode));
     let n = sizes.grid_n(topology);
     let (tasks, last) = match topology {
@@ -528,6 +587,8 @@ fn run_stencil(
     };
     debug_assert!(data.iter().all(|g| g.len() == n * n));
     let fills = if topology == Topology::WaveSim { 2 } else { 1 } * bands;
+    // Nanoseconds from `start` to the first kernel's start, plus one (0: none started yet).
+    let first_start = Arc::new(AtomicU64::new(0));
     let start = Instant::now();
     for (t, task) in tasks.iter().enumerate() {
         let rows = band(n, bands, t % bands);
@@ -552,15 +613,49 @@ fn run_stencil(
                 Box::new(move || jacobi_kernel(&src, &dst, n, rows))
             }
         };
+        let first_start = first_start.clone();
         flow.submit(|cg| {
             task.declare(cg);
-            cg.run(kernel);
+            cg.run(move || {
+                if first_start.load(Ordering::Relaxed) == 0 {
+                    let at = start.elapsed().as_nanos() as u64 + 1;
+                    let _ =
+                        first_start.compare_exchange(0, at, Ordering::Relaxed, Ordering::Relaxed);
+                }
+                kernel()
+            });
         })
         .expect("flow: submitting a stencil task");
     }
+    let submit = start.elapsed();
     flow.wait().expect("flow: a stencil kernel failed");
-    let elapsed = start.elapsed();
-    (bits(&data[last]), elapsed)
+    let run = start.elapsed();
+    StencilRun {
+        result: bits(&data[last]),
+        run,
+        submit,
+        first_task: Duration::from_nanos(first_start.load(Ordering::Relaxed).saturating_sub(1)),
+    }
+}
+
+/// A pool of `threads` workers each of which has run: it takes one job per worker and
+/// holds them all at a barrier, so no worker is still waiting for its first time slice.
+fn warmed_pool(threads: usize) -> Pool {
+    let pool = Pool::builder()
+        .threads(threads)
+        .name("flow")
+        .build()
+        .expect("ember pool");
+    let all_running = Barrier::new(threads);
+    pool.scope(|s| {
+        for _ in 0..threads {
+            let all_running = &all_running;
+            s.spawn(move |_| {
+                all_running.wait();
+            });
+        }
+    });
+    pool
 }
 
 fn end_to_end_group(topology: Topology, sizes: Sizes, threads: usize) -> Group {
@@ -571,28 +666,32 @@ fn end_to_end_group(topology: Topology, sizes: Sizes, threads: usize) -> Group {
     // already faulted in, so the page layout (and whether the kernel backs it with huge
     // pages, which matters to jacobi's column reads) is no longer a difference between runs.
     let data = Arc::new([grid(n), grid(n)]);
+    // One pool for every run of every mode, built on the group's first run, as an
+    // application keeps one. A pool built just before a run has workers the operating system
+    // has not yet run, and where those land decided when the first kernel started: up to
+    // 2 ms late, for whichever mode happened to hold both cores at that moment.
+    let pool: Rc<OnceCell<Pool>> = Rc::new(OnceCell::new());
     let trials = MODES
         .iter()
         .map(|&(mode, system)| {
             let expected = expected.clone();
             let data = data.clone();
+            let pool = pool.clone();
             Trial {
                 system: system.to_string(),
                 params: params([]),
                 run: Box::new(move || {
-                    let pool = Pool::builder()
-                        .threads(threads)
-                        .name("flow")
-                        .build()
-                        .expect("ember pool");
-                    let (got, elapsed) = run_stencil(&pool, topology, sizes, mode, bands, &data);
+                    let pool = pool.get_or_init(|| warmed_pool(threads));
+                    let run = run_stencil(pool, topology, sizes, mode, bands, &data);
                     assert!(
-                        got == *expected,
+                        run.result == *expected,
                         "flow: {} in {system} mode differs from the sequential reference",
                         topology.name()
                     );
                     let mut m = Metrics::new();
-                    m.insert("run_s".into(), elapsed.as_secs_f64());
+                    m.insert("run_s".into(), run.run.as_secs_f64());
+                    m.insert("submit_s".into(), run.submit.as_secs_f64());
+                    m.insert("first_task_s".into(), run.first_task.as_secs_f64());
                     m
                 }),
             }
@@ -625,12 +724,18 @@ mod tests {
         }
     }
 
-    #[test]
-    fn quick_groups_build_and_run_once() {
-        let groups = FlowExp {
+    fn exp(workloads: &[Workload]) -> FlowExp {
+        FlowExp {
+            args: FlowArgs {
+                workloads: workloads.to_vec(),
+            },
             repeat_given: false,
         }
-        .groups(&quick());
+    }
+
+    #[test]
+    fn quick_groups_build_and_run_once() {
+        let groups = exp(&[]).groups(&quick());
         assert_eq!(groups.len(), Topology::ALL.len() * 2 + 2);
         for mut g in groups {
             assert!(g.params.contains_key("topology"));
@@ -639,8 +744,28 @@ mod tests {
             for t in &mut g.trials {
                 let m = (t.run)();
                 assert!(m.contains_key("generation_s") || m.contains_key("run_s"));
+                if m.contains_key("run_s") {
+                    // The first kernel starts after the first submit, and everything ends
+                    // after the last submit returned.
+                    assert!(m["first_task_s"] > 0.0, "{m:?}");
+                    assert!(m["first_task_s"] < m["run_s"], "{m:?}");
+                    assert!(m["submit_s"] <= m["run_s"], "{m:?}");
+                }
             }
         }
+    }
+
+    #[test]
+    fn workload_flag_selects_groups() {
+        let workload = |g: &Group| g.params["workload"].as_str().unwrap().to_string();
+        let generation = exp(&[Workload::Generation]).groups(&quick());
+        assert_eq!(generation.len(), Topology::ALL.len() * 2);
+        assert!(generation.iter().all(|g| workload(g) == "generation"));
+        let end_to_end = exp(&[Workload::EndToEnd]).groups(&quick());
+        assert_eq!(end_to_end.len(), 2);
+        assert!(end_to_end.iter().all(|g| workload(g) == "end-to-end"));
+        let both = exp(&[Workload::EndToEnd, Workload::Generation]).groups(&quick());
+        assert_eq!(both.len(), generation.len() + end_to_end.len());
     }
 
     #[test]
@@ -660,7 +785,7 @@ mod tests {
             let data = [grid(n), grid(n)];
             for (mode, _) in MODES {
                 for bands in [1, 3, 8] {
-                    let (got, _) = run_stencil(&pool, topology, sizes, mode, bands, &data);
+                    let got = run_stencil(&pool, topology, sizes, mode, bands, &data).result;
                     assert!(got == expected, "{topology:?} {mode:?} {bands}");
                 }
             }
