@@ -152,6 +152,61 @@ fn out_of_bounds_wrong_dimensions_and_foreign_buffers_are_refused() {
     }
 }
 
+/// Across horizons a panic cancels the later tasks on the buffers the failed task touched,
+/// and only those.
+#[test]
+fn across_horizons_a_panic_cancels_later_tasks_on_its_buffers_only() {
+    let pool = pool();
+    for mode in MODES {
+        let flow = Flow::new(
+            &pool,
+            FlowOptions {
+                mode,
+                horizon_every: 2,
+            },
+        );
+        let a = flow.buffer([8]);
+        let b = flow.buffer([8]);
+        let ran = Arc::new(AtomicUsize::new(0));
+        let count = |cg: &mut ember::flow::CommandGroup, n: usize| {
+            let r = ran.clone();
+            cg.run(move || {
+                r.fetch_add(n, Ordering::SeqCst);
+            });
+        };
+        flow.submit(|cg| {
+            cg.write(&a, [0..4]);
+            cg.run(|| panic!("kernel failed"));
+        })
+        .unwrap();
+        // Six horizons follow, each with a node for `b`; none of them waits for the panic.
+        for _ in 0..12 {
+            flow.submit(|cg| {
+                cg.read_write(&b, Region::all());
+                count(cg, 1);
+            })
+            .unwrap();
+        }
+        // The half of `a` the failed task did not write: cancelled all the same, through the
+        // horizon node of `a`.
+        flow.submit(|cg| {
+            cg.read(&a, [4..8]);
+            count(cg, 100);
+        })
+        .unwrap();
+        match flow.wait() {
+            Err(FlowError::Failed {
+                panicked,
+                cancelled,
+                ..
+            }) => assert_eq!((panicked, cancelled), (1, 1), "{mode:?}"),
+            other => panic!("{mode:?}: expected Failed, got {other:?}"),
+        }
+        assert_eq!(ran.load(Ordering::SeqCst), 12, "{mode:?}");
+        assert!(flow.stats().horizons >= 6, "{:?}", flow.stats());
+    }
+}
+
 #[test]
 fn a_panicking_kernel_cancels_its_dependents_and_wait_reports_it() {
     let pool = pool();

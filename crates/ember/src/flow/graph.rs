@@ -30,15 +30,19 @@
 //!
 //! # Horizons
 //!
-//! With `horizon_every = n > 0`, after every `n` tasks the graph inserts a *horizon*: a node
-//! that depends on every task still named in any fragment, after which every buffer that has
-//! any history collapses to one fragment whose last writer is the horizon. Every earlier task
-//! reaches the horizon (a task leaves the map only when a later task that depends on it, or on
-//! a reader that depends on it, replaces it), so a later task that depends on the horizon is
-//! ordered after everything it could conflict with. The map then never holds more than what
-//! `n` tasks can create, however long the run. (Without horizons the map stays exact but can
-//! grow: a buffer that is only ever read collects every reader.) The price: failure propagates through a
-//! horizon (see [`Flow`](super::Flow)).
+//! With `horizon_every = n > 0`, after every `n` tasks the graph inserts a *horizon*: for each
+//! buffer that any task touched since the previous horizon, a node that depends on every task
+//! that buffer's fragments still name, after which the buffer collapses to one fragment whose
+//! last writer is that node. Every earlier task that touched the buffer reaches its horizon
+//! node (a task leaves a buffer's map only when a later task on the same buffer that depends
+//! on it, or on a reader that depends on it, replaces it), and two tasks conflict only on a
+//! buffer they share, so a later task that depends on the buffer's horizon node is ordered
+//! after everything it could conflict with there. A buffer nobody touched since keeps the node
+//! it had. The map then never holds more than what `n` tasks can create, however long the run.
+//! (Without horizons the map stays exact but can grow: a buffer that is only ever read collects
+//! every reader.) The price: the failure of a task propagates through the horizon nodes of the
+//! buffers it touched, to every later task on those buffers (see [`Flow`](super::Flow)); one
+//! node per buffer keeps it from reaching the others.
 
 use std::collections::HashMap;
 
@@ -89,14 +93,17 @@ pub(crate) struct Added {
     pub id: NodeId,
     /// What it depends on, sorted, without duplicates.
     pub deps: Vec<NodeId>,
-    /// A horizon inserted right after the task, if one was due: its id and dependencies.
-    pub horizon: Option<(NodeId, Vec<NodeId>)>,
+    /// The nodes of a horizon inserted right after the task, if one was due: one per buffer
+    /// touched since the previous horizon, each with its id and dependencies.
+    pub horizon: Vec<(NodeId, Vec<NodeId>)>,
 }
 
 /// The dependency-inference state of one flow.
 #[derive(Debug)]
 pub(crate) struct Graph {
     buffers: HashMap<u32, Vec<Fragment>>,
+    /// Buffers touched since the last horizon, without repetitions.
+    touched: Vec<u32>,
     next: NodeId,
     horizon_every: usize,
     since_horizon: usize,
@@ -106,6 +113,7 @@ impl Graph {
     pub(crate) fn new(horizon_every: usize) -> Self {
         Graph {
             buffers: HashMap::new(),
+            touched: Vec::new(),
             next: 0,
             horizon_every,
             since_horizon: 0,
@@ -119,6 +127,9 @@ impl Graph {
         self.next += 1;
         let mut deps = Vec::new();
         for access in accesses {
+            if !self.touched.contains(&access.buffer) {
+                self.touched.push(access.buffer);
+            }
             let frags = self
                 .buffers
                 .entry(access.buffer)
@@ -149,39 +160,44 @@ impl Graph {
         let mut added = Added {
             id,
             deps,
-            horizon: None,
+            horizon: Vec::new(),
         };
         self.since_horizon += 1;
         if self.horizon_every > 0 && self.since_horizon >= self.horizon_every {
-            added.horizon = Some(self.horizon());
+            added.horizon = self.horizon();
         }
         added
     }
 
-    /// Inserts a horizon now: a node after every task the map still names.
-    pub(crate) fn horizon(&mut self) -> (NodeId, Vec<NodeId>) {
-        let id = self.next;
-        self.next += 1;
+    /// Inserts a horizon now: for each buffer touched since the last one, in the order they
+    /// were first touched, a node after every task the buffer's map still names.
+    pub(crate) fn horizon(&mut self) -> Vec<(NodeId, Vec<NodeId>)> {
         self.since_horizon = 0;
-        let mut deps = self.live();
-        deps.sort_unstable();
-        deps.dedup();
-        for frags in self.buffers.values_mut() {
-            let touched = frags
+        let mut nodes = Vec::with_capacity(self.touched.len());
+        for buffer in self.touched.drain(..) {
+            let frags = self
+                .buffers
+                .get_mut(&buffer)
+                .expect("touched buffers are mapped");
+            let id = self.next;
+            self.next += 1;
+            let mut deps: Vec<NodeId> = frags
                 .iter()
-                .any(|f| f.writer.is_some() || !f.readers.is_empty());
-            if touched {
-                let whole = frags
-                    .iter()
-                    .fold(frags[0].area, |acc, f| hull(&acc, &f.area));
-                *frags = vec![Fragment {
-                    area: whole,
-                    writer: Some(id),
-                    readers: Vec::new(),
-                }];
-            }
+                .flat_map(|f| f.writer.iter().chain(&f.readers).copied())
+                .collect();
+            deps.sort_unstable();
+            deps.dedup();
+            let whole = frags
+                .iter()
+                .fold(frags[0].area, |acc, f| hull(&acc, &f.area));
+            *frags = vec![Fragment {
+                area: whole,
+                writer: Some(id),
+                readers: Vec::new(),
+            }];
+            nodes.push((id, deps));
         }
-        (id, deps)
+        nodes
     }
 
     /// Every node the map still names (with repetitions).
@@ -303,6 +319,35 @@ mod tests {
         assert_eq!(rw.deps, vec![w2.id, w3.id]);
     }
 
+    /// A horizon has one node per buffer touched since the last one, each after that buffer's
+    /// tasks only; a buffer left alone keeps its node.
+    #[test]
+    fn horizon_nodes_are_per_buffer() {
+        let ext = [10, 1, 1];
+        let (a, b) = (0, 1);
+        let mut g = Graph::new(2);
+        let t0 = g.add(&[acc(a, Mode::Write, bx1(0, 10), ext)]);
+        let t1 = g.add(&[acc(b, Mode::Write, bx1(0, 10), ext)]);
+        assert!(t0.horizon.is_empty());
+        let [(ha, ha_deps), (hb, hb_deps)] = &t1.horizon[..] else {
+            panic!("two nodes: {:?}", t1.horizon);
+        };
+        assert_eq!((ha_deps, hb_deps), (&vec![t0.id], &vec![t1.id]));
+        let t2 = g.add(&[acc(b, Mode::Read, bx1(0, 5), ext)]);
+        let t3 = g.add(&[acc(b, Mode::Read, bx1(5, 10), ext)]);
+        assert_eq!((&t2.deps, &t3.deps), (&vec![*hb], &vec![*hb]));
+        // Only `b` was touched: one node, after its writer and both readers.
+        let [(hb2, hb2_deps)] = &t3.horizon[..] else {
+            panic!("one node: {:?}", t3.horizon);
+        };
+        assert_eq!(hb2_deps, &vec![*hb, t2.id, t3.id]);
+        // `a` still names its first horizon node.
+        let t4 = g.add(&[acc(a, Mode::Read, bx1(0, 10), ext)]);
+        assert_eq!(t4.deps, vec![*ha]);
+        let t5 = g.add(&[acc(b, Mode::Write, bx1(0, 1), ext)]);
+        assert_eq!(t5.deps, vec![*hb2]);
+    }
+
     #[test]
     fn horizons_bound_the_tracking_state_over_100k_tasks() {
         let ext = [64, 64, 1];
@@ -329,7 +374,7 @@ mod tests {
                 })
                 .collect();
             let added = g.add(&accesses);
-            horizons += added.horizon.is_some() as usize;
+            horizons += !added.horizon.is_empty() as usize;
             if i % 32 == 30 {
                 // Just before the next horizon: the largest the state gets.
                 max = max.max(g.tracked());
@@ -425,7 +470,7 @@ mod tests {
                 task_of.insert(added.id, i);
                 ids.push(added.id);
                 preds.insert(added.id, added.deps);
-                if let Some((h, deps)) = added.horizon {
+                for (h, deps) in added.horizon {
                     preds.insert(h, deps);
                 }
             }

@@ -49,7 +49,7 @@ pub struct FlowStats {
     pub tasks: u64,
     /// Dependency edges created, including those to and from horizons.
     pub edges: u64,
-    /// Horizons inserted.
+    /// Horizons inserted (each has one node per buffer touched since the previous one).
     pub horizons: u64,
     /// Time spent analysing and spawning, in nanoseconds (the last task's share may be added
     /// just after [`Flow::wait`](super::Flow::wait) returns; the other counters are complete by then).
