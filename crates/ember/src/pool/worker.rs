@@ -26,6 +26,9 @@ use crate::wake::WakeState;
 thread_local! {
     /// The worker running on this thread, if it is one.
     static CURRENT: RefCell<Option<Rc<WorkerThread>>> = const { RefCell::new(None) };
+    /// The same worker as a plain address (null outside workers), for the one lookup every
+    /// `join` makes: a `Cell` read, where `CURRENT` needs a borrow and a closure.
+    static CURRENT_PTR: Cell<*const WorkerThread> = const { Cell::new(std::ptr::null()) };
 }
 
 /// One worker's thread-local state.
@@ -88,8 +91,9 @@ impl WorkerThread {
             spin_governor: SpinGovernor::default(),
         });
         CURRENT.with(|current| *current.borrow_mut() = Some(Rc::clone(&worker)));
+        CURRENT_PTR.with(|ptr| ptr.set(Rc::as_ptr(&worker)));
+        let _unregister = Unregister;
         worker.main_loop();
-        CURRENT.with(|current| current.borrow_mut().take());
     }
 
     fn main_loop(&self) {
@@ -319,6 +323,17 @@ impl WorkerThread {
     }
 }
 
+/// Clears this thread's worker, address first, when the worker's body returns or unwinds,
+/// so `CURRENT_PTR` never outlives the `Rc` in `CURRENT` that keeps its target alive.
+struct Unregister;
+
+impl Drop for Unregister {
+    fn drop(&mut self) {
+        CURRENT_PTR.with(|ptr| ptr.set(std::ptr::null()));
+        CURRENT.with(|current| current.borrow_mut().take());
+    }
+}
+
 /// Runs `op` on one of `registry`'s workers: at once if this thread is one, otherwise as a
 /// job on the global queue while this thread blocks.
 ///
@@ -331,13 +346,26 @@ where
     OP: FnOnce(&WorkerThread) -> R + Send,
     R: Send,
 {
-    let op = match WorkerThread::with_current(registry.id, |worker| match worker {
-        Some(worker) => Ok(op(worker)),
-        None => Err(op),
-    }) {
-        Ok(result) => return result,
-        Err(op) => op,
-    };
+    let worker = CURRENT_PTR.with(Cell::get);
+    // SAFETY: a non-null `CURRENT_PTR` points at the worker this thread is running: it is set
+    // once `CURRENT` holds an `Rc` of that worker, and `Unregister` clears it before that
+    // `Rc` is dropped, on this thread, whether the worker's body returns or unwinds. So it is
+    // valid for as long as this call, which runs on this thread, lasts.
+    if let Some(worker) = unsafe { worker.as_ref() } {
+        if worker.registry.id == registry.id {
+            return op(worker);
+        }
+    }
+    run_elsewhere(registry, op)
+}
+
+/// `in_worker` from a thread that is not one of the pool's workers.
+#[cold]
+fn run_elsewhere<OP, R>(registry: &Arc<Registry>, op: OP) -> R
+where
+    OP: FnOnce(&WorkerThread) -> R + Send,
+    R: Send,
+{
     let job = StackJob::new(
         || {
             let worker = WorkerThread::current_of(registry)
