@@ -62,7 +62,9 @@
 //! run of every mode, as an application keeps them: each run works on the same, already
 //! faulted-in memory, and on workers that have all run before (a pool built just before a
 //! run has threads the operating system has not scheduled yet, and where those land shifted
-//! the first kernel by up to 2 ms, for one mode or another). Each run overwrites the grids
+//! the first kernel by up to 2 ms, for one mode or another). The pool is built by the group's
+//! first run, outside its `run_s` but inside the harness's `wall_s` and `cpu_s` for that one
+//! run; the medians over the rounds do not see it. Each run overwrites the grids
 //! before reading them, and its result is compared with a sequential reference computed once
 //! per group, with `assert!` and exact equality: every cell is computed by the same expression
 //! in the same order in both. A run lasts 0.1–0.3 s and on a shared machine its time wanders
