@@ -23,7 +23,7 @@ pub struct Cli {
     /// The smallest sizes that exercise every code path (what CI runs)
     #[arg(long)]
     pub quick: bool,
-    /// Directory for report.md, report.json and charts [default: <target>/ember-lab]
+    /// Directory for report.md, report.json and charts [default: target/ember-lab]
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
     /// Print report.json to stdout instead of the tables

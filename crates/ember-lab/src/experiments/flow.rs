@@ -38,7 +38,7 @@
 //! **Timed**: from just before the first `submit` until `wait` returns, i.e. until the
 //! scheduler has analysed and spawned every task and the (empty) tasks have run. Creating the
 //! flow (and its scheduler thread) and dropping it are not timed. The run reports the median
-//! over its `reps` as `generation_s`, and the median [`FlowStats::analysis_ns`] as
+//! over its `reps` as `generation_s`, and the median [`FlowStats::analysis_ns`](ember::flow::FlowStats::analysis_ns) as
 //! `analysis_s` (time inside the analysis itself, wherever it ran).
 //!
 //! Submission: `immediate` submits back to back; `throttled` submits one task per 10 µs,
