@@ -294,32 +294,48 @@ fn dropping_a_flow_runs_everything_submitted() {
     assert_eq!(count.load(Ordering::SeqCst), 150);
 }
 
+/// Four threads submit at once in every mode: every task runs exactly once, and since all
+/// of them read and write the same buffer, they run one at a time in submission order, so
+/// each thread's tasks run in the order that thread submitted them.
 #[test]
 fn many_submitters_share_one_flow() {
+    const THREADS: usize = 4;
+    const PER_THREAD: usize = 500;
     let pool = pool();
-    let flow = Arc::new(Flow::new(&pool, FlowOptions::default()));
-    let a = flow.buffer([1]);
-    let total = Arc::new(Mutex::new(0u64));
-    let threads: Vec<_> = (0..4)
-        .map(|_| {
-            let (flow, total) = (flow.clone(), total.clone());
-            std::thread::spawn(move || {
-                for _ in 0..100 {
-                    let total = total.clone();
-                    flow.submit(|cg| {
-                        cg.read_write(&a, Region::all());
-                        cg.run(move || *total.lock().unwrap() += 1);
-                    })
-                    .unwrap();
-                }
+    for mode in MODES {
+        let flow = Arc::new(flow_in(&pool, mode));
+        let a = flow.buffer([1]);
+        let ran: Arc<Mutex<Vec<(usize, usize)>>> = Arc::new(Mutex::new(Vec::new()));
+        let threads: Vec<_> = (0..THREADS)
+            .map(|t| {
+                let (flow, ran) = (flow.clone(), ran.clone());
+                std::thread::spawn(move || {
+                    for i in 0..PER_THREAD {
+                        let ran = ran.clone();
+                        flow.submit(|cg| {
+                            cg.read_write(&a, Region::all());
+                            cg.run(move || ran.lock().unwrap().push((t, i)));
+                        })
+                        .unwrap();
+                    }
+                })
             })
-        })
-        .collect();
-    for t in threads {
-        t.join().unwrap();
+            .collect();
+        for t in threads {
+            t.join().unwrap();
+        }
+        flow.wait().unwrap();
+        let ran = ran.lock().unwrap();
+        assert_eq!(ran.len(), THREADS * PER_THREAD, "{mode:?}");
+        for t in 0..THREADS {
+            let mine: Vec<usize> = ran.iter().filter(|r| r.0 == t).map(|r| r.1).collect();
+            assert_eq!(
+                mine,
+                (0..PER_THREAD).collect::<Vec<_>>(),
+                "{mode:?}, thread {t}"
+            );
+        }
+        // Every task after the first depends on its predecessor (or a horizon).
+        assert!(flow.stats().edges >= (THREADS * PER_THREAD - 1) as u64);
     }
-    flow.wait().unwrap();
-    assert_eq!(*total.lock().unwrap(), 400);
-    // Every task after the first depends on its predecessor (or a horizon).
-    assert!(flow.stats().edges >= 399);
 }
