@@ -27,6 +27,8 @@ use std::sync::{Arc, Mutex};
 use std::thread::{self, ThreadId};
 
 use ember::{Event, Pool, Task, TaskError, WakePolicy};
+use proptest::prelude::RngExt;
+use proptest::test_runner::{RngAlgorithm, TestRng};
 
 const POLICIES: [WakePolicy; 3] = [
     WakePolicy::Eager,
@@ -71,21 +73,11 @@ fn configs() -> Vec<Config> {
     all
 }
 
-/// splitmix64: a small seeded generator, so every run builds the same graphs.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n as u64) as usize
-    }
+/// A seeded generator, so every run builds the same graphs.
+fn seeded(seed: u64) -> TestRng {
+    let mut bytes = [0u8; 32];
+    bytes[..8].copy_from_slice(&seed.to_le_bytes());
+    TestRng::from_seed(RngAlgorithm::ChaCha, &bytes)
 }
 
 /// What the tasks of a graph record: runs per node, finished flags, and violations.
@@ -161,16 +153,16 @@ fn run_graph(pool: &Pool, inputs: &[Vec<usize>], events: &HashSet<usize>, seed: 
     let completer = {
         let book = Arc::clone(&book);
         thread::spawn(move || {
-            let mut rng = Rng(seed ^ 0xE7E7);
+            let mut rng = seeded(seed ^ 0xE7E7);
             let mut pending: Vec<(usize, Arc<Event>)> = Vec::new();
-            let complete_one = |pending: &mut Vec<(usize, Arc<Event>)>, rng: &mut Rng| {
-                let (node, event) = pending.swap_remove(rng.below(pending.len()));
+            let complete_one = |pending: &mut Vec<(usize, Arc<Event>)>, rng: &mut TestRng| {
+                let (node, event) = pending.swap_remove(rng.random_range(0..pending.len()));
                 book.run(node, &[]);
                 event.complete();
             };
             for item in rx {
                 pending.push(item);
-                if rng.below(3) == 0 {
+                if rng.random_range(0..3) == 0 {
                     complete_one(&mut pending, &mut rng);
                 }
             }
@@ -375,11 +367,11 @@ fn random_dags() {
     const NODES: usize = 2_000;
     for (n, config) in configs().into_iter().enumerate() {
         let seed = 0x5EED_0000 + n as u64;
-        let mut rng = Rng(seed);
+        let mut rng = seeded(seed);
         let mut events = HashSet::new();
         let inputs: Vec<Vec<usize>> = (0..NODES)
             .map(|i| {
-                if i > 0 && rng.below(50) == 0 {
+                if i > 0 && rng.random_range(0..50) == 0 {
                     events.insert(i);
                     return Vec::new();
                 }
@@ -387,12 +379,12 @@ fn random_dags() {
                     return Vec::new();
                 }
                 // Mostly near neighbours (long paths), sometimes anything lower; repeats allowed.
-                (0..rng.below(6))
+                (0..rng.random_range(0..6))
                     .map(|_| {
-                        if rng.below(2) == 0 {
-                            i - 1 - rng.below(i.min(8))
+                        if rng.random_range(0..2) == 0 {
+                            i - 1 - rng.random_range(0..i.min(8))
                         } else {
-                            rng.below(i)
+                            rng.random_range(0..i)
                         }
                     })
                     .collect()
