@@ -156,20 +156,20 @@ impl Registry {
     /// so the spawn sum read afterwards is at least the completion sum; equality means that at
     /// the moment the completions were read, nothing spawned was outstanding.
     fn is_idle(&self) -> bool {
-        let completed: u64 = self.external_completions.load(Ordering::Acquire)
-            + self
-                .counters
-                .iter()
-                .map(|c| c.completed.load(Ordering::Acquire))
-                .sum::<u64>();
+        let completed = self.sum(&self.external_completions, |c| &c.completed);
         fence(Ordering::SeqCst);
-        let spawned: u64 = self.external_spawns.load(Ordering::Acquire)
+        let spawned = self.sum(&self.external_spawns, |c| &c.spawned);
+        completed == spawned
+    }
+
+    /// `external` plus one counter of every worker, each read with Acquire.
+    fn sum(&self, external: &AtomicU64, of: impl Fn(&WorkerCounters) -> &AtomicU64) -> u64 {
+        external.load(Ordering::Acquire)
             + self
                 .counters
                 .iter()
-                .map(|c| c.spawned.load(Ordering::Acquire))
-                .sum::<u64>();
-        completed == spawned
+                .map(|c| of(c).load(Ordering::Acquire))
+                .sum::<u64>()
     }
 
     /// Blocks until every spawned task has finished.
