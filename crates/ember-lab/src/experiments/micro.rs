@@ -57,7 +57,7 @@ use std::time::{Duration, Instant};
 use crossbeam_channel::{Receiver, Sender};
 
 use super::ember_rows::EmberPolicy;
-use super::peers::{rayon_pool, rayon_shutdown};
+use super::peers::{rayon_pool, rayon_shutdown, Latch};
 use super::{params, rate, trial};
 use crate::experiment::{Experiment, Group, LabOpts, Metrics, Trial};
 
@@ -239,42 +239,6 @@ fn tokio_runtime(threads: usize) -> tokio::runtime::Runtime {
         .expect("micro: building the tokio runtime")
 }
 
-/// Counts tasks down to zero; the task that reaches zero tells the waiter.
-#[derive(Clone)]
-struct Latch(Arc<LatchState>);
-
-struct LatchState {
-    left: AtomicUsize,
-    done: Sender<()>,
-}
-
-impl Latch {
-    fn new(count: usize) -> (Latch, Receiver<()>) {
-        let (done, rx) = crossbeam_channel::bounded(1);
-        let latch = Latch(Arc::new(LatchState {
-            left: AtomicUsize::new(count),
-            done,
-        }));
-        (latch, rx)
-    }
-
-    fn count_down(&self) {
-        if self.0.left.fetch_sub(1, Ordering::AcqRel) == 1 {
-            let _ = self.0.done.send(());
-        }
-    }
-
-    /// Waits until the count reached zero and checks it went no further.
-    fn wait(&self, rx: &Receiver<()>, what: &str) {
-        recv_or_die(rx, what);
-        assert_eq!(
-            self.0.left.load(Ordering::Acquire),
-            0,
-            "micro: {what}: counted down more times than there are tasks"
-        );
-    }
-}
-
 // ---------------------------------------------------------------------------------------
 // spawn-many
 
@@ -366,13 +330,13 @@ fn spawn_rayon(s: Sizes, origin: Origin) -> Metrics {
         let mut elapsed = Duration::ZERO;
         for _ in 0..s.spawn_rounds {
             // The latch is the counter: each task counts itself down once.
-            let (latch, done) = Latch::new(s.spawn_tasks);
+            let latch = Arc::new(Latch::new(s.spawn_tasks));
             let start = Instant::now();
             match origin {
                 Origin::Outside => {
                     for _ in 0..s.spawn_tasks {
                         let latch = latch.clone();
-                        pool.spawn(move || latch.count_down());
+                        pool.spawn(move || latch.count_down(1));
                     }
                 }
                 Origin::Inside => {
@@ -380,12 +344,20 @@ fn spawn_rayon(s: Sizes, origin: Origin) -> Metrics {
                     pool.spawn(move || {
                         for _ in 0..s.spawn_tasks {
                             let latch = latch.clone();
-                            rayon::spawn(move || latch.count_down());
+                            rayon::spawn(move || latch.count_down(1));
                         }
                     });
                 }
             }
-            latch.wait(&done, "spawn-many on rayon");
+            assert!(
+                latch.wait_at_most(TIMEOUT),
+                "micro: spawn-many on rayon: no result after {TIMEOUT:?}; a task was lost"
+            );
+            assert_eq!(
+                latch.remaining(),
+                0,
+                "micro: spawn-many on rayon: counted down more times than there are tasks"
+            );
             elapsed += start.elapsed();
         }
         rate(spawn_ops(s), elapsed)

@@ -10,6 +10,7 @@
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Condvar, Mutex};
 use std::thread::JoinHandle;
+use std::time::Duration;
 
 /// Counts down to zero; [`Latch::wait`] returns once it has.
 pub struct Latch {
@@ -40,6 +41,21 @@ impl Latch {
         while !*done {
             done = self.cv.wait(done).unwrap();
         }
+    }
+
+    /// [`wait`](Self::wait), giving up after `limit`; returns whether the count reached zero.
+    pub fn wait_at_most(&self, limit: Duration) -> bool {
+        let done = self.done.lock().unwrap();
+        let (done, _) = self
+            .cv
+            .wait_timeout_while(done, limit, |done| !*done)
+            .unwrap();
+        *done
+    }
+
+    /// The counts left; counting down past zero wraps around, so that shows too.
+    pub fn remaining(&self) -> usize {
+        self.remaining.load(Ordering::Acquire)
     }
 }
 
@@ -82,8 +98,10 @@ mod tests {
             pool.spawn(move || l.count_down(2));
         }
         latch.wait();
-        assert_eq!(latch.remaining.load(Ordering::Relaxed), 0);
+        assert_eq!(latch.remaining(), 0);
         rayon_shutdown(pool, handles);
         Latch::new(0).wait();
+        assert!(Latch::new(0).wait_at_most(Duration::ZERO));
+        assert!(!Latch::new(1).wait_at_most(Duration::from_millis(1)));
     }
 }
