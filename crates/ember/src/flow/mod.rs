@@ -192,18 +192,18 @@ impl Scheduler {
     fn analyse(&mut self, sub: Submission) {
         let start = Instant::now();
         let added = self.graph.add(&sub.accesses);
+        let horizon = !added.horizon.is_empty();
         let horizon_edges: usize = added.horizon.iter().map(|(_, deps)| deps.len()).sum();
         // Counted before spawning, so they are complete once `wait` sees the tasks end.
         self.shared.tasks.fetch_add(1, Ordering::Relaxed);
         self.shared
             .edges
             .fetch_add((added.deps.len() + horizon_edges) as u64, Ordering::Relaxed);
-        if !added.horizon.is_empty() {
+        if horizon {
             self.shared.horizons.fetch_add(1, Ordering::Relaxed);
         }
         let task = self.spawn(sub.job, &added.deps, sub.label);
         self.handles.insert(added.id, task);
-        let horizon = !added.horizon.is_empty();
         for (h, deps) in added.horizon {
             let node = self.spawn(Box::new(|| {}), &deps, None);
             self.handles.insert(h, node);
