@@ -224,7 +224,7 @@ impl Pool {
             "Pool::parallel_for: grain must be at least 1 (the largest number of indices one \
              chunk runs)"
         );
-        if WorkerThread::current_of(&self.inner.registry).is_some() {
+        if WorkerThread::is_current(self.inner.registry.id) {
             parallel_for::split(self, range, grain, &f);
         } else {
             parallel_for::shared_counter(&self.inner.registry, range, grain, &f);
@@ -257,7 +257,7 @@ impl Pool {
     pub fn wait_idle(&self) {
         let registry = &self.inner.registry;
         assert!(
-            WorkerThread::current_of(registry).is_none(),
+            !WorkerThread::is_current(registry.id),
             "Pool::wait_idle called from inside one of the pool's own tasks: it would wait for \
              itself; wait from outside the pool, or use join/scope to wait for specific work"
         );
@@ -326,7 +326,7 @@ where
 impl Drop for PoolInner {
     fn drop(&mut self) {
         self.registry.terminate();
-        if WorkerThread::current_of(&self.registry).is_some() {
+        if WorkerThread::is_current(self.registry.id) {
             // The last handle died inside one of the pool's own tasks: joining would wait for
             // this very thread. The workers drain the queues and exit on their own.
             return;

@@ -120,21 +120,21 @@ impl Registry {
 
     /// Counts a dependent task created on this thread (before it can run).
     pub(crate) fn count_spawn_here(&self) {
-        match WorkerThread::current_by_id(self.id) {
+        WorkerThread::with_current(self.id, |worker| match worker {
             Some(worker) => worker.count_spawn(),
             None => self.count_external_spawn(),
-        }
+        });
     }
 
     /// Counts the end of a dependent task on this thread (it ran, or was cancelled).
     pub(crate) fn count_completion_here(&self) {
-        match WorkerThread::current_by_id(self.id) {
+        WorkerThread::with_current(self.id, |worker| match worker {
             Some(worker) => bump(&self.counters[worker.index].completed),
             None => {
                 self.external_completions.fetch_add(1, Ordering::Release);
                 self.notify_idle_waiters();
             }
-        }
+        });
     }
 
     /// Books the end of a spawned task: its panic, if any, and its completion.

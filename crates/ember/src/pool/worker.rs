@@ -8,8 +8,7 @@
 //! The same loop serves a worker that waits inside `join` or `scope`: it keeps running jobs
 //! until its latch is set, so waiting never blocks a worker while there is work.
 
-use std::cell::{Cell, RefCell};
-use std::rc::Rc;
+use std::cell::Cell;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -24,11 +23,10 @@ use crate::trace::TraceKind;
 use crate::wake::WakeState;
 
 thread_local! {
-    /// The worker running on this thread, if it is one.
-    static CURRENT: RefCell<Option<Rc<WorkerThread>>> = const { RefCell::new(None) };
-    /// The same worker as a plain address (null outside workers), for the one lookup every
-    /// `join` makes: a `Cell` read, where `CURRENT` needs a borrow and a closure.
-    static CURRENT_PTR: Cell<*const WorkerThread> = const { Cell::new(std::ptr::null()) };
+    /// The address of the worker running on this thread (null on other threads). Every `join`
+    /// reads it, so it is a plain `Cell`. [`WorkerThread::run`] sets it for the time the
+    /// worker's body runs, during which that frame owns the worker and does not move it.
+    static CURRENT: Cell<*const WorkerThread> = const { Cell::new(std::ptr::null()) };
 }
 
 /// One worker's thread-local state.
@@ -45,31 +43,25 @@ pub(crate) struct WorkerThread {
 }
 
 impl WorkerThread {
-    /// The worker of `registry` running on this thread, if any.
-    pub(crate) fn current_of(registry: &Arc<Registry>) -> Option<Rc<WorkerThread>> {
-        Self::current_by_id(registry.id)
-    }
-
-    /// The worker of the pool with id `registry_id` running on this thread, if any.
-    pub(crate) fn current_by_id(registry_id: usize) -> Option<Rc<WorkerThread>> {
-        Self::with_current(registry_id, |worker| worker.cloned())
+    /// Whether this thread is one of the workers of the pool with id `registry_id`.
+    pub(crate) fn is_current(registry_id: usize) -> bool {
+        Self::with_current(registry_id, |worker| worker.is_some())
     }
 
     /// Calls `f` with the worker of the pool with id `registry_id` running on this thread, if
-    /// any, without cloning its handle (the path every `join` takes).
+    /// any (the path every `join` takes).
     #[inline]
     pub(crate) fn with_current<R>(
         registry_id: usize,
-        f: impl FnOnce(Option<&Rc<WorkerThread>>) -> R,
+        f: impl FnOnce(Option<&WorkerThread>) -> R,
     ) -> R {
-        CURRENT.with(|current| {
-            // Shared borrows nest freely: `f` may run user code that asks again. The only
-            // mutable borrows are at worker start and exit, outside any job.
-            let current = current.borrow();
-            f(current
-                .as_ref()
-                .filter(|worker| worker.registry.id == registry_id))
-        })
+        let worker = CURRENT.with(Cell::get);
+        // SAFETY: a non-null `CURRENT` is the worker this thread is running: `run` sets it
+        // once the worker has its place in `run`'s frame, and `Unregister` clears it before
+        // the worker is dropped, whether the body returns or unwinds. The reference is only
+        // lent to `f`, which runs on this thread inside that time.
+        let worker = unsafe { worker.as_ref() }.filter(|worker| worker.registry.id == registry_id);
+        f(worker)
     }
 
     /// The body of worker thread `index`: runs until the pool terminates and every queue is
@@ -80,7 +72,7 @@ impl WorkerThread {
         local: Worker<JobRef>,
         spin: Duration,
     ) {
-        let worker = Rc::new(WorkerThread {
+        let worker = WorkerThread {
             registry,
             index,
             local,
@@ -89,9 +81,9 @@ impl WorkerThread {
             rng: Cell::new(0x9E37_79B9_7F4A_7C15 ^ (index as u64 + 1)),
             spin,
             spin_governor: SpinGovernor::default(),
-        });
-        CURRENT.with(|current| *current.borrow_mut() = Some(Rc::clone(&worker)));
-        CURRENT_PTR.with(|ptr| ptr.set(Rc::as_ptr(&worker)));
+        };
+        CURRENT.with(|current| current.set(&worker));
+        // Declared after `worker`, so dropped before it.
         let _unregister = Unregister;
         worker.main_loop();
     }
@@ -323,14 +315,13 @@ impl WorkerThread {
     }
 }
 
-/// Clears this thread's worker, address first, when the worker's body returns or unwinds,
-/// so `CURRENT_PTR` never outlives the `Rc` in `CURRENT` that keeps its target alive.
+/// Clears this thread's `CURRENT` when the worker's body returns or unwinds, so it never
+/// outlives the worker it points at.
 struct Unregister;
 
 impl Drop for Unregister {
     fn drop(&mut self) {
-        CURRENT_PTR.with(|ptr| ptr.set(std::ptr::null()));
-        CURRENT.with(|current| current.borrow_mut().take());
+        CURRENT.with(|current| current.set(std::ptr::null()));
     }
 }
 
@@ -346,16 +337,13 @@ where
     OP: FnOnce(&WorkerThread) -> R + Send,
     R: Send,
 {
-    let worker = CURRENT_PTR.with(Cell::get);
-    // SAFETY: a non-null `CURRENT_PTR` points at the worker this thread is running: it is set
-    // once `CURRENT` holds an `Rc` of that worker, and `Unregister` clears it before that
-    // `Rc` is dropped, on this thread, whether the worker's body returns or unwinds. So it is
-    // valid for as long as this call, which runs on this thread, lasts.
-    if let Some(worker) = unsafe { worker.as_ref() } {
-        if worker.registry.id == registry.id {
-            return op(worker);
-        }
-    }
+    let op = match WorkerThread::with_current(registry.id, |worker| match worker {
+        Some(worker) => Ok(op(worker)),
+        None => Err(op),
+    }) {
+        Ok(result) => return result,
+        Err(op) => op,
+    };
     run_elsewhere(registry, op)
 }
 
@@ -368,9 +356,9 @@ where
 {
     let job = StackJob::new(
         || {
-            let worker = WorkerThread::current_of(registry)
-                .expect("a job from the global queue runs on one of the pool's workers");
-            op(&worker)
+            WorkerThread::with_current(registry.id, |worker| {
+                op(worker.expect("a job from the global queue runs on one of the pool's workers"))
+            })
         },
         Latch::new(Waiter::Thread(std::thread::current())),
     );

@@ -96,7 +96,7 @@ impl<T: Send + 'static> Task<T> {
     pub fn join(self) -> Result<T, TaskError> {
         let header = &self.node.header;
         if !header.has_ended() {
-            match WorkerThread::current_by_id(header.pool_id) {
+            WorkerThread::with_current(header.pool_id, |worker| match worker {
                 Some(worker) => {
                     if header.register_joiner(Joiner::Worker(worker.index)) {
                         worker.wait_for(&|| header.has_ended());
@@ -111,7 +111,7 @@ impl<T: Send + 'static> Task<T> {
                         }
                     }
                 }
-            }
+            });
         }
         lock(&self.node.result)
             .take()
