@@ -141,9 +141,7 @@ impl WorkerThread {
 
     fn kick(&self, job: JobRef) {
         bump(&self.registry.counters[self.index].kicks);
-        self.registry
-            .trace
-            .record(self.index, TraceKind::Kick, Instant::now(), 1);
+        self.registry.trace.mark(self.index, TraceKind::Kick, 1);
         self.push_with(job, true);
     }
 
@@ -271,9 +269,7 @@ impl WorkerThread {
                 match registry.stealers[victim].steal() {
                     Steal::Success(job) => {
                         bump(&registry.counters[self.index].steals);
-                        registry
-                            .trace
-                            .record(self.index, TraceKind::Steal, Instant::now(), victim);
+                        registry.trace.mark(self.index, TraceKind::Steal, victim);
                         return Some(job);
                     }
                     Steal::Retry => retry = true,
@@ -300,7 +296,7 @@ impl WorkerThread {
         if let (true, Some(start)) = (blocked, start) {
             let trace = &self.registry.trace;
             trace.record(self.index, TraceKind::Sleep, start, 0);
-            trace.record(self.index, TraceKind::Wake, Instant::now(), 0);
+            trace.mark(self.index, TraceKind::Wake, 0);
         }
     }
 

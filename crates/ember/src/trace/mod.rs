@@ -152,6 +152,15 @@ impl Tracer {
         }
     }
 
+    /// Records an instant event on `worker` now. The clock is read only when tracing is on:
+    /// steals and kicks call this on paths where a clock read would be their largest cost.
+    #[inline]
+    pub(crate) fn mark(&self, worker: usize, kind: TraceKind, count: usize) {
+        if self.enabled {
+            self.record(worker, kind, Instant::now(), count);
+        }
+    }
+
     /// Records a finished span or an instant (`start == end`).
     pub(crate) fn record(&self, worker: usize, kind: TraceKind, start: Instant, count: usize) {
         if self.enabled {
