@@ -50,9 +50,9 @@ impl Parker {
         }
     }
 
-    /// Blocks until [`unpark`](Self::unpark) is called, or returns at once if a token is
-    /// waiting. Returns `true` if the thread really blocked.
-    pub(crate) fn park(&self) -> bool {
+    /// Blocks until [`unpark`](Self::unpark) is called or `deadline` passes, or returns at
+    /// once if a token is waiting. Returns `true` if the thread really blocked.
+    pub(crate) fn park(&self, deadline: Option<std::time::Instant>) -> bool {
         // Consume a waiting token without locking. SeqCst (not just Acquire) so that a park
         // cannot be ordered before the caller's last look at the queues.
         if self
@@ -78,11 +78,26 @@ impl Parker {
             Err(state) => unreachable!("parker in state {state}: parked twice at once"),
         }
         loop {
-            guard = self
-                .cvar
-                .wait(guard)
-                .unwrap_or_else(|poisoned| poisoned.into_inner());
-            // Condvars wake spuriously; only a token ends the wait.
+            guard = match deadline {
+                None => self
+                    .cvar
+                    .wait(guard)
+                    .unwrap_or_else(|poisoned| poisoned.into_inner()),
+                Some(deadline) => {
+                    let left = deadline.saturating_duration_since(std::time::Instant::now());
+                    if left.is_zero() {
+                        // Time is up: leave PARKED for EMPTY, unless a token came meanwhile
+                        // (then it is consumed, as by any park that returns).
+                        self.state.swap(EMPTY, Ordering::SeqCst);
+                        return true;
+                    }
+                    self.cvar
+                        .wait_timeout(guard, left)
+                        .unwrap_or_else(|poisoned| poisoned.into_inner())
+                        .0
+                }
+            };
+            // Condvars wake spuriously; only a token (or the deadline) ends the wait.
             if self
                 .state
                 .compare_exchange(NOTIFIED, EMPTY, Ordering::SeqCst, Ordering::SeqCst)
@@ -191,6 +206,11 @@ impl SleeperSet {
     /// Takes worker `index` if it is listed.
     pub(crate) fn pop_exact(&self, index: usize) -> Option<usize> {
         self.remove(index).then_some(index)
+    }
+
+    /// The listed workers, oldest first.
+    pub(crate) fn snapshot(&self) -> Vec<usize> {
+        lock(&self.stack).clone()
     }
 
     /// Takes every listed worker.

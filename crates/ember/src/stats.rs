@@ -34,7 +34,11 @@ pub struct PoolStats {
     pub parks: u64,
     /// Jobs a worker took from another worker's deque.
     pub steals: u64,
-    /// Spawned and dependent tasks that panicked.
+    /// Panics of user code the pool caught: spawned and dependent tasks that panicked, plus
+    /// every other panic nobody waited for (a `Drop` of a result nobody joined or of a
+    /// cancelled task's closure, a second panic of a `join` or `scope`, a panicking panic
+    /// handler, a panicking drop of a panic payload). Panics re-raised to a caller by `join`,
+    /// `scope`, `install` or `parallel_for` are the caller's and not counted here.
     pub panics: u64,
     /// Successors made runnable by a finishing task that its worker held, then pushed for
     /// others after taking one for itself (delay-kick).
@@ -57,14 +61,16 @@ pub struct WorkerStats {
     pub parks: u64,
     /// Jobs this worker stole from others.
     pub steals: u64,
-    /// Tasks that panicked on this worker.
+    /// Panics caught on this worker (see [`PoolStats::panics`]).
     pub panics: u64,
     /// Held successors this worker kicked.
     pub kicks: u64,
 }
 
 impl PoolStats {
-    pub(crate) fn from_workers(per_worker: Vec<WorkerStats>) -> Self {
+    /// Totals of `per_worker`, plus `external_panics` caught on threads that are not the
+    /// pool's workers (in the total only).
+    pub(crate) fn from_workers(per_worker: Vec<WorkerStats>, external_panics: u64) -> Self {
         let sum = |f: fn(&WorkerStats) -> u64| per_worker.iter().map(f).sum::<u64>();
         PoolStats {
             threads: per_worker.len(),
@@ -73,7 +79,7 @@ impl PoolStats {
             wakeups_received: sum(|w| w.wakeups_received),
             parks: sum(|w| w.parks),
             steals: sum(|w| w.steals),
-            panics: sum(|w| w.panics),
+            panics: sum(|w| w.panics) + external_panics,
             kicks: sum(|w| w.kicks),
             per_worker,
         }

@@ -136,7 +136,7 @@ where
 
     /// Parks on `own` until unparked; `false` if the consumer must quit without pulling.
     fn park(&self, own: &Parker, tally: &mut Tally) -> bool {
-        if own.park() {
+        if own.park(None) {
             tally.wakeups += 1;
         }
         !self.stop.load(Ordering::SeqCst)

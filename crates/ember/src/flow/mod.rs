@@ -107,10 +107,11 @@ pub use region::{Box3, Region};
 use std::collections::{HashMap, HashSet};
 use std::fmt;
 use std::panic::{self, AssertUnwindSafe};
-use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
-use std::sync::{Arc, Condvar, Mutex};
+use std::sync::atomic::{fence, AtomicU32, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
+use crate::pool::WaitList;
 use crate::{Pool, Task};
 use graph::{Access, Graph, NodeId};
 use queue::SubmissionQueue;
@@ -130,14 +131,27 @@ struct Outcomes {
     first_panic: Option<String>,
 }
 
-#[derive(Default)]
 struct Shared {
     outcomes: Mutex<Outcomes>,
-    all_done: Condvar,
+    /// `wait` callers, woken when `pending` falls to zero.
+    waiters: WaitList,
     tasks: AtomicU64,
     edges: AtomicU64,
     horizons: AtomicU64,
     analysis_ns: AtomicU64,
+}
+
+impl Default for Shared {
+    fn default() -> Self {
+        Shared {
+            outcomes: Mutex::default(),
+            waiters: WaitList::new(),
+            tasks: AtomicU64::default(),
+            edges: AtomicU64::default(),
+            horizons: AtomicU64::default(),
+            analysis_ns: AtomicU64::default(),
+        }
+    }
 }
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -166,15 +180,22 @@ impl Completion {
 
 impl Drop for Completion {
     fn drop(&mut self) {
-        let mut o = lock(&self.shared.outcomes);
-        match self.state {
-            RunState::NotRun => o.cancelled += 1,
-            RunState::Panicked => o.panicked += 1,
-            RunState::Done => {}
-        }
-        o.pending -= 1;
-        if o.pending == 0 {
-            self.shared.all_done.notify_all();
+        let all_done = {
+            let mut o = lock(&self.shared.outcomes);
+            match self.state {
+                RunState::NotRun => o.cancelled += 1,
+                RunState::Panicked => o.panicked += 1,
+                RunState::Done => {}
+            }
+            o.pending -= 1;
+            o.pending == 0
+        };
+        if all_done {
+            // StoreLoad: the count before the look at the waiters (`WaitList`).
+            fence(Ordering::SeqCst);
+            if !self.shared.waiters.is_empty() {
+                self.shared.waiters.notify_all();
+            }
         }
     }
 }
@@ -264,6 +285,7 @@ static NEXT_FLOW: AtomicU64 = AtomicU64::new(1);
 /// A stream of access-declared tasks on a [`Pool`]; see the [module doc](self).
 pub struct Flow {
     id: u64,
+    pool: Pool,
     next_buffer: AtomicU32,
     shared: Arc<Shared>,
     engine: Engine,
@@ -327,6 +349,7 @@ impl Flow {
         };
         Flow {
             id,
+            pool: pool.clone(),
             next_buffer: AtomicU32::new(0),
             shared,
             engine,
@@ -425,17 +448,18 @@ impl Flow {
     /// Waits until every task submitted so far has run or been cancelled.
     ///
     /// Returns [`FlowError::Failed`] if any kernel panicked (or any task was cancelled) since
-    /// the previous `wait`; the counts start again from zero afterwards. Must not be called
-    /// from inside a kernel.
+    /// the previous `wait`; the counts start again from zero afterwards. Called on a worker of
+    /// another pool, that worker runs its own pool's jobs while it waits.
+    ///
+    /// # Panics
+    /// When called from a job of the flow's pool (a kernel, say), directly or through
+    /// another pool, as [`Pool::wait_idle`] does: such a wait could wait for itself.
     pub fn wait(&self) -> Result<(), FlowError> {
+        self.pool.check_not_waiting_for_itself("Flow::wait");
+        self.shared
+            .waiters
+            .wait(&|| lock(&self.shared.outcomes).pending == 0, None);
         let mut o = lock(&self.shared.outcomes);
-        while o.pending > 0 {
-            o = self
-                .shared
-                .all_done
-                .wait(o)
-                .unwrap_or_else(|p| p.into_inner());
-        }
         if o.panicked + o.cancelled > 0 {
             let error = FlowError::Failed {
                 panicked: o.panicked,

@@ -6,14 +6,17 @@
 //! pool, the whole `join` moves onto a worker and the caller blocks until it is done.
 //!
 //! A panic in either closure is re-raised only after the other one finished: `b` may borrow
-//! from the caller's frame, which must outlive it.
+//! from the caller's frame, which must outlive it. If both panic, the first (`a`'s) is
+//! re-raised and the other is reported (`unwind.rs`); if one panics, the other's value is
+//! dropped before the re-raise, its own panic reported.
 
 use std::panic::{self, AssertUnwindSafe};
 use std::sync::Arc;
 
-use super::job::StackJob;
+use super::job::{Panic, StackJob};
 use super::latch::{Latch, Waiter};
 use super::registry::Registry;
+use super::unwind::{drop_catching, AbortOnUnwind};
 use super::worker::{in_worker, WorkerThread};
 
 pub(crate) fn join<A, B, RA, RB>(registry: &Arc<Registry>, a: A, b: B) -> (RA, RB)
@@ -40,9 +43,13 @@ where
             index: worker.index,
         }),
     );
+    // From the push below until `b` has run, a thief may hold a pointer into this frame: an
+    // unwind out of it would free `job_b` under the thief. Every closure run here catches its
+    // panics, so that is a bug in ember, and the guard aborts on it.
+    let guard = AbortOnUnwind::new("join");
     // SAFETY: `job_b` stays in this frame, unmoved, until it has run: below we either pop
-    // its ref back and run it inline, or wait for its latch. `a` cannot unwind past this
-    // point because its panic is caught.
+    // its ref back and run it inline, or wait for its latch, and the guard above stops an
+    // unwind from leaving earlier.
     let job_b_ref = unsafe { job_b.as_job_ref() };
     worker.push(job_b_ref);
 
@@ -67,17 +74,42 @@ where
             }
         }
     };
+    guard.disarm();
     // Jobs run above may have released successors; user code resumes now.
     worker.kick_held();
-    finish(result_a, result_b)
+    finish(&worker.registry, result_a, result_b)
 }
 
+/// Both results, or the first panic re-raised. What the other side left — its value or its
+/// own panic — is dropped first, with any panic of that drop reported (`unwind.rs`), so that
+/// no user `Drop` runs while this unwinds (a panic there would abort).
 fn finish<RA, RB>(
+    registry: &Registry,
     result_a: std::thread::Result<RA>,
     result_b: std::thread::Result<RB>,
 ) -> (RA, RB) {
     match (result_a, result_b) {
         (Ok(a), Ok(b)) => (a, b),
-        (Err(payload), _) | (_, Err(payload)) => panic::resume_unwind(payload),
+        (Err(payload), other) => {
+            discard(registry, other);
+            panic::resume_unwind(payload)
+        }
+        (Ok(value), Err(payload)) => {
+            discard(registry, Ok::<RA, Panic>(value));
+            panic::resume_unwind(payload)
+        }
+    }
+}
+
+/// Drops the result of a `join` half nobody will see: a value (whose drop may panic) or a
+/// second panic, reported either way.
+#[cold]
+fn discard<R>(registry: &Registry, result: std::thread::Result<R>) {
+    let payload = match result {
+        Ok(value) => drop_catching(value),
+        Err(payload) => Some(payload),
+    };
+    if let Some(payload) = payload {
+        registry.report_panic(payload);
     }
 }

@@ -1,35 +1,29 @@
 //! Latches: one-shot "this job is done" flags that wake the thread waiting on them.
 //!
-//! A waiter is either one of the pool's workers, which keeps running other jobs while it waits
-//! and parks on its own parker when there are none, or a thread outside the pool, which parks
-//! with [`std::thread::park`]. Both parkers keep a token, so a `set` that lands between the
-//! waiter's last probe and its park is not lost.
+//! A waiter is either a worker, which keeps running its own pool's jobs while it waits and
+//! parks on its own parker when there are none, or a thread that is no pool's worker, which
+//! parks with [`std::thread::park`] (`wait.rs`). Both parkers keep a token, so a `set` that
+//! lands between the waiter's last probe and its park is not lost.
 //!
 //! The latch usually lives in the waiter's stack frame, which may be freed the moment the
 //! waiter sees it set. So [`Latch::set`] takes a raw pointer, copies out everything it needs
 //! *before* the releasing store, and touches the latch no more after it.
 
-use std::sync::Arc;
-use std::thread::Thread;
-
 use crate::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 use super::registry::Registry;
+use super::wait::Sleeper;
 
 /// Who waits on a latch.
 pub(crate) enum Waiter<'r> {
-    /// Worker `index` of `registry`: woken through the registry's sleep module.
+    /// Worker `index` of `registry`, when only that pool's own workers set the latch (a
+    /// `join`'s second half): they keep the registry alive, so a borrow is enough.
     Worker {
         registry: &'r Registry,
         index: usize,
     },
-    /// The same, for a latch that cannot borrow the registry (a scope's).
-    WorkerArc {
-        registry: std::sync::Arc<Registry>,
-        index: usize,
-    },
-    /// A thread outside the pool.
-    Thread(Thread),
+    /// Anybody else, set by anybody: a worker of another pool, a thread outside every pool.
+    Sleeper(Sleeper),
 }
 
 /// A one-shot completion flag.
@@ -57,26 +51,25 @@ impl<'r> Latch<'r> {
     ///
     /// # Safety
     /// `this` must be valid on entry. It may be freed by the waiter as soon as the flag is
-    /// stored, so nothing after the store reads it. The registry a worker waiter belongs to is
-    /// kept alive by the setting thread itself: only the pool's own workers run its jobs, and
-    /// each holds an `Arc` of it.
+    /// stored, so nothing after the store reads it. A [`Waiter::Worker`] latch must be set by
+    /// one of that pool's own workers, which keeps the registry alive (each holds an `Arc` of
+    /// it); a [`Waiter::Sleeper`] is cloned (its own `Arc`) before the store.
     pub(crate) unsafe fn set(this: *const Self) {
         // SAFETY: valid on entry (the caller's contract).
         let latch = unsafe { &*this };
         // Copy out who to wake: after the store below the latch may be freed.
-        let worker = match &latch.waiter {
+        let wake = match &latch.waiter {
             Waiter::Worker { registry, index } => Ok((*registry as *const Registry, *index)),
-            Waiter::WorkerArc { registry, index } => Ok((Arc::as_ptr(registry), *index)),
-            Waiter::Thread(thread) => Err(thread.clone()),
+            Waiter::Sleeper(sleeper) => Err(sleeper.clone()),
         };
         latch.done.store(true, Ordering::Release);
-        match worker {
+        match wake {
             Ok((registry, index)) => {
                 // SAFETY: the registry outlives the latch: the setting thread keeps it alive
                 // (see above), even if the waiter already dropped its `Arc`.
                 unsafe { (*registry).sleep.wake_worker(index) };
             }
-            Err(thread) => thread.unpark(),
+            Err(sleeper) => sleeper.wake(),
         }
     }
 }

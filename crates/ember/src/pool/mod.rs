@@ -11,8 +11,12 @@
 //! | `join.rs` | fork-join |
 //! | `scope.rs` | borrowing scopes |
 //! | `parallel_for.rs` | the parallel loop, on a worker and from outside |
+//! | `wait.rs` | waiting for other threads' work without taking a worker from its pool |
+//! | `unwind.rs` | where panics of user code are caught, and the guard where they must not go |
+//! | `debug.rs` | the state dump `{:?}` of a pool prints |
 
 mod builder;
+mod debug;
 mod job;
 mod join;
 mod latch;
@@ -20,6 +24,8 @@ mod parallel_for;
 mod registry;
 mod scope;
 mod spin;
+mod unwind;
+mod wait;
 mod worker;
 
 use std::panic::{self, AssertUnwindSafe};
@@ -31,6 +37,8 @@ pub use scope::Scope;
 
 pub(crate) use job::Runner;
 pub(crate) use registry::Registry;
+pub(crate) use unwind::drop_catching;
+pub(crate) use wait::{block_until, blocked_pools_contain, Sleeper, WaitList};
 pub(crate) use worker::WorkerThread;
 
 use job::HeapJob;
@@ -45,6 +53,25 @@ use crate::wake::WakePolicy;
 /// Work pushed by a worker stays on that worker's own deque; idle workers steal. Who is woken
 /// when work appears is the pool's [`WakePolicy`]. Dropping the last handle runs every queued
 /// task, then joins the workers.
+///
+/// **Several pools.** A worker of one pool that waits for another — [`join`](Self::join),
+/// [`scope`](Self::scope) or [`parallel_for`](Self::parallel_for) on it, a
+/// [`Task::join`](crate::Task::join) of one of its tasks, [`wait_idle`](Self::wait_idle),
+/// dropping its last handle — keeps running its own pool's jobs while it waits, and wakes
+/// when the other pool's work is done. So pools may call each other in any pattern without
+/// deadlock. Each such nested wait runs on the waiting worker's stack; see
+/// [`PoolBuilder::stack_size`] for how deep chains of calls between pools can go.
+///
+/// **Panics.** User code may panic anywhere — closures, the `Drop` of results and of captured
+/// values, panic payloads, handlers. No such panic kills a worker or unwinds through the
+/// pool's own frames: it is re-raised to whoever waits for the result (`join`, `scope`,
+/// `parallel_for`), returned as [`TaskError::Panicked`](crate::TaskError::Panicked), or
+/// counted in [`PoolStats::panics`] and passed to the
+/// [`panic_handler`](PoolBuilder::panic_handler).
+///
+/// **Diagnostics.** `{:?}` prints the pool's state (each worker's state, queue lengths,
+/// sleepers, searchers, outstanding tasks) and may be printed from any thread, e.g. when a
+/// [`wait_idle_timeout`](Self::wait_idle_timeout) gives up.
 ///
 /// ```
 /// let pool = ember::Pool::builder().threads(2).build().unwrap();
@@ -68,11 +95,7 @@ struct PoolInner {
 
 impl std::fmt::Debug for Pool {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Pool")
-            .field("threads", &self.threads())
-            .field("wake", &self.policy())
-            .field("delay_kick", &self.inner.registry.delay_kick)
-            .finish_non_exhaustive()
+        debug::fmt_registry(&self.inner.registry, f)
     }
 }
 
@@ -96,9 +119,10 @@ impl Pool {
     /// goes on that worker's own deque (it stays warm there); from anywhere else, on the
     /// pool's global queue.
     ///
-    /// A panic in `f` is caught: the worker lives on, the panic is counted in
-    /// [`PoolStats::panics`] and passed to the
-    /// [`panic_handler`](PoolBuilder::panic_handler), if any.
+    /// A panic in `f` (or in the drop of what it captured) is caught: the worker lives on, the
+    /// panic is counted in [`PoolStats::panics`] and passed to the
+    /// [`panic_handler`](PoolBuilder::panic_handler), if any. (rayon aborts the process on a
+    /// panicking `spawn` without a handler; ember counts it.)
     ///
     /// ```
     /// use std::sync::atomic::{AtomicU64, Ordering};
@@ -130,7 +154,7 @@ impl Pool {
         WorkerThread::with_current(registry.id, |worker| match worker {
             Some(worker) => {
                 worker.count_spawn();
-                worker.push(job);
+                worker.push_shared(job);
             }
             None => {
                 registry.count_external_spawn();
@@ -233,12 +257,19 @@ impl Pool {
 
     /// Blocks until every task [`spawn`](Self::spawn)ed so far has finished, including tasks
     /// those spawned, and every dependent [`Task`](crate::Task) created so far has ended (run,
-    /// panicked or been cancelled). A task still waiting for an [`Event`] that nobody
-    /// completes keeps it waiting. Under a continuous stream of new spawns from other threads
-    /// it returns at the first moment the pool has nothing outstanding.
+    /// panicked or been cancelled). It returns as soon as the last of them finishes, whoever
+    /// finishes it. A task still waiting for an [`Event`] that nobody completes keeps it
+    /// waiting (see [`wait_idle_timeout`](Self::wait_idle_timeout)). Under a continuous stream
+    /// of new spawns from other threads it returns at the first moment the pool has nothing
+    /// outstanding. Called on a worker of another pool, that worker runs its own pool's jobs
+    /// while it waits.
     ///
     /// # Panics
-    /// When called from inside one of this pool's own tasks, which would wait for itself.
+    /// When called from inside one of this pool's own jobs, which would wait for itself —
+    /// directly, or through another pool (a job of this pool waiting in `install`, `join` or
+    /// `scope` on another pool, whose work calls `wait_idle` on this one). The message says
+    /// what to use instead. (A `join` half stolen by a thief of the other pool is not traced
+    /// back; there the wait is a deadlock instead.)
     ///
     /// ```
     /// use std::sync::atomic::{AtomicUsize, Ordering};
@@ -255,13 +286,54 @@ impl Pool {
     /// assert_eq!(done.load(Ordering::SeqCst), 50);
     /// ```
     pub fn wait_idle(&self) {
-        let registry = &self.inner.registry;
-        assert!(
-            !WorkerThread::is_current(registry.id),
-            "Pool::wait_idle called from inside one of the pool's own tasks: it would wait for \
-             itself; wait from outside the pool, or use join/scope to wait for specific work"
-        );
-        registry.wait_idle();
+        self.check_not_waiting_for_itself("Pool::wait_idle");
+        self.inner.registry.wait_idle(None);
+    }
+
+    /// [`wait_idle`](Self::wait_idle) for at most `timeout`: returns whether the pool became
+    /// idle. A `false` is the moment to print the pool (`{:?}`) and see what is still
+    /// outstanding, e.g. a task waiting for an [`Event`] nobody completes.
+    ///
+    /// # Panics
+    /// As [`wait_idle`](Self::wait_idle).
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// let pool = ember::Pool::builder().threads(1).build().unwrap();
+    /// let never = pool.event();
+    /// let stuck = pool.task(|| ()).after(&[&never]).spawn();
+    /// assert!(!pool.wait_idle_timeout(Duration::from_millis(10)));
+    /// eprintln!("{pool:?}"); // one outstanding task, no job queued: it waits for an event
+    /// never.complete();
+    /// assert!(pool.wait_idle_timeout(Duration::from_secs(60)));
+    /// # drop(stuck);
+    /// ```
+    pub fn wait_idle_timeout(&self, timeout: std::time::Duration) -> bool {
+        self.check_not_waiting_for_itself("Pool::wait_idle_timeout");
+        self.inner
+            .registry
+            .wait_idle(Some(std::time::Instant::now() + timeout))
+    }
+
+    /// Panics if the calling thread runs a job of this pool, or work one of its jobs waits
+    /// for: a wait for the whole pool could then never end.
+    pub(crate) fn check_not_waiting_for_itself(&self, what: &str) {
+        let id = self.inner.registry.id;
+        if WorkerThread::is_current(id) {
+            panic!(
+                "{what} called from inside one of the pool's own jobs: it would wait for \
+                 itself; wait from outside the pool, or use join/scope/Task::join to wait for \
+                 specific work"
+            );
+        }
+        if blocked_pools_contain(id) {
+            panic!(
+                "{what} called from work that one of the pool's own jobs is waiting for \
+                 (through another pool's install, join or scope): it would wait for itself; \
+                 wait from outside the pool, or use join/scope/Task::join to wait for specific \
+                 work"
+            );
+        }
     }
 
     /// A snapshot of the pool's counters; see [`PoolStats`].
@@ -301,6 +373,10 @@ impl Pool {
         &self.inner.registry
     }
 
+    pub(crate) fn registry_arc(&self) -> &Arc<Registry> {
+        &self.inner.registry
+    }
+
     /// Identifies the pool without holding it.
     pub(crate) fn registry_id(&self) -> usize {
         self.inner.registry.id
@@ -318,7 +394,7 @@ where
     let job = unsafe { HeapJob::new(f).into_job_ref() };
     WorkerThread::with_current(registry.id, |worker| match worker {
         Some(worker) if from_task && registry.delay_kick => worker.hold(job),
-        Some(worker) => worker.push(job),
+        Some(worker) => worker.push_shared(job),
         None => registry.inject(job),
     });
 }
@@ -326,11 +402,16 @@ where
 impl Drop for PoolInner {
     fn drop(&mut self) {
         self.registry.terminate();
-        if WorkerThread::is_current(self.registry.id) {
-            // The last handle died inside one of the pool's own tasks: joining would wait for
-            // this very thread. The workers drain the queues and exit on their own.
+        let id = self.registry.id;
+        if WorkerThread::is_current(id) || blocked_pools_contain(id) {
+            // The last handle died inside one of the pool's own jobs, or in work one of them
+            // waits for: waiting for the workers would wait for this very job. They drain
+            // the queues and exit on their own.
             return;
         }
+        // A worker of another pool runs its own pool's jobs while it waits here: the jobs
+        // still queued on this pool may call into that one.
+        self.registry.wait_workers_exited();
         let handles = std::mem::take(
             &mut *self
                 .handles
@@ -338,8 +419,8 @@ impl Drop for PoolInner {
                 .unwrap_or_else(|poisoned| poisoned.into_inner()),
         );
         for handle in handles {
-            // The worker loop catches every job's panic; a worker that still died has nothing
-            // left to report here.
+            // Every worker has left its loop; this only reaps the threads. A worker that died
+            // anyway has nothing left to report here.
             let _ = handle.join();
         }
     }

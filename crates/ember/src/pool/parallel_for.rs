@@ -7,7 +7,10 @@
 //! the caller idle. Instead the caller and up to `threads()` helper jobs claim chunks from one
 //! atomic counter until none are left (self-scheduling: fast claimers take more chunks). The
 //! caller runs only chunks of its own loop, never other jobs of the pool, so its stack cannot
-//! nest, the hazard that makes `join`/`scope` from outside move to a worker instead. The
+//! nest, the hazard that makes `join`/`scope` from outside move to a worker instead. (A caller
+//! that is a worker of another pool runs its own pool's jobs while it waits for the last
+//! chunks, as every wait does: `wait.rs`.) The first panic of a chunk is re-raised to the
+//! caller; later ones are reported to the pool (`unwind.rs`). The
 //! caller returns once every chunk is done — not once every helper has run: a helper whose
 //! worker was busy may start later, find no chunk left, and never touch the caller's closure,
 //! so a loop whose workers are all occupied still completes on the caller alone.
@@ -20,10 +23,10 @@ use std::panic::{self, AssertUnwindSafe};
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use std::sync::Arc;
-use std::thread::Thread;
 
 use super::job::{HeapJob, Panic};
 use super::registry::Registry;
+use super::wait::{self, Sleeper};
 use super::Pool;
 use crate::sync::{lock, Mutex};
 
@@ -56,7 +59,10 @@ struct Loop<F> {
     f: *const F,
     /// The first panic of a chunk, re-raised by the caller at the end.
     panic: Mutex<Option<Panic>>,
-    caller: Thread,
+    /// Where later panics go (`unwind.rs`).
+    registry: Arc<Registry>,
+    /// Woken by the chunk that completes the count.
+    caller: Sleeper,
 }
 
 // SAFETY: `f` is only dereferenced as `&F` for a claimed chunk, while the caller is still
@@ -81,13 +87,22 @@ impl<F: Fn(usize) + Sync> Loop<F> {
             let f = unsafe { &*self.f };
             if let Err(payload) = panic::catch_unwind(AssertUnwindSafe(|| (start..end).for_each(f)))
             {
-                lock(&self.panic).get_or_insert(payload);
+                let later = {
+                    let mut first = lock(&self.panic);
+                    match *first {
+                        None => first.replace(payload),
+                        Some(_) => Some(payload),
+                    }
+                };
+                if let Some(later) = later {
+                    self.registry.report_panic(later);
+                }
             }
             // AcqRel: the caller's Acquire load of the final count sees every chunk's effects.
             if self.done.fetch_add(1, Ordering::AcqRel) + 1 == self.chunks {
                 // `self` lives in an `Arc` this thread holds, so it outlives the caller's
                 // return, which may happen as soon as the count is complete.
-                self.caller.unpark();
+                self.caller.wake();
             }
         }
     }
@@ -95,7 +110,7 @@ impl<F: Fn(usize) + Sync> Loop<F> {
 
 /// From outside the pool: the caller and up to `threads()` helpers share a chunk counter.
 pub(super) fn shared_counter<F: Fn(usize) + Sync>(
-    registry: &Registry,
+    registry: &Arc<Registry>,
     range: Range<usize>,
     grain: usize,
     f: &F,
@@ -112,7 +127,8 @@ pub(super) fn shared_counter<F: Fn(usize) + Sync>(
         done: AtomicUsize::new(0),
         f: f as *const F,
         panic: Mutex::new(None),
-        caller: std::thread::current(),
+        registry: Arc::clone(registry),
+        caller: Sleeper::current(),
     });
     for _ in 0..registry.workers().min(chunks - 1) {
         let work = Arc::clone(&work);
@@ -122,11 +138,9 @@ pub(super) fn shared_counter<F: Fn(usize) + Sync>(
         registry.inject(unsafe { job.into_job_ref() });
     }
     work.run();
-    while work.done.load(Ordering::Acquire) < chunks {
-        // The last chunk's finisher unparks this thread; the park token covers an unpark
-        // that lands before the park, and spurious returns loop.
-        std::thread::park();
-    }
+    // The last chunk's finisher wakes this thread; a worker of another pool runs its own
+    // pool's jobs meanwhile (`wait.rs`).
+    wait::block_until(&|| work.done.load(Ordering::Acquire) >= chunks, None);
     let first_panic = lock(&work.panic).take();
     if let Some(payload) = first_panic {
         panic::resume_unwind(payload);

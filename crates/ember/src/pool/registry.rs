@@ -5,22 +5,35 @@
 //! its own non-empty deque touches no shared cache line. Counters that several threads write
 //! (spawns from outside the pool, wake-ups aimed at a worker) use `fetch_add`.
 
-use crate::sync::{Condvar, Mutex};
-use std::sync::atomic::{fence, AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{fence, AtomicBool, AtomicU64, AtomicU8, AtomicUsize, Ordering};
+use std::time::Instant;
 
 use crossbeam_deque::{Injector, Stealer};
 use crossbeam_utils::CachePadded;
 
 use super::job::{JobRef, Panic};
+use super::unwind::{drop_payload, Contained};
+use super::wait::WaitList;
 use crate::stats::{PoolStats, WorkerStats};
-use crate::sync::lock;
 use crate::trace::Tracer;
 
 use super::worker::WorkerThread;
 use crate::wake::{Sleep, WakePolicy};
 
-/// Called with the payload of a panic that escaped a spawned task.
+/// Called with the payload of a panic that escaped user code nobody waits for.
 pub(crate) type PanicHandler = Box<dyn Fn(Panic) + Send + Sync>;
+
+/// What a worker is doing, for [`Pool`](crate::Pool)'s `Debug` dump.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u8)]
+pub(crate) enum WorkerState {
+    /// Running jobs or looking for them.
+    Running = 0,
+    /// Listed as asleep, parked or about to park.
+    Sleeping = 1,
+    /// Its thread has left the pool (shutdown).
+    Exited = 2,
+}
 
 /// Counters written by one worker only.
 #[derive(Default)]
@@ -34,12 +47,37 @@ pub(crate) struct WorkerCounters {
     pub(crate) spawned: AtomicU64,
     /// Spawned tasks that finished on this worker.
     pub(crate) completed: AtomicU64,
+    /// Successors this worker holds right now (delay-kick).
+    pub(crate) held: AtomicU64,
+    /// How many waits (`join`, `scope`, a task, another pool) this worker is nested in.
+    pub(crate) waits: AtomicU64,
+    /// A [`WorkerState`].
+    state: AtomicU8,
+}
+
+impl WorkerCounters {
+    pub(crate) fn set_state(&self, state: WorkerState) {
+        self.state.store(state as u8, Ordering::Relaxed);
+    }
+
+    pub(crate) fn state(&self) -> WorkerState {
+        match self.state.load(Ordering::Relaxed) {
+            0 => WorkerState::Running,
+            1 => WorkerState::Sleeping,
+            _ => WorkerState::Exited,
+        }
+    }
 }
 
 /// Adds one to a counter only its owner writes.
 pub(crate) fn bump(counter: &AtomicU64) {
     // Release pairs with the Acquire loads of `Registry::is_idle`.
     counter.store(counter.load(Ordering::Relaxed) + 1, Ordering::Release);
+}
+
+/// Subtracts one from a counter only its owner writes.
+pub(crate) fn unbump(counter: &AtomicU64) {
+    counter.store(counter.load(Ordering::Relaxed) - 1, Ordering::Release);
 }
 
 /// Source of pool ids: unique for the life of the process, unlike addresses, which a new
@@ -57,11 +95,16 @@ pub(crate) struct Registry {
     external_spawns: CachePadded<AtomicU64>,
     /// Tasks that ended outside the pool (cancelled there by a dropped event).
     external_completions: CachePadded<AtomicU64>,
+    /// Panics reported on threads that are not this pool's workers.
+    external_panics: CachePadded<AtomicU64>,
     terminating: AtomicBool,
-    idle_waiters: AtomicUsize,
-    idle_lock: Mutex<()>,
-    idle_cvar: Condvar,
-    panic_handler: Option<PanicHandler>,
+    /// `wait_idle` callers.
+    idle_waiters: WaitList,
+    /// Worker threads that have not exited yet.
+    live_workers: AtomicUsize,
+    /// Threads waiting for every worker to exit (dropping the last handle).
+    exit_waiters: WaitList,
+    panic_handler: Option<Contained<PanicHandler>>,
     pub(crate) delay_kick: bool,
     pub(crate) trace: Tracer,
 }
@@ -83,11 +126,12 @@ impl Registry {
             counters: (0..workers).map(|_| CachePadded::default()).collect(),
             external_spawns: CachePadded::default(),
             external_completions: CachePadded::default(),
+            external_panics: CachePadded::default(),
             terminating: AtomicBool::new(false),
-            idle_waiters: AtomicUsize::new(0),
-            idle_lock: Mutex::new(()),
-            idle_cvar: Condvar::new(),
-            panic_handler,
+            idle_waiters: WaitList::new(),
+            live_workers: AtomicUsize::new(workers),
+            exit_waiters: WaitList::new(),
+            panic_handler: panic_handler.map(Contained::new),
             delay_kick,
             trace,
         }
@@ -118,6 +162,38 @@ impl Registry {
         bump(&self.counters[worker].panics);
     }
 
+    /// Counts `n` panics caught on this thread, whichever it is.
+    fn count_panics_here(&self, n: u64) {
+        if n == 0 {
+            return;
+        }
+        WorkerThread::with_current(self.id, |worker| match worker {
+            Some(worker) => {
+                let panics = &self.counters[worker.index].panics;
+                panics.store(panics.load(Ordering::Relaxed) + n, Ordering::Release);
+            }
+            None => {
+                self.external_panics.fetch_add(n, Ordering::Relaxed);
+            }
+        });
+    }
+
+    /// A panic of user code that nobody waits for (`unwind.rs`): counted, and passed to the
+    /// panic handler, whose own panic is counted and dropped; with no handler, dropped.
+    pub(crate) fn report_panic(&self, payload: Panic) {
+        self.count_panics_here(1);
+        let dropped_panics = match &self.panic_handler {
+            Some(handler) => {
+                match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| handler(payload))) {
+                    Ok(()) => 0,
+                    Err(own) => 1 + drop_payload(own),
+                }
+            }
+            None => drop_payload(payload),
+        };
+        self.count_panics_here(dropped_panics);
+    }
+
     /// Counts a dependent task created on this thread (before it can run).
     pub(crate) fn count_spawn_here(&self) {
         WorkerThread::with_current(self.id, |worker| match worker {
@@ -132,21 +208,31 @@ impl Registry {
             Some(worker) => bump(&self.counters[worker.index].completed),
             None => {
                 self.external_completions.fetch_add(1, Ordering::Release);
-                self.notify_idle_waiters();
             }
         });
+        self.completed();
     }
 
     /// Books the end of a spawned task: its panic, if any, and its completion.
     pub(crate) fn finish_spawned(&self, worker: usize, panic: Option<Panic>) {
         if let Some(payload) = panic {
-            self.count_panic(worker);
-            if let Some(handler) = &self.panic_handler {
-                // A handler that panics itself must not take the worker down with it.
-                let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| handler(payload)));
-            }
+            self.report_panic(payload);
         }
         bump(&self.counters[worker].completed);
+        self.completed();
+    }
+
+    /// After a completion: wakes `wait_idle` callers if it left the pool idle.
+    ///
+    /// StoreLoad: the completion counted above is visible before the waiter list is read,
+    /// pairing with the fence a waiter makes between registering and looking at the counters
+    /// (`WaitList`). Of two completions racing to be the last, each counts its own before it
+    /// sums the others', so the later one in the fences' total order sees both.
+    fn completed(&self) {
+        fence(Ordering::SeqCst);
+        if !self.idle_waiters.is_empty() && self.is_idle() {
+            self.idle_waiters.notify_all();
+        }
     }
 
     /// Whether every spawned task has finished, from a snapshot of the counters.
@@ -155,11 +241,19 @@ impl Registry {
     /// (the spawn was counted before the job was pushed, and the push happens-before the run),
     /// so the spawn sum read afterwards is at least the completion sum; equality means that at
     /// the moment the completions were read, nothing spawned was outstanding.
-    fn is_idle(&self) -> bool {
+    pub(crate) fn is_idle(&self) -> bool {
         let completed = self.sum(&self.external_completions, |c| &c.completed);
         fence(Ordering::SeqCst);
         let spawned = self.sum(&self.external_spawns, |c| &c.spawned);
         completed == spawned
+    }
+
+    /// Spawned tasks not finished yet, from the same snapshot as [`is_idle`](Self::is_idle).
+    pub(crate) fn outstanding(&self) -> u64 {
+        let completed = self.sum(&self.external_completions, |c| &c.completed);
+        fence(Ordering::SeqCst);
+        let spawned = self.sum(&self.external_spawns, |c| &c.spawned);
+        spawned.saturating_sub(completed)
     }
 
     /// `external` plus one counter of every worker, each read with Acquire.
@@ -172,32 +266,11 @@ impl Registry {
                 .sum::<u64>()
     }
 
-    /// Blocks until every spawned task has finished.
-    ///
-    /// Waiters block on a condvar; a worker on its way to sleep wakes them
-    /// (`notify_idle_waiters`). The waiter registers and checks under the
-    /// lock, the notifier reads the waiter count after a fence and notifies under the lock, so
-    /// the last completion is never missed.
-    pub(crate) fn wait_idle(&self) {
-        let mut guard = lock(&self.idle_lock);
-        self.idle_waiters.fetch_add(1, Ordering::SeqCst);
-        while !self.is_idle() {
-            guard = self
-                .idle_cvar
-                .wait(guard)
-                .unwrap_or_else(|poisoned| poisoned.into_inner());
-        }
-        self.idle_waiters.fetch_sub(1, Ordering::SeqCst);
-    }
-
-    /// Wakes `wait_idle` callers so they look again; cheap when there are none. Workers call
-    /// it on their way to sleep, which every worker passes after the last job finished.
-    pub(crate) fn notify_idle_waiters(&self) {
-        fence(Ordering::SeqCst);
-        if self.idle_waiters.load(Ordering::SeqCst) != 0 {
-            let _guard = lock(&self.idle_lock);
-            self.idle_cvar.notify_all();
-        }
+    /// Blocks until every spawned task has finished, or `deadline` passes; returns whether
+    /// the pool was idle. The last completion wakes the waiter (`completed`); a worker of
+    /// another pool runs its own pool's jobs meanwhile (`wait.rs`).
+    pub(crate) fn wait_idle(&self, deadline: Option<Instant>) -> bool {
+        self.idle_waiters.wait(&|| self.is_idle(), deadline)
     }
 
     pub(crate) fn terminating(&self) -> bool {
@@ -208,6 +281,24 @@ impl Registry {
     pub(crate) fn terminate(&self) {
         self.terminating.store(true, Ordering::SeqCst);
         self.sleep.wake_all();
+    }
+
+    /// Worker `index` has left its loop for good.
+    pub(crate) fn worker_exited(&self, index: usize) {
+        self.counters[index].set_state(WorkerState::Exited);
+        self.live_workers.fetch_sub(1, Ordering::SeqCst);
+        // StoreLoad, as in `completed`: the count before the look at the waiter list.
+        fence(Ordering::SeqCst);
+        if !self.exit_waiters.is_empty() {
+            self.exit_waiters.notify_all();
+        }
+    }
+
+    /// Blocks until every worker has exited (after [`terminate`](Self::terminate)); a worker
+    /// of another pool runs its own pool's jobs meanwhile.
+    pub(crate) fn wait_workers_exited(&self) {
+        self.exit_waiters
+            .wait(&|| self.live_workers.load(Ordering::SeqCst) == 0, None);
     }
 
     pub(crate) fn stats(&self) -> PoolStats {
@@ -228,6 +319,6 @@ impl Registry {
                 }
             })
             .collect();
-        PoolStats::from_workers(per_worker)
+        PoolStats::from_workers(per_worker, self.external_panics.load(Ordering::Relaxed))
     }
 }

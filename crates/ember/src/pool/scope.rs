@@ -3,8 +3,12 @@
 //! A scope counts its outstanding jobs (the body counts as one). Each spawned job holds a
 //! pointer to the scope and counts itself out when it ends; the scope does not return, even
 //! when its body panics, before the count is zero, which is what makes the borrows sound.
-//! The scope's body runs on a worker (called from outside the pool, the caller blocks while it
+//! The scope's body runs on a worker (called from outside the pool, the caller waits while it
 //! does), and that worker runs queued jobs while it waits.
+//!
+//! Panics: the body's panic is re-raised first; else the first job's. Every other panic (a
+//! later job's, or the drop of the body's value when a job panicked) is reported to the pool
+//! (`unwind.rs`), so that no user code runs while the re-raised panic unwinds.
 
 use std::marker::PhantomData;
 use std::panic::{self, AssertUnwindSafe};
@@ -13,6 +17,8 @@ use std::sync::Arc;
 use super::job::{HeapJob, Panic};
 use super::latch::{CountLatch, Waiter};
 use super::registry::Registry;
+use super::unwind::drop_catching;
+use super::wait::{self, Sleeper};
 use super::worker::{in_worker, WorkerThread};
 use crate::sync::{lock, Mutex};
 
@@ -34,6 +40,9 @@ pub struct Scope<'scope> {
     pending: CountLatch<'static>,
     /// The first panic of a spawned job, re-raised when the scope ends.
     panic: Mutex<Option<Panic>>,
+    /// Pools with a job blocked until this scope ends (`wait.rs`): its jobs, which may run on
+    /// other workers, carry them along.
+    blocked: Vec<usize>,
     /// Invariant in `'scope`, as borrows into the scope must be.
     marker: PhantomData<fn(&'scope ()) -> &'scope ()>,
 }
@@ -80,8 +89,21 @@ impl<'scope> Scope<'scope> {
         let job = HeapJob::new(move |_runner| {
             // SAFETY: the scope is alive until its count reaches zero (see `ScopePtr`).
             let scope: &Scope<'scope> = unsafe { &*scope_ptr.get() };
-            if let Err(payload) = panic::catch_unwind(AssertUnwindSafe(|| f(scope))) {
-                lock(&scope.panic).get_or_insert(payload);
+            let outcome = wait::with_blocked_pools(&scope.blocked, || {
+                panic::catch_unwind(AssertUnwindSafe(|| f(scope)))
+            });
+            if let Err(payload) = outcome {
+                let later = {
+                    let mut first = lock(&scope.panic);
+                    match *first {
+                        None => first.replace(payload),
+                        Some(_) => Some(payload),
+                    }
+                };
+                // Only the first panic is re-raised; the others are reported.
+                if let Some(later) = later {
+                    scope.registry.report_panic(later);
+                }
             }
             // SAFETY: last use of `scope`; it may be freed once the count reaches zero.
             unsafe { CountLatch::decrement(&scope.pending) };
@@ -90,7 +112,7 @@ impl<'scope> Scope<'scope> {
         // job has run.
         let job = unsafe { job.into_job_ref() };
         WorkerThread::with_current(self.registry.id, |worker| match worker {
-            Some(worker) => worker.push(job),
+            Some(worker) => worker.push_shared(job),
             None => self.registry.inject(job),
         });
     }
@@ -104,21 +126,35 @@ where
     in_worker(registry, |worker| {
         let scope = Scope {
             registry: Arc::clone(registry),
-            pending: CountLatch::new(Waiter::WorkerArc {
+            pending: CountLatch::new(Waiter::Sleeper(Sleeper::Worker {
                 registry: Arc::clone(registry),
                 index: worker.index,
-            }),
+            })),
             panic: Mutex::new(None),
+            blocked: wait::blocked_pools_with(None),
             marker: PhantomData,
         };
         let result = panic::catch_unwind(AssertUnwindSafe(|| f(&scope)));
-        // SAFETY: `scope` lives in this frame until after the wait below.
+        // SAFETY: `scope` lives in this frame until after the wait below, and nothing in
+        // between can unwind (the body's panic is caught, the wait runs only jobs that catch
+        // their own).
         unsafe { CountLatch::decrement(&scope.pending) };
         worker.wait_until(scope.pending.latch());
         let spawned_panic = lock(&scope.panic).take();
         match (result, spawned_panic) {
-            (Err(payload), _) | (Ok(_), Some(payload)) => panic::resume_unwind(payload),
             (Ok(value), None) => value,
+            (Err(payload), spawned) => {
+                if let Some(spawned) = spawned {
+                    registry.report_panic(spawned);
+                }
+                panic::resume_unwind(payload)
+            }
+            (Ok(value), Some(payload)) => {
+                if let Some(own) = drop_catching(value) {
+                    registry.report_panic(own);
+                }
+                panic::resume_unwind(payload)
+            }
         }
     })
 }

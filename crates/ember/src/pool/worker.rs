@@ -5,8 +5,13 @@
 //! itself: no global counter, no sleep state (the wake policy is consulted only through the
 //! worker's own [`WakeState`] until it runs out of local work).
 //!
-//! The same loop serves a worker that waits inside `join` or `scope`: it keeps running jobs
-//! until its latch is set, so waiting never blocks a worker while there is work.
+//! The same loop serves a worker that waits — inside `join` or `scope`, for a task, for
+//! another pool (`wait.rs`): it keeps running its own pool's jobs until what it waits for is
+//! done, so waiting never blocks a worker while its pool has work.
+//!
+//! **Fairness.** Every [`INJECTOR_EVERY`]th look for work starts at the global queue, so a job
+//! injected from outside does not wait behind a worker's endless local work (a job that keeps
+//! spawning its successor, a long chain of held successors) while every worker is busy.
 
 use std::cell::Cell;
 use std::sync::Arc;
@@ -16,11 +21,17 @@ use crossbeam_deque::{Steal, Worker};
 
 use super::job::{JobRef, Runner, StackJob};
 use super::latch::{Latch, Waiter};
-use super::registry::{bump, Registry};
+use super::registry::{bump, unbump, Registry, WorkerState};
 use super::spin::SpinGovernor;
+use super::unwind::AbortOnUnwind;
+use super::wait::{self, Sleeper};
 use crate::task::kick::Held;
 use crate::trace::TraceKind;
 use crate::wake::WakeState;
+
+/// One look for work in this many starts at the global queue (tokio checks it every 61 ticks;
+/// a prime keeps the check from falling into step with a periodic workload).
+pub(crate) const INJECTOR_EVERY: u32 = 61;
 
 thread_local! {
     /// The address of the worker running on this thread (null on other threads). Every `join`
@@ -38,6 +49,8 @@ pub(crate) struct WorkerThread {
     /// Successors held for delay-kick (`task/kick.rs`).
     held: Held<JobRef>,
     rng: Cell<u64>,
+    /// Looks for work so far, for the fairness check of the global queue.
+    ticks: Cell<u32>,
     spin: Duration,
     spin_governor: SpinGovernor,
 }
@@ -55,13 +68,20 @@ impl WorkerThread {
         registry_id: usize,
         f: impl FnOnce(Option<&WorkerThread>) -> R,
     ) -> R {
+        Self::with_any_current(
+            |worker| f(worker.filter(|worker| worker.registry.id == registry_id)),
+        )
+    }
+
+    /// Calls `f` with the worker running on this thread, of whatever pool, if any.
+    #[inline]
+    pub(crate) fn with_any_current<R>(f: impl FnOnce(Option<&WorkerThread>) -> R) -> R {
         let worker = CURRENT.with(Cell::get);
         // SAFETY: a non-null `CURRENT` is the worker this thread is running: `run` sets it
         // once the worker has its place in `run`'s frame, and `Unregister` clears it before
         // the worker is dropped, whether the body returns or unwinds. The reference is only
         // lent to `f`, which runs on this thread inside that time.
-        let worker = unsafe { worker.as_ref() }.filter(|worker| worker.registry.id == registry_id);
-        f(worker)
+        f(unsafe { worker.as_ref() })
     }
 
     /// The body of worker thread `index`: runs until the pool terminates and every queue is
@@ -79,13 +99,17 @@ impl WorkerThread {
             wake: Cell::new(WakeState::default()),
             held: Held::new(),
             rng: Cell::new(0x9E37_79B9_7F4A_7C15 ^ (index as u64 + 1)),
+            ticks: Cell::new(0),
             spin,
             spin_governor: SpinGovernor::default(),
         };
         CURRENT.with(|current| current.set(&worker));
         // Declared after `worker`, so dropped before it.
         let _unregister = Unregister;
+        // Says the worker is gone however its body ends, so that nobody waits for it forever.
+        let _exited = Exited(&worker);
         worker.main_loop();
+        worker.exit();
     }
 
     fn main_loop(&self) {
@@ -98,28 +122,51 @@ impl WorkerThread {
                 // push only on their own worker's deque, which that worker drains.
                 return;
             } else {
-                self.idle(&terminating);
+                self.idle(&terminating, None);
             }
         }
+    }
+
+    /// The worker leaves the pool: it stops being counted as a searcher (a count nobody would
+    /// ever take back would make pushes skip their wake-ups) and hands on what it holds
+    /// (nothing: its last look for work took the held successors first).
+    fn exit(&self) {
+        self.leave_wait();
+        debug_assert!(self.held.is_empty(), "a worker exits holding successors");
     }
 
     /// Runs jobs until `latch` is set, sleeping when there are none.
     pub(crate) fn wait_until(&self, latch: &Latch<'_>) {
-        self.wait_for(&|| latch.probe());
+        self.wait_for(&|| latch.probe(), None);
     }
 
-    /// Runs jobs until `done` holds, sleeping when there are none. Whoever makes `done` true
-    /// must then wake this worker (`Sleep::wake_worker`).
-    pub(crate) fn wait_for(&self, done: &dyn Fn() -> bool) {
-        while !done() {
+    /// Runs jobs until `done` holds or `deadline` passes, sleeping when there are none;
+    /// returns whether `done` held. Whoever makes `done` true must then wake this worker
+    /// (`Sleep::wake_worker`).
+    pub(crate) fn wait_for(&self, done: &dyn Fn() -> bool, deadline: Option<Instant>) -> bool {
+        let waits = &self.registry.counters[self.index].waits;
+        bump(waits);
+        let held = loop {
+            if done() {
+                break true;
+            }
+            if deadline.is_some_and(|deadline| Instant::now() >= deadline) {
+                break false;
+            }
             if let Some(job) = self.find_work(done) {
                 self.run_job(job);
             } else if !done() {
-                self.idle(done);
+                self.idle(done, deadline);
             }
-        }
-        // Back to user code, which may run long: a search in progress ends, and held
-        // successors must not wait for it.
+        };
+        unbump(waits);
+        self.leave_wait();
+        held
+    }
+
+    /// Back to user code, which may run long: a search in progress ends, and held successors
+    /// must not wait for it.
+    fn leave_wait(&self) {
         let mut wake = self.wake.get();
         self.registry
             .sleep
@@ -130,6 +177,7 @@ impl WorkerThread {
 
     /// Holds a successor released by a task that finished here (delay-kick).
     pub(crate) fn hold(&self, job: JobRef) {
+        bump(&self.registry.counters[self.index].held);
         self.held.hold(job);
     }
 
@@ -140,15 +188,25 @@ impl WorkerThread {
     }
 
     fn kick(&self, job: JobRef) {
-        bump(&self.registry.counters[self.index].kicks);
+        let counters = &self.registry.counters[self.index];
+        unbump(&counters.held);
+        bump(&counters.kicks);
         self.registry.trace.mark(self.index, TraceKind::Kick, 1);
         self.push_with(job, true);
     }
 
-    /// Pushes a job on this worker's deque.
+    /// Pushes the second half of a `join` on this worker's deque. The wake-up it may ask for
+    /// only adds parallelism: this worker pops the job back itself if nobody takes it.
     #[inline]
     pub(crate) fn push(&self, job: JobRef) {
         self.push_with(job, false);
+    }
+
+    /// Pushes a job that other workers must be able to count on: a spawned job or task, which
+    /// may be what the job running here blocks on (`Sleep::notify_local`, `fenced`).
+    #[inline]
+    pub(crate) fn push_shared(&self, job: JobRef) {
+        self.push_with(job, true);
     }
 
     /// Pushes a job on this worker's deque; `fenced` as in `Sleep::notify_local`.
@@ -166,9 +224,11 @@ impl WorkerThread {
         Some(job)
     }
 
-    #[inline]
     pub(crate) fn run_job(&self, job: JobRef) {
         bump(&self.registry.counters[self.index].tasks);
+        // Every job catches the panics of the user code it runs (`unwind.rs`); one that still
+        // unwinds would take this worker down, or free a `join` frame a thief still uses.
+        let guard = AbortOnUnwind::new("a worker's loop");
         // SAFETY: the job came out of one of this registry's queues, which hand each pushed
         // job to exactly one taker, and its owner keeps it alive until it has run.
         unsafe {
@@ -177,17 +237,28 @@ impl WorkerThread {
                 worker: self.index,
             })
         };
+        guard.disarm();
     }
 
     pub(crate) fn count_spawn(&self) {
         bump(&self.registry.counters[self.index].spawned);
     }
 
-    /// Own deque first; then, as the policy allows, the global queue and other workers,
-    /// spinning briefly and then yielding once before giving up.
+    /// Own deque first (the global queue first every [`INJECTOR_EVERY`]th time); then, as the
+    /// policy allows, the global queue and other workers, spinning briefly and then yielding
+    /// once before giving up.
     fn find_work(&self, done: &dyn Fn() -> bool) -> Option<JobRef> {
+        let ticks = self.ticks.get().wrapping_add(1);
+        self.ticks.set(ticks);
+        if ticks % INJECTOR_EVERY == 0 {
+            if let Some(job) = self.steal_injected() {
+                self.found_work();
+                return Some(job);
+            }
+        }
         // Delay-kick: the first held successor is this worker's; the rest go to thieves.
         if let Some(job) = self.held.take_and_kick(|job| self.kick(job)) {
+            unbump(&self.registry.counters[self.index].held);
             self.found_work();
             return Some(job);
         }
@@ -248,6 +319,17 @@ impl WorkerThread {
         self.wake.set(wake);
     }
 
+    /// Takes a job from the global queue (a batch of them, into the own deque).
+    fn steal_injected(&self) -> Option<JobRef> {
+        loop {
+            match self.registry.injector.steal_batch_and_pop(&self.local) {
+                Steal::Success(job) => return Some(job),
+                Steal::Retry => {}
+                Steal::Empty => return None,
+            }
+        }
+    }
+
     /// Takes a job from the global queue (a batch of them, into the own deque) or from
     /// another worker, starting at a random victim so thieves spread out.
     fn steal(&self) -> Option<JobRef> {
@@ -282,16 +364,22 @@ impl WorkerThread {
         }
     }
 
-    /// Goes to sleep through the wake policy, unless work or `done` shows up meanwhile.
-    fn idle(&self, done: &dyn Fn() -> bool) {
-        self.registry.notify_idle_waiters();
+    /// Goes to sleep through the wake policy, unless work or `done` shows up meanwhile, or
+    /// until `deadline`.
+    fn idle(&self, done: &dyn Fn() -> bool, deadline: Option<Instant>) {
         let mut wake = self.wake.get();
         let tracing = self.registry.trace.enabled();
         let start = tracing.then(Instant::now);
-        let blocked =
-            self.registry
-                .sleep
-                .sleep(self.index, &mut wake, || self.registry.has_work(), done);
+        let counters = &self.registry.counters[self.index];
+        counters.set_state(WorkerState::Sleeping);
+        let blocked = self.registry.sleep.sleep(
+            self.index,
+            &mut wake,
+            || self.registry.has_work(),
+            done,
+            deadline,
+        );
+        counters.set_state(WorkerState::Running);
         self.wake.set(wake);
         if let (true, Some(start)) = (blocked, start) {
             let trace = &self.registry.trace;
@@ -311,6 +399,15 @@ impl WorkerThread {
     }
 }
 
+/// Counts the worker out of its pool when its body returns (or, through a bug, unwinds).
+struct Exited<'w>(&'w WorkerThread);
+
+impl Drop for Exited<'_> {
+    fn drop(&mut self) {
+        self.0.registry.worker_exited(self.0.index);
+    }
+}
+
 /// Clears this thread's `CURRENT` when the worker's body returns or unwinds, so it never
 /// outlives the worker it points at.
 struct Unregister;
@@ -322,12 +419,14 @@ impl Drop for Unregister {
 }
 
 /// Runs `op` on one of `registry`'s workers: at once if this thread is one, otherwise as a
-/// job on the global queue while this thread blocks.
+/// job on the global queue while this thread waits.
 ///
-/// A thread outside the pool does not run the pool's jobs while it waits: the jobs it would
-/// pick up could call back into the pool from outside and nest without bound on its stack.
-/// Moving the whole operation onto a worker keeps every `join` and `scope` inside it on the
-/// fast path (own deque, pop back) instead.
+/// A thread that is no pool's worker blocks while it waits; it does not run the pool's jobs:
+/// the jobs it would pick up could call back into the pool from outside and nest without
+/// bound on its stack. Moving the whole operation onto a worker keeps every `join` and `scope`
+/// inside it on the fast path (own deque, pop back) instead. A worker of another pool keeps
+/// running its own pool's jobs while it waits (`wait.rs`), so that pools may call each other
+/// without deadlock.
 pub(crate) fn in_worker<OP, R>(registry: &Arc<Registry>, op: OP) -> R
 where
     OP: FnOnce(&WorkerThread) -> R + Send,
@@ -350,22 +449,38 @@ where
     OP: FnOnce(&WorkerThread) -> R + Send,
     R: Send,
 {
+    let (sleeper, blocked) = WorkerThread::with_any_current(|worker| match worker {
+        Some(worker) => (
+            Sleeper::Worker {
+                registry: Arc::clone(&worker.registry),
+                index: worker.index,
+            },
+            // The job this worker runs now cannot end before `op` has: its pool is blocked.
+            wait::blocked_pools_with(Some(worker.registry.id)),
+        ),
+        None => (
+            Sleeper::Thread(std::thread::current()),
+            wait::blocked_pools_with(None),
+        ),
+    });
     let job = StackJob::new(
         || {
-            WorkerThread::with_current(registry.id, |worker| {
-                op(worker.expect("a job from the global queue runs on one of the pool's workers"))
+            wait::with_blocked_pools(&blocked, || {
+                WorkerThread::with_current(registry.id, |worker| {
+                    op(worker
+                        .expect("a job from the global queue runs on one of the pool's workers"))
+                })
             })
         },
-        Latch::new(Waiter::Thread(std::thread::current())),
+        Latch::new(Waiter::Sleeper(sleeper)),
     );
-    // SAFETY: `job` stays in this frame until its latch is set: this thread blocks below
-    // until then, and nothing between here and there can unwind.
+    // `job` stays in this frame until its latch is set: the wait below returns only then, and
+    // the guard turns an unwind out of it (a bug) into an abort.
+    let guard = AbortOnUnwind::new("a wait for a job moved to another pool");
+    // SAFETY: as just said, `job` outlives its execution.
     registry.inject(unsafe { job.as_job_ref() });
-    while !job.latch().probe() {
-        // The latch's `set` unparks this thread; the park token covers a `set` that lands
-        // between the probe and the park, and spurious returns just loop.
-        std::thread::park();
-    }
+    wait::block_until(&|| job.latch().probe(), None);
+    guard.disarm();
     match job.into_result() {
         Ok(value) => value,
         Err(payload) => std::panic::resume_unwind(payload),

@@ -32,6 +32,11 @@ impl<T> Held<T> {
         }
     }
 
+    /// Whether nothing is held.
+    pub(crate) fn is_empty(&self) -> bool {
+        self.jobs.borrow().is_empty()
+    }
+
     pub(crate) fn hold(&self, job: T) {
         self.jobs.borrow_mut().push_back(job);
     }
@@ -121,6 +126,7 @@ mod loom_tests {
                             &mut me,
                             || local0.load(Ordering::SeqCst) > 0,
                             || *lock(&ran.0) == 2,
+                            None,
                         );
                     }
                 })

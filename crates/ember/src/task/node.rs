@@ -23,7 +23,7 @@ use crate::sync::atomic::{AtomicBool, AtomicU8, AtomicUsize, Ordering};
 use crate::sync::{lock, Mutex};
 
 use super::successors::Successors;
-use crate::pool::Registry;
+use crate::pool::{Registry, Sleeper};
 
 /// How a node ended.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -37,12 +37,6 @@ const PENDING: u8 = 0;
 const SUCCEEDED: u8 = 1;
 const FAILED: u8 = 2;
 
-/// Who waits in `Task::join` for a node to end.
-pub(crate) enum Joiner {
-    Worker(usize),
-    Thread(std::thread::Thread),
-}
-
 /// The part of a task or event the dependency machinery works on.
 pub(crate) struct Header {
     /// Id of the owning pool: identifies it without holding it.
@@ -51,7 +45,8 @@ pub(crate) struct Header {
     cancelled: AtomicBool,
     ending: AtomicU8,
     successors: Successors,
-    joiner: Mutex<Option<Joiner>>,
+    /// Who waits in `Task::join` for the node to end (a worker of any pool, or a thread).
+    joiner: Mutex<Option<Sleeper>>,
 }
 
 impl Header {
@@ -104,7 +99,7 @@ impl Header {
 
     /// Registers the caller (a joiner) to be woken at the end, unless it has ended already.
     /// Returns whether to wait.
-    pub(crate) fn register_joiner(&self, joiner: Joiner) -> bool {
+    pub(crate) fn register_joiner(&self, joiner: Sleeper) -> bool {
         let mut slot = lock(&self.joiner);
         // Checked under the lock that `end` takes after publishing the ending: either this
         // sees the ending, or `end` sees the joiner.
@@ -113,6 +108,11 @@ impl Header {
         }
         *slot = Some(joiner);
         true
+    }
+
+    /// Forgets the joiner (its wait timed out), so that the ending wakes nobody.
+    pub(crate) fn unregister_joiner(&self) {
+        lock(&self.joiner).take();
     }
 }
 
@@ -160,11 +160,9 @@ fn finish_one(
         },
         Ordering::Release,
     );
-    if let Some(joiner) = lock(&header.joiner).take() {
-        match joiner {
-            Joiner::Worker(index) => registry.sleep.wake_worker(index),
-            Joiner::Thread(thread) => thread.unpark(),
-        }
+    let joiner = lock(&header.joiner).take();
+    if let Some(joiner) = joiner {
+        joiner.wake();
     }
     for successor in header.successors.close() {
         if ending == Ending::Failed {

@@ -2,10 +2,11 @@
 
 use std::panic::{self, AssertUnwindSafe};
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 
-use super::node::{end, register, Ending, Header, Joiner, Node};
+use super::node::{end, register, Ending, Header, Node};
 use super::{Dependency, TaskError};
-use crate::pool::{Pool, Registry, WorkerThread};
+use crate::pool::{block_until, drop_catching, Pool, Registry, Sleeper};
 use crate::sync::{lock, Mutex};
 use crate::trace::Label;
 
@@ -31,6 +32,29 @@ pub(crate) struct TaskNode<T> {
     func: Mutex<Option<Box<dyn FnOnce() -> T + Send>>>,
     result: Mutex<Option<Result<T, TaskError>>>,
     label: Option<Label>,
+    /// Where panics of user drops the task makes are reported (`pool/unwind.rs`).
+    registry: Arc<Registry>,
+}
+
+impl<T> TaskNode<T> {
+    /// Drops a user value the task owned, reporting a panic of its `Drop`.
+    fn drop_reporting<V>(&self, value: V) {
+        if let Some(payload) = drop_catching(value) {
+            self.registry.report_panic(payload);
+        }
+    }
+}
+
+impl<T> Drop for TaskNode<T> {
+    /// The last reference may go on a worker (the job that ran the task) or wherever the
+    /// last dependent or handle is dropped: what the task still owns — a closure that never
+    /// ran, a result or panic nobody joined — is user code whose drop may panic.
+    fn drop(&mut self) {
+        let func = lock(&self.func).take();
+        self.drop_reporting(func);
+        let result = lock(&self.result).take();
+        self.drop_reporting(result);
+    }
 }
 
 impl<T: Send + 'static> Node for TaskNode<T> {
@@ -45,7 +69,9 @@ impl<T: Send + 'static> Node for TaskNode<T> {
     }
 
     fn record_cancelled(&self) {
-        lock(&self.func).take();
+        // Dropped on whatever thread ends the task (a worker, or one dropping an event).
+        let func = lock(&self.func).take();
+        self.drop_reporting(func);
         *lock(&self.result) = Some(Err(TaskError::Cancelled));
     }
 }
@@ -83,8 +109,10 @@ impl<T: Send + 'static> Task<T> {
 
     /// Waits for the task and returns its value, or why there is none.
     ///
-    /// On one of the pool's workers, the worker runs other queued jobs while it waits;
-    /// elsewhere the calling thread blocks.
+    /// On a worker of any pool, the worker runs its own pool's queued jobs while it waits;
+    /// elsewhere the calling thread blocks. A task that waits for an [`Event`](crate::Event)
+    /// nobody completes, or for the very job that joins it, never ends:
+    /// [`join_timeout`](Self::join_timeout) bounds the wait.
     ///
     /// ```
     /// let pool = ember::Pool::builder().threads(2).build().unwrap();
@@ -95,24 +123,41 @@ impl<T: Send + 'static> Task<T> {
     /// ```
     pub fn join(self) -> Result<T, TaskError> {
         let header = &self.node.header;
-        if !header.has_ended() {
-            WorkerThread::with_current(header.pool_id, |worker| match worker {
-                Some(worker) => {
-                    if header.register_joiner(Joiner::Worker(worker.index)) {
-                        worker.wait_for(&|| header.has_ended());
-                    }
-                }
-                None => {
-                    if header.register_joiner(Joiner::Thread(std::thread::current())) {
-                        // The ending unparks this thread; the park token covers an ending
-                        // between the check and the park.
-                        while !header.has_ended() {
-                            std::thread::park();
-                        }
-                    }
-                }
-            });
+        if !header.has_ended() && header.register_joiner(Sleeper::current()) {
+            // The ending wakes this thread (`node::finish_one`).
+            block_until(&|| header.has_ended(), None);
         }
+        self.take_result()
+    }
+
+    /// [`join`](Self::join) for at most `timeout`: `Ok` with what `join` returns if the task
+    /// ended in time, else `Err` with the task handed back, to wait again or drop.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// let pool = ember::Pool::builder().threads(1).build().unwrap();
+    /// let input = pool.event();
+    /// let task = pool.task(|| 7).after(&[&input]).spawn();
+    /// let task = task.join_timeout(Duration::from_millis(10)).unwrap_err(); // still waiting
+    /// input.complete();
+    /// assert_eq!(task.join_timeout(Duration::from_secs(60)).ok().unwrap().unwrap(), 7);
+    /// ```
+    pub fn join_timeout(self, timeout: Duration) -> Result<Result<T, TaskError>, Task<T>> {
+        let header = &self.node.header;
+        if !header.has_ended() && header.register_joiner(Sleeper::current()) {
+            let deadline = Instant::now() + timeout;
+            if !block_until(&|| header.has_ended(), Some(deadline)) {
+                header.unregister_joiner();
+                // It may have ended between the deadline and the unregistering.
+                if !header.has_ended() {
+                    return Err(self);
+                }
+            }
+        }
+        Ok(self.take_result())
+    }
+
+    fn take_result(self) -> Result<T, TaskError> {
         lock(&self.node.result)
             .take()
             .expect("an ended task has a result, taken only by its one handle")
@@ -193,9 +238,11 @@ where
             func: Mutex::new(Some(Box::new(self.func) as Box<dyn FnOnce() -> T + Send>)),
             result: Mutex::new(None),
             label: self.label,
+            registry: Arc::clone(self.pool.registry_arc()),
         });
         if self.foreign {
-            lock(&node.func).take();
+            let func = lock(&node.func).take();
+            node.drop_reporting(func);
             *lock(&node.result) = Some(Err(TaskError::ForeignPool));
             end(registry, &*node, Ending::Failed, false);
             return Task { node };

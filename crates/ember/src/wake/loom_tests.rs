@@ -95,6 +95,7 @@ impl World {
                 &mut me,
                 || self.queued.load(Ordering::SeqCst) > 0,
                 || self.all_taken(),
+                None,
             );
         }
     }
@@ -232,7 +233,7 @@ fn loom_parker_token() {
         let unparker = thread::spawn(move || {
             other.unpark();
         });
-        parker.park();
+        parker.park(None);
         unparker.join().unwrap();
     });
 }

@@ -147,23 +147,31 @@ impl Sleep {
 
     /// Worker-side: a job was pushed on the caller's own deque, which now holds `local_len`.
     ///
-    /// The pusher is awake and pops its own deque before it ever sleeps, so a local push can
-    /// never strand a job: the wake-up asked for here only adds parallelism. It therefore
-    /// needs no fence, and `join` — a local push per call — pays none, unless `fenced` asks
-    /// for the full Dekker ordering (delay-kick does: the kicking worker is about to run a
-    /// job of its own, and the kicked ones should not wait behind it).
+    /// `fenced` pushes are jobs somebody may count on another worker to run: a spawned job or
+    /// task (the job that spawned it may block until it has run), a kicked successor. They
+    /// get the full Dekker ordering of every push (README, "Pushing"). Unfenced pushes are
+    /// the second halves of `join`, which the pusher pops back and runs itself if nobody took
+    /// them, so a missed wake-up costs parallelism, never progress; `join` pushes once per
+    /// call and does not pay an `mfence` for a heuristic. Under Searching every push, fenced
+    /// or not, re-reads the searcher count and the sleeper set, so a wake-up an unfenced push
+    /// missed is made up by the pusher's next push (README, "Searching").
     #[inline]
     pub(crate) fn notify_local(&self, local_len: usize, fenced: bool) {
-        if fenced {
-            fence(Ordering::SeqCst);
-        }
         match self.policy {
-            WakePolicy::Eager => self.wake_latest_if_any(),
-            // The deque held work before: the push that made it non-empty asked for help
-            // already, and a searcher that takes some wakes the next (Go and Tokio do the
-            // same).
-            WakePolicy::Searching if local_len > 1 && !fenced => {}
-            WakePolicy::Searching => self.wake_searcher_if_idle(),
+            WakePolicy::Eager => {
+                if fenced {
+                    fence(Ordering::SeqCst);
+                }
+                self.wake_latest_if_any();
+            }
+            WakePolicy::Searching => {
+                if fenced {
+                    fence(Ordering::SeqCst);
+                }
+                self.wake_searcher_if_idle();
+            }
+            // The pusher runs its own deque before it sleeps; overload wake-ups only add
+            // parallelism and carry their own fence (README, "Biased").
             WakePolicy::Biased { batch } => self.notify_biased_local(batch, local_len),
         }
     }
@@ -191,14 +199,15 @@ impl Sleep {
 
     /// Worker-side: the caller found no work. Lists it as asleep, looks once more — at the
     /// queues through `work_visible`, and through `done` at whatever else should keep it
-    /// awake (its latch, shutdown) — and parks unless that look found something. Returns
-    /// whether it really blocked.
+    /// awake (its latch, shutdown) — and parks unless that look found something, until woken
+    /// or until `deadline`. Returns whether it really blocked.
     pub(crate) fn sleep(
         &self,
         index: usize,
         me: &mut WakeState,
         work_visible: impl FnOnce() -> bool,
         done: impl FnOnce() -> bool,
+        deadline: Option<std::time::Instant>,
     ) -> bool {
         let was_searching = me.searching;
         if was_searching {
@@ -218,7 +227,7 @@ impl Sleep {
                 counters.parks.load(Ordering::Relaxed) + 1,
                 Ordering::Relaxed,
             );
-            let blocked = self.parkers[index].park();
+            let blocked = self.parkers[index].park(deadline);
             if blocked {
                 counters.received.store(
                     counters.received.load(Ordering::Relaxed) + 1,
@@ -259,6 +268,16 @@ impl Sleep {
     pub(crate) fn wake_worker(&self, index: usize) {
         self.counters[index].issued.fetch_add(1, Ordering::Relaxed);
         self.parkers[index].unpark();
+    }
+
+    /// Workers counted as searching (Searching only), for diagnostics.
+    pub(crate) fn searching(&self) -> usize {
+        self.num_searching.load(Ordering::Relaxed)
+    }
+
+    /// The workers listed as asleep, most recently listed last, for diagnostics.
+    pub(crate) fn sleeping(&self) -> Vec<usize> {
+        self.sleepers.snapshot()
     }
 
     /// Wakes every worker (shutdown). Each gets a token, so one on its way to park returns.

@@ -24,3 +24,25 @@ pub fn pool(policy: WakePolicy, threads: usize) -> Pool {
         .build()
         .expect("valid configuration")
 }
+
+/// How long a test waits for progress before it declares a deadlock. A deadlock detector,
+/// not a timing threshold: everything it guards finishes in milliseconds.
+pub const DEADLOCK: std::time::Duration = std::time::Duration::from_secs(60);
+
+/// Runs `f` on its own thread and returns its result; panics, naming `what`, if `f` has not
+/// returned within [`DEADLOCK`] (the thread is left behind, hung). A panic of `f` is re-raised.
+pub fn no_deadlock<R: Send + 'static>(what: &str, f: impl FnOnce() -> R + Send + 'static) -> R {
+    let (tx, rx) = std::sync::mpsc::channel();
+    let handle = std::thread::spawn(move || {
+        let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(f));
+        let _ = tx.send(());
+        result
+    });
+    match rx.recv_timeout(DEADLOCK) {
+        Ok(()) => match handle.join().expect("the runner catches panics") {
+            Ok(value) => value,
+            Err(payload) => std::panic::resume_unwind(payload),
+        },
+        Err(_) => panic!("{what}: no progress in {DEADLOCK:?}: deadlock"),
+    }
+}

@@ -1,0 +1,70 @@
+//! Runs one of ember's hot paths a given number of times, for instruction counting:
+//!
+//! ```sh
+//! cargo build --release -p ember --example hot_paths
+//! valgrind --tool=callgrind --callgrind-out-file=/dev/null \
+//!     target/release/examples/hot_paths join 200000
+//! ```
+//!
+//! Run it at two counts and divide the difference of the totals by the difference of the
+//! counts: that is the cost of one operation, with start-up and shut-down cancelled out.
+//! Instruction counts are repeatable where wall time on a shared machine is not. The pool
+//! has one worker so that no thief interleaves differently from run to run.
+//!
+//! * `join N`: N calls of `Pool::join` with empty halves, made from inside a pool job.
+//! * `spawn N`: N `Pool::spawn`s of empty jobs from inside a pool job (onto the worker's own
+//!   deque), then `wait_idle`.
+//! * `spawn-outside N`: the same, spawned from the main thread (onto the global queue).
+
+use std::hint::black_box;
+
+fn main() {
+    let mut args = std::env::args().skip(1);
+    let (what, n) = match (args.next(), args.next().map(|n| n.parse::<u64>())) {
+        (Some(what), Some(Ok(n))) => (what, n),
+        _ => {
+            eprintln!("usage: hot_paths join|spawn|spawn-outside N");
+            std::process::exit(2);
+        }
+    };
+    let pool = ember::Pool::builder()
+        .threads(1)
+        .build()
+        .expect("a one-thread pool");
+    match what.as_str() {
+        "join" => {
+            let inner = pool.clone();
+            pool.join(
+                move || {
+                    for i in 0..n {
+                        black_box(inner.join(|| black_box(i), || black_box(i + 1)));
+                    }
+                },
+                || (),
+            );
+        }
+        "spawn" => {
+            let inner = pool.clone();
+            pool.spawn(move || {
+                for _ in 0..n {
+                    inner.spawn(|| {
+                        black_box(());
+                    });
+                }
+            });
+            pool.wait_idle();
+        }
+        "spawn-outside" => {
+            for _ in 0..n {
+                pool.spawn(|| {
+                    black_box(());
+                });
+            }
+            pool.wait_idle();
+        }
+        other => {
+            eprintln!("unknown hot path `{other}`: join, spawn or spawn-outside");
+            std::process::exit(2);
+        }
+    }
+}

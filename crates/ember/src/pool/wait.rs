@@ -1,0 +1,240 @@
+//! Waiting for work another thread finishes, without taking a worker away from its pool.
+//!
+//! # The rule
+//!
+//! A thread that is a worker of pool A and waits for anything — a job of pool B (`join`,
+//! `scope`, `install`, `parallel_for` on B), a [`Task`](crate::Task), an idle pool, a flow, the
+//! exit of a pool it drops — keeps running A's jobs while it waits, and sleeps on A's own
+//! parker only when A has none; whoever finishes what it waits for wakes it there. A thread
+//! that is no pool's worker blocks. So pools may call each other in any pattern: A's jobs
+//! never wait for a worker of A that is itself blocked waiting for B (rayon calls the same rule
+//! `in_worker_cross`).
+//!
+//! The waiter says who it is with a [`Sleeper`]; the finisher makes the awaited condition true
+//! first and then calls [`Sleeper::wake`]. The parkers keep a token, so a wake-up that lands
+//! between the waiter's last look at the condition and its park is not lost.
+//!
+//! # The cost: nested helping uses the stack
+//!
+//! A worker that helps while it waits runs the other jobs on top of its own stack frame. A
+//! chain of calls A → B → A → … nests one such frame per hop on each worker involved, so its
+//! depth is bounded by the workers' stack size ([`PoolBuilder::stack_size`], 2 MiB by default
+//! in std, which holds chains hundreds of hops deep; the tests run 64).
+//!
+//! # Waits that cannot end
+//!
+//! Some waits are impossible and are reported with a panic instead of hanging: waiting for a
+//! pool to be idle (or for a flow on it) from one of its own jobs, directly or through other
+//! pools. "Through other pools" is tracked by a thread-local list of the pools that have a job
+//! blocked until the current thread's work is done ([`blocked_pools_contain`]); it follows the
+//! work that `install`/`join`/`scope` move to another pool, and a scope's jobs, but not a
+//! `join` half stolen by a thief of the other pool (documented on the waits it concerns).
+//!
+//! [`PoolBuilder::stack_size`]: crate::PoolBuilder::stack_size
+
+use std::cell::RefCell;
+use std::sync::Arc;
+use std::thread::Thread;
+use std::time::Instant;
+
+use crate::sync::atomic::{fence, AtomicBool, AtomicUsize, Ordering};
+use crate::sync::{lock, Mutex};
+
+use super::registry::Registry;
+use super::worker::WorkerThread;
+
+/// A waiting thread, and how to wake it.
+#[derive(Clone)]
+pub(crate) enum Sleeper {
+    /// Worker `index` of `registry`: it runs its pool's jobs while waiting and sleeps on its
+    /// own parker. The `Arc` keeps the registry alive for the waker, who may belong to another
+    /// pool.
+    Worker {
+        registry: Arc<Registry>,
+        index: usize,
+    },
+    /// A thread that is no pool's worker: it parks with [`std::thread::park`].
+    Thread(Thread),
+}
+
+impl Sleeper {
+    /// The calling thread.
+    pub(crate) fn current() -> Sleeper {
+        WorkerThread::with_any_current(|worker| match worker {
+            Some(worker) => Sleeper::Worker {
+                registry: Arc::clone(&worker.registry),
+                index: worker.index,
+            },
+            None => Sleeper::Thread(std::thread::current()),
+        })
+    }
+
+    /// Wakes the sleeper, which then looks at what it waits for. Call it after making that
+    /// condition true.
+    pub(crate) fn wake(&self) {
+        match self {
+            Sleeper::Worker { registry, index } => registry.sleep.wake_worker(*index),
+            Sleeper::Thread(thread) => thread.unpark(),
+        }
+    }
+}
+
+/// Blocks the calling thread until `done()` holds or `deadline` passes, and returns whether
+/// `done()` held. A worker runs its own pool's jobs meanwhile.
+///
+/// Whoever makes `done()` true must then wake [`Sleeper::current()`] of this thread (taken
+/// before the call).
+pub(crate) fn block_until(done: &dyn Fn() -> bool, deadline: Option<Instant>) -> bool {
+    WorkerThread::with_any_current(|worker| match worker {
+        Some(worker) => worker.wait_for(done, deadline),
+        None => loop {
+            if done() {
+                return true;
+            }
+            // The park token covers a wake-up between the look above and the park; spurious
+            // returns loop.
+            match deadline {
+                None => std::thread::park(),
+                Some(deadline) => {
+                    let now = Instant::now();
+                    if now >= deadline {
+                        return done();
+                    }
+                    std::thread::park_timeout(deadline - now);
+                }
+            }
+        },
+    })
+}
+
+/// Sleepers waiting for one condition, woken all at once when it may have come true (an idle
+/// pool, the exit of a pool's workers, a flow's last task).
+///
+/// A waiter registers, then (after a `SeqCst` fence, in [`register`](Self::register)) checks
+/// the condition; a notifier makes the condition true, then (after its own fence) reads
+/// whether anybody waits. One of the two sees the other, as in the wake protocol
+/// (`wake/README.md`, "no lost wake-up").
+pub(crate) struct WaitList {
+    waiters: Mutex<Vec<Waiting>>,
+    len: AtomicUsize,
+}
+
+/// One registered waiter: its flag, set by a notifier before the wake-up, and how to wake it.
+struct Waiting {
+    notified: Arc<AtomicBool>,
+    sleeper: Sleeper,
+}
+
+impl WaitList {
+    pub(crate) fn new() -> Self {
+        WaitList {
+            waiters: Mutex::new(Vec::new()),
+            len: AtomicUsize::new(0),
+        }
+    }
+
+    /// Whether anybody waits: a hint for notifiers, which call it after a `SeqCst` fence.
+    pub(crate) fn is_empty(&self) -> bool {
+        self.len.load(Ordering::SeqCst) == 0
+    }
+
+    /// Waits until `condition()` holds or `deadline` passes; returns whether it held.
+    /// Notifiers call [`notify_all`](Self::notify_all) after the condition may have come true.
+    pub(crate) fn wait(&self, condition: &dyn Fn() -> bool, deadline: Option<Instant>) -> bool {
+        loop {
+            let notified = self.register();
+            // StoreLoad: the registration is visible before the condition is read, pairing
+            // with the fence a notifier makes between the change and its look at the list.
+            fence(Ordering::SeqCst);
+            if condition() {
+                self.unregister(&notified);
+                return true;
+            }
+            if !block_until(&|| notified.load(Ordering::Acquire), deadline) {
+                self.unregister(&notified);
+                return condition();
+            }
+        }
+    }
+
+    fn register(&self) -> Arc<AtomicBool> {
+        let notified = Arc::new(AtomicBool::new(false));
+        let mut waiters = lock(&self.waiters);
+        waiters.push(Waiting {
+            notified: Arc::clone(&notified),
+            sleeper: Sleeper::current(),
+        });
+        self.len.store(waiters.len(), Ordering::SeqCst);
+        notified
+    }
+
+    fn unregister(&self, notified: &Arc<AtomicBool>) {
+        let mut waiters = lock(&self.waiters);
+        waiters.retain(|w| !Arc::ptr_eq(&w.notified, notified));
+        self.len.store(waiters.len(), Ordering::SeqCst);
+    }
+
+    /// Wakes every registered waiter, which then re-checks its condition. The caller changes
+    /// the condition, then makes a `SeqCst` fence, then calls this if
+    /// [`is_empty`](Self::is_empty) says somebody waits.
+    pub(crate) fn notify_all(&self) {
+        let woken = {
+            let mut waiters = lock(&self.waiters);
+            self.len.store(0, Ordering::SeqCst);
+            std::mem::take(&mut *waiters)
+        };
+        for waiting in woken {
+            waiting.notified.store(true, Ordering::Release);
+            waiting.sleeper.wake();
+        }
+    }
+}
+
+thread_local! {
+    /// Ids of the pools that have a job blocked until this thread's current work is done (see
+    /// the module doc). Empty on almost every thread almost always.
+    static BLOCKED: RefCell<Vec<usize>> = const { RefCell::new(Vec::new()) };
+}
+
+/// Whether pool `id` has a job blocked until this thread's current work is done.
+pub(crate) fn blocked_pools_contain(id: usize) -> bool {
+    BLOCKED.with(|blocked| blocked.borrow().contains(&id))
+}
+
+/// The pools that would be blocked by work handed on from this thread: those blocked on it
+/// already, plus `own`, the pool of the worker handing it on (if it is one). Each pool once.
+pub(crate) fn blocked_pools_with(own: Option<usize>) -> Vec<usize> {
+    BLOCKED.with(|blocked| {
+        let mut pools = blocked.borrow().clone();
+        if let Some(own) = own.filter(|own| !pools.contains(own)) {
+            pools.push(own);
+        }
+        pools
+    })
+}
+
+/// Runs `f` with `pools` added to this thread's blocked pools (removed again afterwards, also
+/// on unwinding). A pool already listed is not listed twice: a chain of calls between two
+/// pools keeps the list at two entries however deep it goes.
+pub(crate) fn with_blocked_pools<R>(pools: &[usize], f: impl FnOnce() -> R) -> R {
+    if pools.is_empty() {
+        return f();
+    }
+    struct Restore(usize);
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            BLOCKED.with(|blocked| blocked.borrow_mut().truncate(self.0));
+        }
+    }
+    let _restore = Restore(BLOCKED.with(|blocked| {
+        let mut blocked = blocked.borrow_mut();
+        let len = blocked.len();
+        for &pool in pools {
+            if !blocked.contains(&pool) {
+                blocked.push(pool);
+            }
+        }
+        len
+    }));
+    f()
+}
