@@ -143,11 +143,13 @@ impl SleeperSet {
 
     /// How many workers are listed. A hint, read without the lock; callers that act on it
     /// order it against their push with a `SeqCst` fence.
+    #[inline]
     pub(crate) fn len(&self) -> usize {
         self.len.load(Ordering::SeqCst)
     }
 
     /// Whether worker `index` is listed. Same caveats as [`len`](Self::len).
+    #[inline]
     pub(crate) fn is_listed(&self, index: usize) -> bool {
         self.listed[index].load(Ordering::SeqCst)
     }

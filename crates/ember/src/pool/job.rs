@@ -27,6 +27,20 @@ pub(crate) struct Runner<'r> {
     pub(crate) worker: usize,
 }
 
+impl Runner<'_> {
+    /// The job about to start is a counted task (`idle.rs`).
+    #[inline]
+    pub(crate) fn start_counted(self) {
+        self.registry.start_counted(self.worker);
+    }
+
+    /// The job about to start is not a counted task: a check point (`idle.rs`).
+    #[inline]
+    pub(crate) fn start_uncounted(self) {
+        self.registry.check_idle(self.worker);
+    }
+}
+
 /// Something that can be run once through a raw pointer.
 pub(crate) trait Job {
     /// # Safety
@@ -141,7 +155,8 @@ where
     F: FnOnce() -> R + Send,
     R: Send,
 {
-    unsafe fn execute(this: *const Self, _runner: Runner<'_>) {
+    unsafe fn execute(this: *const Self, runner: Runner<'_>) {
+        runner.start_uncounted();
         // SAFETY: the owner keeps the frame alive until the latch is set (the caller's
         // contract); until then only this thread touches `func` and `result`.
         let this = unsafe { &*this };

@@ -16,8 +16,13 @@ use std::sync::Arc;
 use super::job::{Panic, StackJob};
 use super::latch::{Latch, Waiter};
 use super::registry::Registry;
-use super::unwind::{drop_catching, AbortOnUnwind};
+use super::unwind::{drop_catching, guarded_frame, AbortOnUnwind};
 use super::worker::{in_worker, WorkerThread};
+
+guarded_frame!(
+    JoinFrame,
+    "a join (its second half may be running on a thief)"
+);
 
 pub(crate) fn join<A, B, RA, RB>(registry: &Arc<Registry>, a: A, b: B) -> (RA, RB)
 where
@@ -46,7 +51,7 @@ where
     // From the push below until `b` has run, a thief may hold a pointer into this frame: an
     // unwind out of it would free `job_b` under the thief. Every closure run here catches its
     // panics, so that is a bug in ember, and the guard aborts on it.
-    let guard = AbortOnUnwind::new("join");
+    let guard = AbortOnUnwind::<JoinFrame>::new();
     // SAFETY: `job_b` stays in this frame, unmoved, until it has run: below we either pop
     // its ref back and run it inline, or wait for its latch, and the guard above stops an
     // unwind from leaving earlier.
@@ -67,7 +72,10 @@ where
                 break panic::catch_unwind(AssertUnwindSafe(|| job_b.run_inline()));
             }
             // Something `a` spawned and left above `b`; it runs here as it would have anyway.
-            Some(job) => worker.run_job(job),
+            Some(job) => {
+                worker.run_job(job);
+                worker.check_idle();
+            }
             None => {
                 worker.wait_until(job_b.latch());
                 break job_b.into_result();
@@ -80,9 +88,8 @@ where
     finish(&worker.registry, result_a, result_b)
 }
 
-/// Both results, or the first panic re-raised. What the other side left — its value or its
-/// own panic — is dropped first, with any panic of that drop reported (`unwind.rs`), so that
-/// no user `Drop` runs while this unwinds (a panic there would abort).
+/// Both results, or the first panic re-raised.
+#[inline]
 fn finish<RA, RB>(
     registry: &Registry,
     result_a: std::thread::Result<RA>,
@@ -90,6 +97,21 @@ fn finish<RA, RB>(
 ) -> (RA, RB) {
     match (result_a, result_b) {
         (Ok(a), Ok(b)) => (a, b),
+        (result_a, result_b) => reraise(registry, result_a, result_b),
+    }
+}
+
+/// Re-raises the first panic of a `join`. What the other side left — its value or its own
+/// panic — is dropped first, with any panic of that drop reported (`unwind.rs`), so that no
+/// user `Drop` runs while this unwinds (a panic there would abort).
+#[cold]
+#[inline(never)]
+fn reraise<RA, RB>(
+    registry: &Registry,
+    result_a: std::thread::Result<RA>,
+    result_b: std::thread::Result<RB>,
+) -> ! {
+    match (result_a, result_b) {
         (Err(payload), other) => {
             discard(registry, other);
             panic::resume_unwind(payload)
@@ -98,12 +120,12 @@ fn finish<RA, RB>(
             discard(registry, Ok::<RA, Panic>(value));
             panic::resume_unwind(payload)
         }
+        (Ok(_), Ok(_)) => unreachable!("reraise is called with a panic"),
     }
 }
 
 /// Drops the result of a `join` half nobody will see: a value (whose drop may panic) or a
 /// second panic, reported either way.
-#[cold]
 fn discard<R>(registry: &Registry, result: std::thread::Result<R>) {
     let payload = match result {
         Ok(value) => drop_catching(value),

@@ -13,10 +13,12 @@
 //! | `parallel_for.rs` | the parallel loop, on a worker and from outside |
 //! | `wait.rs` | waiting for other threads' work without taking a worker from its pool |
 //! | `unwind.rs` | where panics of user code are caught, and the guard where they must not go |
+//! | `idle.rs` | counting tasks in and out; telling `wait_idle` callers the pool is idle |
 //! | `debug.rs` | the state dump `{:?}` of a pool prints |
 
 mod builder;
 mod debug;
+mod idle;
 mod job;
 mod join;
 mod latch;
@@ -143,6 +145,7 @@ impl Pool {
         F: FnOnce() + Send + 'static,
     {
         let job = HeapJob::new(move |runner: job::Runner<'_>| {
+            runner.start_counted();
             let span = runner.registry.trace.task_span(runner.worker, None);
             let outcome = panic::catch_unwind(AssertUnwindSafe(f));
             drop(span);

@@ -132,7 +132,10 @@ pub(super) fn shared_counter<F: Fn(usize) + Sync>(
     });
     for _ in 0..registry.workers().min(chunks - 1) {
         let work = Arc::clone(&work);
-        let job = HeapJob::new(move |_runner| work.run());
+        let job = HeapJob::new(move |runner: super::job::Runner<'_>| {
+            runner.start_uncounted();
+            work.run();
+        });
         // SAFETY: the job owns its `Arc`; of the caller's frame it reaches only `f`, and only
         // for a claimed chunk, which the caller waits for (see `Loop::f`).
         registry.inject(unsafe { job.into_job_ref() });

@@ -6,7 +6,6 @@
 //! (spawns from outside the pool, wake-ups aimed at a worker) use `fetch_add`.
 
 use std::sync::atomic::{fence, AtomicBool, AtomicU64, AtomicU8, AtomicUsize, Ordering};
-use std::time::Instant;
 
 use crossbeam_deque::{Injector, Stealer};
 use crossbeam_utils::CachePadded;
@@ -47,6 +46,9 @@ pub(crate) struct WorkerCounters {
     pub(crate) spawned: AtomicU64,
     /// Spawned tasks that finished on this worker.
     pub(crate) completed: AtomicU64,
+    /// A counted task finished here and nobody has looked yet whether that left the pool
+    /// idle (`idle.rs`).
+    pub(crate) idle_check_due: AtomicBool,
     /// Successors this worker holds right now (delay-kick).
     pub(crate) held: AtomicU64,
     /// How many waits (`join`, `scope`, a task, another pool) this worker is nested in.
@@ -92,14 +94,14 @@ pub(crate) struct Registry {
     pub(crate) sleep: Sleep,
     pub(crate) counters: Box<[CachePadded<WorkerCounters>]>,
     /// `spawn`s and tasks made outside the pool (several threads may add).
-    external_spawns: CachePadded<AtomicU64>,
+    pub(super) external_spawns: CachePadded<AtomicU64>,
     /// Tasks that ended outside the pool (cancelled there by a dropped event).
-    external_completions: CachePadded<AtomicU64>,
+    pub(super) external_completions: CachePadded<AtomicU64>,
     /// Panics reported on threads that are not this pool's workers.
     external_panics: CachePadded<AtomicU64>,
     terminating: AtomicBool,
     /// `wait_idle` callers.
-    idle_waiters: WaitList,
+    pub(super) idle_waiters: WaitList,
     /// Worker threads that have not exited yet.
     live_workers: AtomicUsize,
     /// Threads waiting for every worker to exit (dropping the last handle).
@@ -194,85 +196,6 @@ impl Registry {
         self.count_panics_here(dropped_panics);
     }
 
-    /// Counts a dependent task created on this thread (before it can run).
-    pub(crate) fn count_spawn_here(&self) {
-        WorkerThread::with_current(self.id, |worker| match worker {
-            Some(worker) => worker.count_spawn(),
-            None => self.count_external_spawn(),
-        });
-    }
-
-    /// Counts the end of a dependent task on this thread (it ran, or was cancelled).
-    pub(crate) fn count_completion_here(&self) {
-        WorkerThread::with_current(self.id, |worker| match worker {
-            Some(worker) => bump(&self.counters[worker.index].completed),
-            None => {
-                self.external_completions.fetch_add(1, Ordering::Release);
-            }
-        });
-        self.completed();
-    }
-
-    /// Books the end of a spawned task: its panic, if any, and its completion.
-    pub(crate) fn finish_spawned(&self, worker: usize, panic: Option<Panic>) {
-        if let Some(payload) = panic {
-            self.report_panic(payload);
-        }
-        bump(&self.counters[worker].completed);
-        self.completed();
-    }
-
-    /// After a completion: wakes `wait_idle` callers if it left the pool idle.
-    ///
-    /// StoreLoad: the completion counted above is visible before the waiter list is read,
-    /// pairing with the fence a waiter makes between registering and looking at the counters
-    /// (`WaitList`). Of two completions racing to be the last, each counts its own before it
-    /// sums the others', so the later one in the fences' total order sees both.
-    fn completed(&self) {
-        fence(Ordering::SeqCst);
-        if !self.idle_waiters.is_empty() && self.is_idle() {
-            self.idle_waiters.notify_all();
-        }
-    }
-
-    /// Whether every spawned task has finished, from a snapshot of the counters.
-    ///
-    /// Completions are summed before spawns. A completion seen implies its spawn is seen too
-    /// (the spawn was counted before the job was pushed, and the push happens-before the run),
-    /// so the spawn sum read afterwards is at least the completion sum; equality means that at
-    /// the moment the completions were read, nothing spawned was outstanding.
-    pub(crate) fn is_idle(&self) -> bool {
-        let completed = self.sum(&self.external_completions, |c| &c.completed);
-        fence(Ordering::SeqCst);
-        let spawned = self.sum(&self.external_spawns, |c| &c.spawned);
-        completed == spawned
-    }
-
-    /// Spawned tasks not finished yet, from the same snapshot as [`is_idle`](Self::is_idle).
-    pub(crate) fn outstanding(&self) -> u64 {
-        let completed = self.sum(&self.external_completions, |c| &c.completed);
-        fence(Ordering::SeqCst);
-        let spawned = self.sum(&self.external_spawns, |c| &c.spawned);
-        spawned.saturating_sub(completed)
-    }
-
-    /// `external` plus one counter of every worker, each read with Acquire.
-    fn sum(&self, external: &AtomicU64, of: impl Fn(&WorkerCounters) -> &AtomicU64) -> u64 {
-        external.load(Ordering::Acquire)
-            + self
-                .counters
-                .iter()
-                .map(|c| of(c).load(Ordering::Acquire))
-                .sum::<u64>()
-    }
-
-    /// Blocks until every spawned task has finished, or `deadline` passes; returns whether
-    /// the pool was idle. The last completion wakes the waiter (`completed`); a worker of
-    /// another pool runs its own pool's jobs meanwhile (`wait.rs`).
-    pub(crate) fn wait_idle(&self, deadline: Option<Instant>) -> bool {
-        self.idle_waiters.wait(&|| self.is_idle(), deadline)
-    }
-
     pub(crate) fn terminating(&self) -> bool {
         self.terminating.load(Ordering::SeqCst)
     }
@@ -286,11 +209,12 @@ impl Registry {
     /// Worker `index` has left its loop for good.
     pub(crate) fn worker_exited(&self, index: usize) {
         self.counters[index].set_state(WorkerState::Exited);
-        self.live_workers.fetch_sub(1, Ordering::SeqCst);
-        // StoreLoad, as in `completed`: the count before the look at the waiter list.
-        fence(Ordering::SeqCst);
-        if !self.exit_waiters.is_empty() {
-            self.exit_waiters.notify_all();
+        if self.live_workers.fetch_sub(1, Ordering::SeqCst) == 1 {
+            // StoreLoad: the count before the look at the waiter list (`WaitList`).
+            fence(Ordering::SeqCst);
+            if !self.exit_waiters.is_empty() {
+                self.exit_waiters.notify_all();
+            }
         }
     }
 

@@ -86,7 +86,8 @@ impl<'scope> Scope<'scope> {
     {
         self.pending.increment();
         let scope_ptr = ScopePtr(self as *const Scope<'scope>);
-        let job = HeapJob::new(move |_runner| {
+        let job = HeapJob::new(move |runner: super::job::Runner<'_>| {
+            runner.start_uncounted();
             // SAFETY: the scope is alive until its count reaches zero (see `ScopePtr`).
             let scope: &Scope<'scope> = unsafe { &*scope_ptr.get() };
             let outcome = wait::with_blocked_pools(&scope.blocked, || {

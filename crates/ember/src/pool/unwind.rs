@@ -34,18 +34,22 @@ use std::panic::{self, AssertUnwindSafe};
 
 use super::job::Panic;
 
-/// Aborts the process if dropped, which only happens while unwinding: the normal path calls
-/// [`disarm`](Self::disarm).
-pub(crate) struct AbortOnUnwind {
-    what: &'static str,
+/// A frame an unwind must never leave: names it in the abort message. One zero-sized type per
+/// frame, so that arming a guard costs nothing on the hot path (`join`).
+pub(crate) trait GuardedFrame {
+    /// The frame, as the abort message names it.
+    const WHAT: &'static str;
 }
 
-impl AbortOnUnwind {
-    /// A guard for a frame in which an unwind would leave a job referring to freed memory;
-    /// `what` names the frame in the abort message.
+/// Aborts the process if dropped, which only happens while unwinding: the normal path calls
+/// [`disarm`](Self::disarm).
+pub(crate) struct AbortOnUnwind<F: GuardedFrame>(std::marker::PhantomData<F>);
+
+impl<F: GuardedFrame> AbortOnUnwind<F> {
+    /// A guard for a frame in which an unwind would leave a job referring to freed memory.
     #[inline]
-    pub(crate) fn new(what: &'static str) -> Self {
-        AbortOnUnwind { what }
+    pub(crate) fn new() -> Self {
+        AbortOnUnwind(std::marker::PhantomData)
     }
 
     /// The frame is past the danger: the guard goes without a trace.
@@ -55,18 +59,29 @@ impl AbortOnUnwind {
     }
 }
 
-impl Drop for AbortOnUnwind {
+impl<F: GuardedFrame> Drop for AbortOnUnwind<F> {
     #[cold]
     fn drop(&mut self) {
         eprintln!(
-            "ember: a panic unwound through {}, where a job may still refer to this stack frame; \
-             aborting instead of risking memory corruption. This is a bug in ember: please \
-             report it with the panic message above.",
-            self.what
+            "ember: a panic unwound through {}, where a job may still refer to this stack frame \
+             or a worker would be lost; aborting instead of risking memory corruption. This is \
+             a bug in ember: please report it with the panic message above.",
+            F::WHAT
         );
         std::process::abort();
     }
 }
+
+/// Declares a zero-sized [`GuardedFrame`] named `$name` described as `$what`.
+macro_rules! guarded_frame {
+    ($name:ident, $what:literal) => {
+        pub(crate) struct $name;
+        impl $crate::pool::unwind::GuardedFrame for $name {
+            const WHAT: &'static str = $what;
+        }
+    };
+}
+pub(crate) use guarded_frame;
 
 /// How many panics in a row the drops of nested payloads may raise before the rest is leaked.
 const NESTED_PAYLOADS: u32 = 8;

@@ -138,23 +138,23 @@ impl WaitList {
         self.len.load(Ordering::SeqCst) == 0
     }
 
-    /// Waits until `condition()` holds or `deadline` passes; returns whether it held.
-    /// Notifiers call [`notify_all`](Self::notify_all) after the condition may have come true.
+    /// Waits until `condition()` is seen to hold — by this waiter, or by a notifier after it
+    /// registered — or `deadline` passes; returns whether it was seen. Notifiers call
+    /// [`notify_all`](Self::notify_all) only once they saw the condition hold.
     pub(crate) fn wait(&self, condition: &dyn Fn() -> bool, deadline: Option<Instant>) -> bool {
-        loop {
-            let notified = self.register();
-            // StoreLoad: the registration is visible before the condition is read, pairing
-            // with the fence a notifier makes between the change and its look at the list.
-            fence(Ordering::SeqCst);
-            if condition() {
-                self.unregister(&notified);
-                return true;
-            }
-            if !block_until(&|| notified.load(Ordering::Acquire), deadline) {
-                self.unregister(&notified);
-                return condition();
-            }
+        let notified = self.register();
+        // StoreLoad: the registration is visible before the condition is read, pairing with
+        // the fence a notifier makes between the change and its look at the list.
+        fence(Ordering::SeqCst);
+        if condition() {
+            self.unregister(&notified);
+            return true;
         }
+        if block_until(&|| notified.load(Ordering::Acquire), deadline) {
+            return true;
+        }
+        self.unregister(&notified);
+        notified.load(Ordering::Acquire) || condition()
     }
 
     fn register(&self) -> Arc<AtomicBool> {
@@ -174,9 +174,9 @@ impl WaitList {
         self.len.store(waiters.len(), Ordering::SeqCst);
     }
 
-    /// Wakes every registered waiter, which then re-checks its condition. The caller changes
-    /// the condition, then makes a `SeqCst` fence, then calls this if
-    /// [`is_empty`](Self::is_empty) says somebody waits.
+    /// Wakes every registered waiter: the condition held. The caller saw it hold after a
+    /// `SeqCst` fence made after the change, and [`is_empty`](Self::is_empty) said somebody
+    /// waits.
     pub(crate) fn notify_all(&self) {
         let woken = {
             let mut waiters = lock(&self.waiters);

@@ -23,7 +23,7 @@ use super::job::{JobRef, Runner, StackJob};
 use super::latch::{Latch, Waiter};
 use super::registry::{bump, unbump, Registry, WorkerState};
 use super::spin::SpinGovernor;
-use super::unwind::AbortOnUnwind;
+use super::unwind::{guarded_frame, AbortOnUnwind};
 use super::wait::{self, Sleeper};
 use crate::task::kick::Held;
 use crate::trace::TraceKind;
@@ -32,6 +32,12 @@ use crate::wake::WakeState;
 /// One look for work in this many starts at the global queue (tokio checks it every 61 ticks;
 /// a prime keeps the check from falling into step with a periodic workload).
 pub(crate) const INJECTOR_EVERY: u32 = 61;
+
+guarded_frame!(WorkerLoop, "a worker's loop");
+guarded_frame!(
+    MovedJobWait,
+    "a wait for a job moved to a worker (the job lives in the waiting frame)"
+);
 
 thread_local! {
     /// The address of the worker running on this thread (null on other threads). Every `join`
@@ -49,8 +55,8 @@ pub(crate) struct WorkerThread {
     /// Successors held for delay-kick (`task/kick.rs`).
     held: Held<JobRef>,
     rng: Cell<u64>,
-    /// Looks for work so far, for the fairness check of the global queue.
-    ticks: Cell<u32>,
+    /// Looks for work left before the next one starts at the global queue (fairness).
+    until_injector: Cell<u32>,
     spin: Duration,
     spin_governor: SpinGovernor,
 }
@@ -99,7 +105,7 @@ impl WorkerThread {
             wake: Cell::new(WakeState::default()),
             held: Held::new(),
             rng: Cell::new(0x9E37_79B9_7F4A_7C15 ^ (index as u64 + 1)),
-            ticks: Cell::new(0),
+            until_injector: Cell::new(INJECTOR_EVERY),
             spin,
             spin_governor: SpinGovernor::default(),
         };
@@ -164,9 +170,10 @@ impl WorkerThread {
         held
     }
 
-    /// Back to user code, which may run long: a search in progress ends, and held successors
-    /// must not wait for it.
+    /// Back to user code, which may run long: a search in progress ends, held successors
+    /// must not wait for it, and a task that ended meanwhile may have left the pool idle.
     fn leave_wait(&self) {
+        self.registry.check_idle(self.index);
         let mut wake = self.wake.get();
         self.registry
             .sleep
@@ -217,6 +224,11 @@ impl WorkerThread {
     }
 
     /// Pops the job this worker pushed last, if it is still there.
+    /// A job run from inside a `join` returns to it: a check point (`idle.rs`).
+    pub(crate) fn check_idle(&self) {
+        self.registry.check_idle(self.index);
+    }
+
     #[inline]
     pub(crate) fn pop_local(&self) -> Option<JobRef> {
         let job = self.local.pop()?;
@@ -228,7 +240,7 @@ impl WorkerThread {
         bump(&self.registry.counters[self.index].tasks);
         // Every job catches the panics of the user code it runs (`unwind.rs`); one that still
         // unwinds would take this worker down, or free a `join` frame a thief still uses.
-        let guard = AbortOnUnwind::new("a worker's loop");
+        let guard = AbortOnUnwind::<WorkerLoop>::new();
         // SAFETY: the job came out of one of this registry's queues, which hand each pushed
         // job to exactly one taker, and its owner keeps it alive until it has run.
         unsafe {
@@ -248,11 +260,10 @@ impl WorkerThread {
     /// policy allows, the global queue and other workers, spinning briefly and then yielding
     /// once before giving up.
     fn find_work(&self, done: &dyn Fn() -> bool) -> Option<JobRef> {
-        let ticks = self.ticks.get().wrapping_add(1);
-        self.ticks.set(ticks);
-        if ticks % INJECTOR_EVERY == 0 {
-            if let Some(job) = self.steal_injected() {
-                self.found_work();
+        let until_injector = self.until_injector.get() - 1;
+        self.until_injector.set(until_injector);
+        if until_injector == 0 {
+            if let Some(job) = self.injector_first() {
                 return Some(job);
             }
         }
@@ -319,11 +330,17 @@ impl WorkerThread {
         self.wake.set(wake);
     }
 
-    /// Takes a job from the global queue (a batch of them, into the own deque).
-    fn steal_injected(&self) -> Option<JobRef> {
+    /// The fairness check: takes a job from the global queue (a batch of them, into the own
+    /// deque) before the own work, then counts down again.
+    #[cold]
+    fn injector_first(&self) -> Option<JobRef> {
+        self.until_injector.set(INJECTOR_EVERY);
         loop {
             match self.registry.injector.steal_batch_and_pop(&self.local) {
-                Steal::Success(job) => return Some(job),
+                Steal::Success(job) => {
+                    self.found_work();
+                    return Some(job);
+                }
                 Steal::Retry => {}
                 Steal::Empty => return None,
             }
@@ -367,6 +384,7 @@ impl WorkerThread {
     /// Goes to sleep through the wake policy, unless work or `done` shows up meanwhile, or
     /// until `deadline`.
     fn idle(&self, done: &dyn Fn() -> bool, deadline: Option<Instant>) {
+        self.registry.check_idle(self.index);
         let mut wake = self.wake.get();
         let tracing = self.registry.trace.enabled();
         let start = tracing.then(Instant::now);
@@ -476,7 +494,7 @@ where
     );
     // `job` stays in this frame until its latch is set: the wait below returns only then, and
     // the guard turns an unwind out of it (a bug) into an abort.
-    let guard = AbortOnUnwind::new("a wait for a job moved to another pool");
+    let guard = AbortOnUnwind::<MovedJobWait>::new();
     // SAFETY: as just said, `job` outlives its execution.
     registry.inject(unsafe { job.as_job_ref() });
     wait::block_until(&|| job.latch().probe(), None);

@@ -78,6 +78,7 @@ impl<T: Send + 'static> Node for TaskNode<T> {
 
 impl<T: Send + 'static> TaskNode<T> {
     fn run(&self, registry: &Registry, worker: usize) {
+        registry.start_counted(worker);
         let func = lock(&self.func)
             .take()
             .expect("a task runs once, when its last permit is taken");

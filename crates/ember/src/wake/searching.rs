@@ -14,6 +14,7 @@ impl Sleep {
     }
 
     /// Wakes a searcher if nobody searches and somebody sleeps (cheap checks first).
+    #[inline]
     pub(super) fn wake_searcher_if_idle(&self) {
         if self.num_searching.load(Ordering::SeqCst) != 0 || self.sleepers.len() == 0 {
             return;
@@ -24,6 +25,7 @@ impl Sleep {
     /// Wakes the most recently parked worker and counts it as a searcher, unless somebody is
     /// searching. Counting happens under the sleeper-set lock, so two pushers racing here wake
     /// one worker, not two.
+    #[cold]
     pub(super) fn wake_searcher(&self) {
         let woken = self.sleepers.pop_latest_if(
             || self.num_searching.load(Ordering::SeqCst) == 0,
