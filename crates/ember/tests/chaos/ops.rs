@@ -359,7 +359,7 @@ fn graph_op(w: &Arc<World>, rng: &mut TestRng, target: usize, depth: u32, blocki
         );
         let result_armed = hz.drop_panics && rng.random_bool(0.3);
         let world = Arc::clone(w);
-        let task = pool
+        let builder = pool
             .task(move || {
                 captured.defuse();
                 let id = body(&world, token, plan);
@@ -368,14 +368,19 @@ fn graph_op(w: &Arc<World>, rng: &mut TestRng, target: usize, depth: u32, blocki
                     _charge: Charge::new(&world.ledger, result_armed, Site::ResultDrop, id),
                 }
             })
-            .after(&inputs)
-            .spawn();
+            .after(&inputs);
         w.ledger.count(Count::Task);
-        nodes.push(Node::Task {
-            task: Some(task),
-            id,
-            expect,
-        });
+        // With an input failed already, `spawn` cancels the task, dropping the closure here;
+        // its `Drop` may panic out of `spawn` (the task ends all the same) or be caught by
+        // the pool.
+        match panic::catch_unwind(AssertUnwindSafe(|| builder.spawn())) {
+            Ok(task) => nodes.push(Node::Task {
+                task: Some(task),
+                id,
+                expect,
+            }),
+            Err(payload) => drop(w.ledger.receive(payload)),
+        }
         // Now and then an event ends before later tasks name it (or can no longer name it).
         let early = rng.random_range(0..nodes.len());
         if let Node::Event { event, ok } = &mut nodes[early] {
@@ -395,9 +400,12 @@ fn graph_op(w: &Arc<World>, rng: &mut TestRng, target: usize, depth: u32, blocki
         let token = w.ledger.token(Kind::Task, Expect::Never, target);
         let id = token.id;
         let task = pool
-            .task(move || Val {
-                id: token.id,
-                _charge: Charge::inert(),
+            .task(move || {
+                let token = token; // the whole token, so dropping the closure ends it
+                Val {
+                    id: token.id,
+                    _charge: Charge::inert(),
+                }
             })
             .after(&[&foreign])
             .spawn();
