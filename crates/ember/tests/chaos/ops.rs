@@ -14,11 +14,12 @@ use std::sync::atomic::{AtomicU32, AtomicU8, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::thread;
 
-use ember::{Dependency, Event, Pool, Task, TaskError, WakePolicy};
+use ember::{Pool, TaskError, WakePolicy};
 use proptest::prelude::RngExt;
 use proptest::test_runner::{RngAlgorithm, TestRng};
 
-use crate::ledger::{self, fire, Charge, Count, Expect, Kind, Ledger, Site, Token, TRANSIENT};
+use crate::graph::graph_op;
+use crate::ledger::{self, fire, Count, Expect, Kind, Ledger, Site, Token, TRANSIENT};
 use crate::{Config, SIZES};
 
 /// A job panics with this probability (when `panics` is on).
@@ -40,12 +41,12 @@ pub struct World {
 /// may block (not in a task), and whether it panics at the end (`Some(armed)`: with a
 /// payload whose `Drop` panics too).
 #[derive(Clone, Copy)]
-struct Plan {
-    seed: u64,
-    depth: u32,
-    wait: bool,
-    panic: Option<bool>,
-    must_receive: bool,
+pub struct Plan {
+    pub seed: u64,
+    pub depth: u32,
+    pub wait: bool,
+    pub panic: Option<bool>,
+    pub must_receive: bool,
 }
 
 /// Which pool, if any, the current thread is a worker of (read from its name).
@@ -83,7 +84,7 @@ pub fn seeded(seed: u64) -> TestRng {
 
 impl World {
     /// Opens the slot of a job of pool `aux` and plans its body.
-    fn plan(
+    pub fn plan(
         &self,
         rng: &mut TestRng,
         kind: Kind,
@@ -109,7 +110,7 @@ impl World {
     }
 
     /// Whether this thread may block on pool `target` with the hazards on.
-    fn may_block(&self, target: usize) -> bool {
+    pub fn may_block(&self, target: usize) -> bool {
         match here() {
             Here::Outside => true,
             Here::Pool(p) if p == target => true,
@@ -118,13 +119,13 @@ impl World {
     }
 
     /// Counts a wait of a worker on another pool.
-    fn note_wait(&self, target: usize) {
+    pub fn note_wait(&self, target: usize) {
         if !matches!(here(), Here::Outside) && here() != Here::Pool(target) {
             self.ledger.count(Count::CrossPoolWait);
         }
     }
 
-    fn expect_ended(&self, ids: &[u32], what: &str) {
+    pub fn expect_ended(&self, ids: &[u32], what: &str) {
         let pending: Vec<u32> = ids
             .iter()
             .copied()
@@ -138,7 +139,7 @@ impl World {
 
     /// Checks what a `join`/`scope`/`parallel_for`/chain call gave: a re-raise exactly when
     /// one of `panicking` panicked, with that panic's payload.
-    fn check_call(&self, what: &str, result: thread::Result<bool>, panicking: &[u32]) {
+    pub fn check_call(&self, what: &str, result: thread::Result<bool>, panicking: &[u32]) {
         match result {
             Ok(_) if !panicking.is_empty() => self.ledger.violation(format!(
                 "{what} returned normally although jobs {panicking:?} panicked"
@@ -160,7 +161,7 @@ impl World {
 }
 
 /// A job's body: marks the start, runs nested operations, panics if planned; returns its id.
-fn body(w: &Arc<World>, token: Token, plan: Plan) -> u32 {
+pub fn body(w: &Arc<World>, token: Token, plan: Plan) -> u32 {
     token.start();
     if here() != Here::Outside {
         ledger::watch_thread_exit(&w.ledger);
@@ -272,204 +273,9 @@ fn scope_op(w: &Arc<World>, rng: &mut TestRng, target: usize, depth: u32) {
     w.check_call("scope", result.map(|r| r == main_id), &panicking(&planned));
 }
 
-/// A task's result; its `Drop` may panic.
-struct Val {
-    id: u32,
-    _charge: Charge,
-}
-
-/// A node of a random task graph.
-enum Node {
-    Event {
-        event: Option<Event>,
-        ok: bool,
-    },
-    Task {
-        task: Option<Task<Val>>,
-        id: u32,
-        expect: Expect,
-    },
-}
-
-impl Node {
-    fn dep(&self) -> Option<&dyn Dependency> {
-        match self {
-            Node::Event { event, .. } => event.as_ref().map(|e| e as &dyn Dependency),
-            Node::Task { task, .. } => task.as_ref().map(|t| t as &dyn Dependency),
-        }
-    }
-
-    /// Whether it succeeds (a completed event, a task that runs without panicking).
-    fn ok(&self) -> bool {
-        match self {
-            Node::Event { ok, .. } => *ok,
-            Node::Task { expect, .. } => *expect == Expect::Run,
-        }
-    }
-}
-
-/// Completes the event if planned, and drops it (uncompleted, that cancels its dependents).
-fn end_event(ledger: &Ledger, event: Event, ok: bool) {
-    if ok {
-        event.complete();
-        ledger.count(Count::EventCompleted);
-    } else {
-        ledger.count(Count::EventDropped);
-    }
-    ledger.drop_guarded(event);
-}
-
-fn graph_op(w: &Arc<World>, rng: &mut TestRng, target: usize, depth: u32, blocking: bool) {
-    let (hz, pool) = (w.cfg.hazards, &w.pools[target]);
-    let mut nodes: Vec<Node> = (0..rng.random_range(0..=2))
-        .map(|_| Node::Event {
-            event: Some(pool.event()),
-            ok: !hz.cancels || rng.random_bool(0.6),
-        })
-        .collect();
-    for _ in 0..rng.random_range(1..=5) {
-        let picks: Vec<usize> = (0..rng.random_range(0..=nodes.len().min(3)))
-            .map(|_| rng.random_range(0..nodes.len()))
-            .filter(|&i| nodes[i].dep().is_some())
-            .collect();
-        let inputs: Vec<&dyn Dependency> = picks.iter().filter_map(|&i| nodes[i].dep()).collect();
-        let cancelled = !picks.iter().all(|&i| nodes[i].ok());
-        let (token, mut plan) = w.plan(rng, Kind::Task, target, depth + 1, cancelled);
-        // A task's body must not wait: a waiting worker runs other jobs, and one of them may
-        // be waiting for this very task (or a task after it).
-        plan.wait = false;
-        let (id, expect) = (
-            token.id,
-            if cancelled {
-                Expect::Cancel
-            } else if plan.panic.is_some() {
-                Expect::Panic
-            } else {
-                Expect::Run
-            },
-        );
-        if expect == Expect::Panic {
-            w.ledger.task_panics[target].fetch_add(1, Ordering::Relaxed);
-        }
-        let captured = Charge::new(
-            &w.ledger,
-            hz.drop_panics && rng.random_bool(0.3),
-            Site::ClosureDrop,
-            id,
-        );
-        let result_armed = hz.drop_panics && rng.random_bool(0.3);
-        let world = Arc::clone(w);
-        let builder = pool
-            .task(move || {
-                captured.defuse();
-                let id = body(&world, token, plan);
-                Val {
-                    id,
-                    _charge: Charge::new(&world.ledger, result_armed, Site::ResultDrop, id),
-                }
-            })
-            .after(&inputs);
-        w.ledger.count(Count::Task);
-        // With an input failed already, `spawn` cancels the task, dropping the closure here;
-        // its `Drop` may panic out of `spawn` (the task ends all the same) or be caught by
-        // the pool.
-        match panic::catch_unwind(AssertUnwindSafe(|| builder.spawn())) {
-            Ok(task) => nodes.push(Node::Task {
-                task: Some(task),
-                id,
-                expect,
-            }),
-            Err(payload) => drop(w.ledger.receive(payload)),
-        }
-        // Now and then an event ends before later tasks name it (or can no longer name it).
-        let early = rng.random_range(0..nodes.len());
-        if let Node::Event { event, ok } = &mut nodes[early] {
-            if rng.random_bool(0.3) {
-                if *ok {
-                    event.as_ref().map(Event::complete);
-                } else if let Some(event) = event.take() {
-                    end_event(&w.ledger, event, false);
-                }
-            }
-        }
-    }
-    if rng.random_bool(0.05) {
-        // An input of another pool: the task never runs and says so.
-        w.ledger.count(Count::ForeignTask);
-        let foreign = w.pools[(target + 1) % SIZES.len()].event();
-        let token = w.ledger.token(Kind::Task, Expect::Never, target);
-        let id = token.id;
-        let task = pool
-            .task(move || {
-                let token = token; // the whole token, so dropping the closure ends it
-                Val {
-                    id: token.id,
-                    _charge: Charge::inert(),
-                }
-            })
-            .after(&[&foreign])
-            .spawn();
-        check_task(w, id, Expect::Never, task.join());
-    }
-    for node in &mut nodes {
-        let Node::Event { event, ok } = node else {
-            continue;
-        };
-        let (Some(event), ok) = (event.take(), *ok) else {
-            continue;
-        };
-        if rng.random_bool(0.3) {
-            w.ledger.count(Count::EventElsewhere);
-            let q = rng.random_range(0..SIZES.len());
-            job_on(w, rng, depth, q, move |w| end_event(&w.ledger, event, ok));
-        } else {
-            end_event(&w.ledger, event, ok);
-        }
-    }
-    for node in nodes {
-        let Node::Task {
-            task: Some(task),
-            id,
-            expect,
-        } = node
-        else {
-            continue;
-        };
-        match rng.random_range(0..4) {
-            0 | 1 if blocking => {
-                w.ledger.count(Count::TaskJoined);
-                w.note_wait(target);
-                check_task(w, id, expect, task.join());
-            }
-            2 => {
-                let q = if hz.cross_pool {
-                    rng.random_range(0..SIZES.len())
-                } else {
-                    target
-                };
-                w.ledger.count(Count::TaskJoinedElsewhere);
-                job_on(w, rng, depth, q, move |w| {
-                    w.note_wait(target);
-                    check_task(w, id, expect, task.join());
-                });
-            }
-            _ => {
-                w.ledger.count(Count::TaskDropped);
-                w.ledger.drop_guarded(task);
-            }
-        }
-    }
-}
-
 /// Spawns `f` as a (never panicking) job of pool `q`.
-fn job_on(
-    w: &Arc<World>,
-    rng: &mut TestRng,
-    depth: u32,
-    q: usize,
-    f: impl FnOnce(&Arc<World>) + Send + 'static,
-) {
-    let (token, _) = w.plan(rng, Kind::Spawn, q, depth + 1, false);
+pub fn job_on(w: &Arc<World>, q: usize, f: impl FnOnce(&Arc<World>) + Send + 'static) {
+    let token = w.ledger.token(Kind::Spawn, Expect::Run, q);
     let world = Arc::clone(w);
     w.pools[q].spawn(move || {
         token.start();
@@ -478,41 +284,13 @@ fn job_on(
     });
 }
 
-/// Checks what `Task::join` gave against the plan.
-fn check_task(w: &World, id: u32, expect: Expect, result: Result<Val, TaskError>) {
-    if matches!(expect, Expect::Run | Expect::Panic) {
-        w.expect_ended(&[id], "Task::join returned before the task's closure ended");
-    }
-    let got = match (expect, result) {
-        (Expect::Run, Ok(val)) if val.id == id => return w.ledger.drop_guarded(val),
-        (Expect::Panic, Err(TaskError::Panicked(payload))) => {
-            if w.ledger.receive(payload) == Some(id) {
-                return;
-            }
-            "the payload of another panic".to_owned()
-        }
-        (Expect::Cancel, Err(TaskError::Cancelled))
-        | (Expect::Never, Err(TaskError::ForeignPool)) => return,
-        (_, Ok(val)) => {
-            let got = format!("the value of {}", val.id);
-            w.ledger.drop_guarded(val);
-            got
-        }
-        (_, Err(TaskError::Panicked(payload))) => {
-            w.ledger.receive(payload);
-            "Panicked".to_owned()
-        }
-        (_, Err(error)) => format!("{error:?}"),
-    };
-    w.ledger.violation(format!(
-        "task {id}: expected {expect:?}, Task::join gave {got}"
-    ));
-}
-
 fn parallel_for_op(w: &Arc<World>, rng: &mut TestRng, target: usize, depth: u32) {
     w.ledger.count(Count::ParallelFor);
     w.note_wait(target);
-    let (token, plan) = w.plan(rng, Kind::ParFor, target, depth + 1, false);
+    let (token, seed) = (
+        w.ledger.token(Kind::ParFor, Expect::Run, target),
+        rng.random::<u64>(),
+    );
     token.start();
     let (n, grain) = (rng.random_range(1..=40usize), rng.random_range(1..=8usize));
     let panicking: Vec<usize> = if w.cfg.hazards.panics && rng.random_bool(0.3) {
@@ -523,7 +301,7 @@ fn parallel_for_op(w: &Arc<World>, rng: &mut TestRng, target: usize, depth: u32)
         Vec::new()
     };
     let armed = w.cfg.hazards.payload_drop_panics && rng.random_bool(0.3);
-    let nest = if plan.depth < w.cfg.max_depth {
+    let nest = if depth + 1 < w.cfg.max_depth {
         0.05
     } else {
         0.0
@@ -533,9 +311,9 @@ fn parallel_for_op(w: &Arc<World>, rng: &mut TestRng, target: usize, depth: u32)
     let result = panic::catch_unwind(AssertUnwindSafe(|| {
         w.pools[target].parallel_for(0..n, grain, |i| {
             hits[i].fetch_add(1, Ordering::SeqCst);
-            let mut rng = seeded(plan.seed ^ (i as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15));
+            let mut rng = seeded(seed ^ (i as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15));
             if rng.random_bool(nest) {
-                op(w, &mut rng, plan.depth, true);
+                op(w, &mut rng, depth + 1, true);
             }
             if panicking.contains(&i) {
                 fire(&w.ledger, Site::Body, id, armed, false);
@@ -708,7 +486,7 @@ fn transient_op(w: &Arc<World>, rng: &mut TestRng, depth: u32) {
         _ => {
             w.ledger.count(Count::LastHandleInOtherPool);
             let q = rng.random_range(0..SIZES.len());
-            job_on(w, rng, depth, q, move |w| {
+            job_on(w, q, move |w| {
                 drop(pool);
                 w.expect_ended(&ids, "dropping a pool's last handle (in another pool's job) returned before its queued jobs ran");
             });
