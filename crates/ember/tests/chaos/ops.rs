@@ -471,13 +471,11 @@ fn transient_op(w: &Arc<World>, rng: &mut TestRng, depth: u32) {
             body(&world, token, plan);
         });
     }
+    const EARLY: &str = "dropping a pool's last handle returned before its queued jobs ran";
     match variant {
         0 => {
             drop(pool);
-            w.expect_ended(
-                &ids,
-                "dropping a pool's last handle returned before its queued jobs ran",
-            );
+            w.expect_ended(&ids, EARLY);
         }
         1 => {
             w.ledger.count(Count::SharedWithJobs);
@@ -488,7 +486,7 @@ fn transient_op(w: &Arc<World>, rng: &mut TestRng, depth: u32) {
             let q = rng.random_range(0..SIZES.len());
             job_on(w, q, move |w| {
                 drop(pool);
-                w.expect_ended(&ids, "dropping a pool's last handle (in another pool's job) returned before its queued jobs ran");
+                w.expect_ended(&ids, EARLY);
             });
         }
     }
