@@ -106,9 +106,10 @@ pub enum Count {
     CrossPoolWait,
     TransientPool,
     SharedWithJobs,
+    LastHandleInOwnJob,
     LastHandleInOtherPool,
 }
-const COUNT_NAMES: [&str; 18] = [
+const COUNT_NAMES: [&str; 19] = [
     "operations",
     "spawn",
     "join",
@@ -126,6 +127,7 @@ const COUNT_NAMES: [&str; 18] = [
     "cross-pool wait",
     "transient pool",
     "transient pool shared with its jobs",
+    "last handle dropped in its own job",
     "last handle dropped in another pool",
 ];
 

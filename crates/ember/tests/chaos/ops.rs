@@ -11,7 +11,7 @@
 use std::cell::Cell;
 use std::panic::{self, AssertUnwindSafe};
 use std::sync::atomic::{AtomicU32, AtomicU8, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{mpsc, Arc, Mutex};
 use std::thread;
 
 use ember::{Pool, TaskError, WakePolicy};
@@ -445,8 +445,9 @@ fn transient_op(w: &Arc<World>, rng: &mut TestRng, depth: u32) {
         .build()
         .expect("a transient pool");
     // 0: only this handle, dropped here; 1: jobs hold clones too, and the last one to go may
-    // be in a job; 2: the last handle goes to a job of a long-lived pool.
-    let variant = rng.random_range(0..if w.cfg.hazards.cross_pool { 3 } else { 2 });
+    // be in a job; 2: the last handle goes to one of the pool's own jobs; 3: to a job of a
+    // long-lived pool (whose worker then waits for this pool).
+    let variant = rng.random_range(0..if w.cfg.hazards.cross_pool { 4 } else { 3 });
     let mut ids = Vec::new();
     for _ in 0..rng.random_range(5..=40) {
         let (token, mut plan) = w.plan(rng, Kind::Transient, TRANSIENT, depth + 1, false);
@@ -480,6 +481,20 @@ fn transient_op(w: &Arc<World>, rng: &mut TestRng, depth: u32) {
         1 => {
             w.ledger.count(Count::SharedWithJobs);
             drop(pool);
+        }
+        2 => {
+            w.ledger.count(Count::LastHandleInOwnJob);
+            // The job waits until this thread's clone is gone, so its handle is the last.
+            let (clone, (gone, wait)) = (pool.clone(), mpsc::channel::<()>());
+            let token = w.ledger.token(Kind::Transient, Expect::Run, TRANSIENT);
+            clone.spawn(move || {
+                token.start();
+                let _ = wait.recv();
+                drop(pool);
+                drop(token);
+            });
+            drop(clone);
+            drop(gone);
         }
         _ => {
             w.ledger.count(Count::LastHandleInOtherPool);
