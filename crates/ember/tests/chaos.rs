@@ -15,9 +15,9 @@
 //!   chains A -> B -> A -> … up to `max_chain` deep;
 //! * panics in closures (payloads of a type whose `Drop` panics too), in the `Drop` of task
 //!   results and of values captured by task closures that get cancelled;
-//! * short-lived pools dropped while their jobs are queued: the last handle dropped here (and
-//!   then every queued job must have run), in one of the pool's own jobs, or in a job of
-//!   another pool.
+//! * short-lived pools dropped while their jobs are queued: the last handle dropped here (and,
+//!   outside every pool, every queued job must then have run), in one of the pool's own jobs,
+//!   or in a job of another pool (which only starts the shutdown).
 //!
 //! What is checked, and why a user can believe it:
 //!
@@ -30,7 +30,8 @@
 //! * **The contract at each call**: `join`/`scope`/`parallel_for` return only after every side
 //!   ended and re-raise exactly when a planned panic happened, with its payload; `Task::join`
 //!   gives the value, `Panicked` with the task's own payload, `Cancelled` or `ForeignPool` as
-//!   planned; dropping a pool's last handle returns after its queued jobs ran.
+//!   planned; dropping a pool's last handle outside every pool returns after its queued jobs
+//!   ran (on a worker it returns at once, and the jobs must still run).
 //! * **Panics are counted**: with a handler, `stats().panics` is what the handler received
 //!   plus panicking tasks; without, at least the panicking jobs, and nothing unexplained.
 //! * **No worker dies**: every worker records its exit from a thread-local destructor; none

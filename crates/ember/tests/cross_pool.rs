@@ -171,32 +171,30 @@ fn several_chains_at_once() {
     }
 }
 
-/// A job of A drops the last handle of B while B's queued jobs still call into A: the
-/// dropping worker runs A's jobs while B drains. Hung before.
+/// A job of A drops the last handle of B while B's queued jobs still call into A: the drop
+/// only starts B's shutdown (a worker does not wait for another pool's workers, which could
+/// wait for it), and B's jobs all run, calling into A. Hung before (the dropping worker was
+/// parked while B's jobs waited for A).
 #[test]
 fn dropping_another_pool_from_a_job_while_its_jobs_call_back() {
     for (name, policy) in policies() {
         let a = pool(policy, 1);
-        let ran = Arc::new(AtomicUsize::new(0));
-        let (inner, counter) = (a.clone(), Arc::clone(&ran));
-        no_deadlock(name, move || {
-            inner.clone().join(
-                move || {
-                    let b = pool(policy, 1);
-                    for _ in 0..16 {
-                        let (a, ran) = (inner.clone(), Arc::clone(&counter));
-                        b.spawn(move || {
-                            a.join(|| (), || ());
-                            ran.fetch_add(1, Ordering::SeqCst);
-                        });
-                    }
-                    drop(b); // runs every queued job, then joins B's workers
-                },
-                || (),
-            );
+        let (tx, rx) = std::sync::mpsc::channel();
+        let inner = a.clone();
+        a.spawn(move || {
+            let b = pool(policy, 1);
+            for _ in 0..16 {
+                let (a, tx) = (inner.clone(), tx.clone());
+                b.spawn(move || {
+                    a.join(|| (), || ());
+                    tx.send(()).unwrap();
+                });
+            }
+            drop(b); // starts B's shutdown; B's workers run every queued job, then exit
         });
-        assert_eq!(ran.load(Ordering::SeqCst), 16, "{name}");
-        drop(a);
+        let ran = no_deadlock(name, move || rx.iter().take(16).count());
+        assert_eq!(ran, 16, "{name}");
+        a.wait_idle();
     }
 }
 

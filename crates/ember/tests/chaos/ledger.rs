@@ -70,7 +70,7 @@ const EXPECTS: [Expect; 6] = [
 /// Where an injected panic is raised.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Site {
-    /// The body of a job (spawned, task, join side, scope, loop index, chain level).
+    /// The body of a spawned job or a task: a panic the pool counts as the job's own.
     Body,
     /// `Drop` of a task's result.
     ResultDrop,
@@ -78,12 +78,17 @@ pub enum Site {
     ClosureDrop,
     /// `Drop` of a panic payload.
     PayloadDrop,
+    /// The body of a job somebody waits for (join side, scope body or job, loop chunk, chain
+    /// level): its panic is re-raised to the waiter, or, when another panic of the same call
+    /// is re-raised instead, reported to the pool (counted in `stats().panics`).
+    WaitedBody,
 }
-const SITES: [Site; 4] = [
+const SITES: [Site; 5] = [
     Site::Body,
     Site::ResultDrop,
     Site::ClosureDrop,
     Site::PayloadDrop,
+    Site::WaitedBody,
 ];
 
 /// Operations and events counted for the report.
@@ -319,7 +324,8 @@ impl Ledger {
         )
     }
 
-    /// Injected booms whose payload nobody received, by site.
+    /// Injected booms whose payload nobody received, other than the bodies of spawned jobs
+    /// and tasks (counted apart): the panics a pool without a handler counts and drops.
     pub fn unreceived_drop_booms(&self) -> u64 {
         (0..self.next.load(Ordering::SeqCst) as u32)
             .map(|id| self.read(id))
@@ -456,6 +462,12 @@ pub fn fire(ledger: &Arc<Ledger>, site: Site, origin: u32, armed: bool, must_rec
         Expect::MustReceive
     } else {
         Expect::MayReceive
+    };
+    let site = match site {
+        Site::Body if !matches!(ledger.read(origin).0, Kind::Spawn | Kind::Task) => {
+            Site::WaitedBody
+        }
+        site => site,
     };
     let id = ledger.open(Kind::Boom, expect, site as usize);
     ledger.fired[site as usize].fetch_add(1, Ordering::Relaxed);
