@@ -1,4 +1,5 @@
-//! `containers`: which container should feed a pool's workers (seed 002, DESIGN §1.6).
+//! `containers`: which container should feed a pool's workers (after M. Sinilo, "Clash of the
+//! Thread Pools").
 //!
 //! Every container is driven through [`ember_containers::WorkQueue`] (the adapters are in
 //! [`queues`], the loops in [`driver`]); each row's `system` is the container.
@@ -50,6 +51,7 @@ use clap::Args;
 use super::{oversubscription, params, trial};
 use crate::experiment::{Experiment, Group, LabOpts, Metrics, Trial};
 use crate::raycast::{self, Scene};
+use crate::systems;
 use queues::Kind;
 
 /// Frames per run, default size.
@@ -87,15 +89,19 @@ impl Experiment for Containers {
         "containers"
     }
 
+    fn headline(&self) -> &'static [&'static str] {
+        &["frame_ms", "pop_ns", "pop_cycles"]
+    }
+
     /// The published comparison lists containers fastest first.
     fn rank_by(&self) -> &'static [&'static str] {
         &["frame_ms", "pop_cycles", "pop_ns"]
     }
 
-    fn groups(&self, opts: &LabOpts) -> Vec<Group> {
+    fn groups(&self, opts: &LabOpts) -> Result<Vec<Group>, String> {
         let scene = match &self.args.mesh {
             Some(path) => Scene::from_ply(path)
-                .unwrap_or_else(|e| panic!("containers: loading --mesh {}: {e}", path.display())),
+                .map_err(|e| format!("loading --mesh {}: {e}", path.display()))?,
             None => Scene::default_scene(),
         };
         let frames = self
@@ -119,7 +125,7 @@ impl Experiment for Containers {
                 .iter()
                 .map(|&threads| pop_group(threads, items, mhz, opts.cores)),
         );
-        groups
+        Ok(groups)
     }
 }
 
@@ -161,7 +167,7 @@ pub fn raycast_group(scene: Arc<Scene>, frames: usize, cores: usize) -> Group {
         })
         .collect();
     let s = scene.clone();
-    trials.push(trial("rayon", move || {
+    trials.push(trial(systems::RAYON, move || {
         let pool = rayon::ThreadPoolBuilder::new()
             .num_threads(cores)
             .thread_name(|i| format!("containers-rayon-{i}"))
@@ -170,7 +176,7 @@ pub fn raycast_group(scene: Arc<Scene>, frames: usize, cores: usize) -> Group {
         timed_frames(frames, expect, || s.trace_all_rayon(&pool))
     }));
     let s = scene.clone();
-    trials.push(trial("ember", move || {
+    trials.push(trial(systems::EMBER, move || {
         // Like the container rows: the calling thread helps, so the pool adds `cores - 1`.
         let pool = ember::Pool::builder()
             .threads(cores.saturating_sub(1).max(1))
@@ -179,7 +185,7 @@ pub fn raycast_group(scene: Arc<Scene>, frames: usize, cores: usize) -> Group {
         timed_frames(frames, expect, || s.trace_all_ember(&pool))
     }));
     let s = scene;
-    trials.push(trial("single-threaded", move || {
+    trials.push(trial(systems::SINGLE_THREADED, move || {
         timed_frames(frames, expect, || s.trace_all_single())
     }));
     Group {
@@ -321,9 +327,14 @@ mod tests {
                 };
                 let out = driver::run_frames(&*queue, workers, 3, tasks, &task);
                 let sum = (0..tasks as u64).sum::<u64>();
-                assert_eq!(out.results, [sum; 3], "{}", kind.system());
+                assert_eq!(out.results, [sum; 3], "{}", kind.system().name);
                 for (i, s) in seen.iter().enumerate() {
-                    assert_eq!(s.load(Ordering::Relaxed), 3, "{} item {i}", kind.system());
+                    assert_eq!(
+                        s.load(Ordering::Relaxed),
+                        3,
+                        "{} item {i}",
+                        kind.system().name
+                    );
                 }
             }
         }
@@ -335,7 +346,7 @@ mod tests {
             for threads in [1, 2, 4] {
                 let queue = kind.build::<usize>(threads, 1_000);
                 let out = driver::run_pops(&*queue, threads, 1_000);
-                assert_eq!(out.pops, 1_000, "{}", kind.system());
+                assert_eq!(out.pops, 1_000, "{}", kind.system().name);
                 assert!(queue.pop(0).is_none());
             }
         }

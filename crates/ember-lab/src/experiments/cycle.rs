@@ -1,4 +1,5 @@
-//! `cycle`: rings of tasks passing a token (seed 001, the thundering-herd case).
+//! `cycle`: rings of tasks passing a token (the thundering-herd case of the libfibre merge
+//! request "Avoid atomic operations when the local queue is not empty", after Go and Tokio).
 //!
 //! # Workload
 //!
@@ -55,8 +56,10 @@ use crossbeam_channel::{Receiver, Sender};
 
 use super::baton::{hop_ember, hop_tokio, Baton, Report};
 use super::ember_rows::EmberPolicy;
+use super::peers::tokio_runtime;
 use super::{oversubscription, params, rate, trial};
 use crate::experiment::{Experiment, Group, LabOpts, Metrics, Trial};
+use crate::{go_peer, systems};
 
 /// The `cycle` experiment.
 pub struct Cycle;
@@ -71,8 +74,6 @@ const HOPS: u64 = 300_000;
 const HOPS_QUICK: u64 = 2_000;
 /// A run that has not finished after this long has lost a task: it panics.
 const TIMEOUT: Duration = Duration::from_secs(120);
-/// `batch` of the `ember-biased` rows (the published value).
-const BIASED_BATCH: usize = 20;
 /// Stack size of the `std-threads` threads (they keep almost nothing on the stack).
 const STD_STACK: usize = 64 * 1024;
 
@@ -81,7 +82,11 @@ impl Experiment for Cycle {
         "cycle"
     }
 
-    fn groups(&self, opts: &LabOpts) -> Vec<Group> {
+    fn headline(&self) -> &'static [&'static str] {
+        &["ns_per_op", "ctx_switches", "cpu_s", "migrations"]
+    }
+
+    fn groups(&self, opts: &LabOpts) -> Result<Vec<Group>, String> {
         let hops = if opts.quick { HOPS_QUICK } else { HOPS };
         let cores = opts.cores.max(1);
         let mut worker_counts = vec![cores, MANY_WORKERS];
@@ -103,7 +108,7 @@ impl Experiment for Cycle {
                 groups.push(group(shape, cores));
             }
         }
-        groups
+        Ok(groups)
     }
 }
 
@@ -160,8 +165,19 @@ fn group(shape: Shape, cores: usize) -> Group {
         .iter()
         .map(|&policy| trial(policy.system(), move || run_ember(shape, policy)))
         .collect();
-    trials.push(trial("tokio", move || run_tokio(shape)));
-    trials.push(trial("std-threads", move || run_std_threads(shape)));
+    trials.push(trial(systems::TOKIO, move || run_tokio(shape)));
+    trials.push(trial(systems::STD_THREADS, move || run_std_threads(shape)));
+    if go_peer::available() {
+        trials.push(trial(systems::GO, move || {
+            go_peer::run(&[
+                "cycle".into(),
+                workers.to_string(),
+                rings.to_string(),
+                ring_len.to_string(),
+                hops.to_string(),
+            ])
+        }));
+    }
     Group {
         title,
         params,
@@ -170,7 +186,7 @@ fn group(shape: Shape, cores: usize) -> Group {
 }
 
 fn run_ember(shape: Shape, policy: EmberPolicy) -> Metrics {
-    let pool = policy.build(shape.workers, BIASED_BATCH, "cycle");
+    let pool = policy.build(shape.workers, "cycle");
     let (tx, rx) = crossbeam_channel::unbounded();
     let start = Instant::now();
     for token in shape.tokens() {
@@ -190,11 +206,7 @@ fn run_ember(shape: Shape, policy: EmberPolicy) -> Metrics {
 }
 
 fn run_tokio(shape: Shape) -> Metrics {
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(shape.workers)
-        .thread_name("cycle-tokio")
-        .build()
-        .expect("cycle: building the tokio runtime");
+    let rt = tokio_runtime(shape.workers, "cycle-tokio");
     let (tx, rx) = crossbeam_channel::unbounded();
     let start = Instant::now();
     for token in shape.tokens() {

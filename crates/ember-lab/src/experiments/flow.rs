@@ -1,4 +1,5 @@
-//! `flow`: task-graph generation in the three scheduler modes of [`ember::flow`] (seed 003).
+//! `flow`: task-graph generation in the three scheduler modes of [`ember::flow`] (after
+//! Celerity runtime PR #111, "Improve scheduler performance by reducing lock contention").
 //!
 //! A flow infers the task graph from declared accesses. Where that analysis runs decides how
 //! much it costs the submitting thread and how soon tasks can start: inline on the submitter,
@@ -90,8 +91,9 @@ use clap::{Args, ValueEnum};
 use ember::flow::{BufferId, Flow, FlowOptions, Mode, Region};
 use ember::Pool;
 
-use super::params;
-use crate::experiment::{Experiment, Group, LabOpts, Metrics, Trial};
+use super::{params, trial};
+use crate::experiment::{Experiment, Group, LabOpts, Metrics};
+use crate::systems::{self, System};
 
 /// The two halves of the experiment.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -143,7 +145,11 @@ impl Experiment for FlowExp {
         "flow"
     }
 
-    fn groups(&self, opts: &LabOpts) -> Vec<Group> {
+    fn headline(&self) -> &'static [&'static str] {
+        &["generation_s", "run_s", "first_task_s", "submit_s"]
+    }
+
+    fn groups(&self, opts: &LabOpts) -> Result<Vec<Group>, String> {
         let sizes = Sizes::new(opts.quick);
         let reps = if opts.quick { REPS_QUICK } else { REPS };
         let threads = opts.cores.max(1);
@@ -160,7 +166,7 @@ impl Experiment for FlowExp {
                 groups.push(end_to_end::group(topology, sizes, threads));
             }
         }
-        groups
+        Ok(groups)
     }
 
     fn repeat(&self, opts: &LabOpts) -> usize {
@@ -181,10 +187,10 @@ impl Experiment for FlowExp {
 }
 
 /// The modes compared, with their `system` names.
-const MODES: [(Mode, &str); 3] = [
-    (Mode::Inline, "inline"),
-    (Mode::Lockstep, "lockstep"),
-    (Mode::DoubleBuffered, "double-buffered"),
+const MODES: [(Mode, &System); 3] = [
+    (Mode::Inline, systems::FLOW_INLINE),
+    (Mode::Lockstep, systems::FLOW_LOCKSTEP),
+    (Mode::DoubleBuffered, systems::FLOW_DOUBLE_BUFFERED),
 ];
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -437,10 +443,10 @@ fn generation_group(
     };
     let trials = MODES
         .iter()
-        .map(|&(mode, system)| Trial {
-            system: system.to_string(),
-            params: params([]),
-            run: Box::new(move || run_generation(topology, sizes, mode, throttled, reps, threads)),
+        .map(|&(mode, system)| {
+            trial(system, move || {
+                run_generation(topology, sizes, mode, throttled, reps, threads)
+            })
         })
         .collect();
     Group {
@@ -547,7 +553,7 @@ mod tests {
 
     #[test]
     fn quick_groups_build_and_run_once() {
-        let groups = exp(&[]).groups(&quick());
+        let groups = exp(&[]).groups(&quick()).unwrap();
         assert_eq!(groups.len(), Topology::ALL.len() * 2 + 2);
         for mut g in groups {
             assert!(g.params.contains_key("topology"));
@@ -570,13 +576,15 @@ mod tests {
     #[test]
     fn workload_flag_selects_groups() {
         let workload = |g: &Group| g.params["workload"].as_str().unwrap().to_string();
-        let generation = exp(&[Workload::Generation]).groups(&quick());
+        let generation = exp(&[Workload::Generation]).groups(&quick()).unwrap();
         assert_eq!(generation.len(), Topology::ALL.len() * 2);
         assert!(generation.iter().all(|g| workload(g) == "generation"));
-        let end_to_end = exp(&[Workload::EndToEnd]).groups(&quick());
+        let end_to_end = exp(&[Workload::EndToEnd]).groups(&quick()).unwrap();
         assert_eq!(end_to_end.len(), 2);
         assert!(end_to_end.iter().all(|g| workload(g) == "end-to-end"));
-        let both = exp(&[Workload::EndToEnd, Workload::Generation]).groups(&quick());
+        let both = exp(&[Workload::EndToEnd, Workload::Generation])
+            .groups(&quick())
+            .unwrap();
         assert_eq!(both.len(), generation.len() + end_to_end.len());
     }
 

@@ -1,4 +1,4 @@
-//! The ray-casting workload of the containers experiment (DESIGN §4, seed 002): primary rays
+//! The ray-casting workload of the containers experiment: primary rays
 //! from a fixed camera against a triangle mesh, through a BVH built once, in tasks of
 //! [`BATCH`] rays.
 //!
