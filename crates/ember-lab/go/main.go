@@ -3,7 +3,7 @@
 // when `go` is on PATH, runs it as a child process and reads `metric value` lines from its
 // standard output; the lab itself measures the process from outside (wall, CPU, switches).
 //
-//	cycle WORKERS RINGS RING_LEN HOPS
+//	cycle WORKERS RINGS RING_LEN HOPS TARGET_MS
 //	light-load THREADS INTERVAL_US TASKS
 //	producer-consumer THREADS POOLS ITEMS WORK PRODUCE
 package main
@@ -31,14 +31,14 @@ func main() {
 		}
 		args = append(args, v)
 	}
-	want := map[string]int{"cycle": 4, "light-load": 3, "producer-consumer": 5}
+	want := map[string]int{"cycle": 5, "light-load": 3, "producer-consumer": 5}
 	n, known := want[os.Args[1]]
 	if !known || len(args) != n {
 		fail(fmt.Sprintf("%s takes %d numbers", os.Args[1], n))
 	}
 	switch os.Args[1] {
 	case "cycle":
-		cycle(int(args[0]), int(args[1]), int(args[2]), args[3])
+		cycle(int(args[0]), int(args[1]), int(args[2]), args[3], time.Duration(args[4])*time.Millisecond)
 	case "light-load":
 		lightLoad(int(args[0]), time.Duration(args[1])*time.Microsecond, int(args[2]))
 	case "producer-consumer":
@@ -53,10 +53,11 @@ func fail(msg string) {
 
 func metric(name string, v float64) { fmt.Printf("%s %g\n", name, v) }
 
-// cycle: RINGS rings of RING_LEN goroutines, each blocked on its own channel; a ring's token
-// makes its share of HOPS hops, each a receive and a send to the next position. GOMAXPROCS is
-// WORKERS, as the Rust pools have WORKERS threads.
-func cycle(workers, rings, ringLen int, hops uint64) {
+// cycle: RINGS rings of RING_LEN goroutines, each blocked on its own channel; in a wave, a
+// ring's token makes its share of HOPS hops, each a receive and a send to the next position.
+// Waves repeat until TARGET has passed. GOMAXPROCS is WORKERS, as the Rust pools have WORKERS
+// threads.
+func cycle(workers, rings, ringLen int, hops uint64, target time.Duration) {
 	runtime.GOMAXPROCS(workers)
 	done := make(chan uint64, rings)
 	var inboxes [][]chan uint64
@@ -84,24 +85,29 @@ func cycle(workers, rings, ringLen int, hops uint64) {
 		inboxes = append(inboxes, ring)
 	}
 	start := time.Now()
-	for _, ring := range inboxes {
-		ring[0] <- 0
-	}
-	var total uint64
-	for k := 0; k < rings; k++ {
-		total += <-done
+	waves := uint64(0)
+	for waves == 0 || time.Since(start) < target {
+		for _, ring := range inboxes {
+			ring[0] <- 0
+		}
+		var total uint64
+		for k := 0; k < rings; k++ {
+			total += <-done
+		}
+		if total != hops {
+			fail(fmt.Sprintf("cycle: %d hops made, %d asked", total, hops))
+		}
+		waves++
 	}
 	elapsed := time.Since(start).Seconds()
-	if total != hops {
-		fail(fmt.Sprintf("cycle: %d hops made, %d asked", total, hops))
-	}
 	for _, ring := range inboxes {
 		for _, c := range ring {
 			close(c)
 		}
 	}
-	metric("ops_per_s", float64(hops)/elapsed)
-	metric("ns_per_op", elapsed*1e9/float64(hops))
+	metric("ops_per_s", float64(hops*waves)/elapsed)
+	metric("ns_per_op", elapsed*1e9/float64(hops*waves))
+	metric("waves", float64(waves))
 }
 
 // lightLoad: a goroutine started every INTERVAL for TASKS tasks; each records how long after

@@ -119,7 +119,7 @@ mod tests {
             return;
         }
         let args = |a: &[&str]| a.iter().map(|s| s.to_string()).collect::<Vec<_>>();
-        let m = run(&args(&["cycle", "4", "2", "4", "1000"]));
+        let m = run(&args(&["cycle", "4", "2", "4", "1000", "1"]));
         assert!(m["ops_per_s"] > 0.0);
         let m = run(&args(&["light-load", "2", "100", "50"]));
         assert!(m["latency_p50_us"] <= m["latency_p99_us"]);

@@ -11,7 +11,7 @@
 //! number `cores`: `cores − 1` worker threads (at least one) spawned for the run plus the main
 //! thread, which pushes every task index of the frame round-robin over the slots and then helps
 //! (pops and traces) until every task is counted done. A run traces `frames` frames on the same
-//! threads and container (10; 2 with `--quick`; `--cn-frames`) and reports `frame_ms`, the
+//! threads and container (20; 2 with `--quick`; `--cn-frames`) and reports `frame_ms`, the
 //! median frame time, and `hits`, the rays that hit the mesh; every frame's hit count is
 //! checked with `assert_eq!` against the single-threaded count computed before the runs, so a
 //! lost or duplicated task aborts the run. Peers: `rayon` ([`Scene::trace_all_rayon`], a
@@ -24,7 +24,7 @@
 //!
 //! # Pop overhead (`params.workload = "pop"`)
 //!
-//! For `threads` ∈ {1, 2, 4, 8}, a container is filled with 200,000 items (20,000 with
+//! For `threads` ∈ {1, 2, 4, 8}, a container is filled with 2,000,000 items (20,000 with
 //! `--quick`), round-robin over `threads` slots, then `threads` threads pop until each finds it
 //! empty; `chase-lev` owners steal once their own deque is empty, `spsc` threads only drain
 //! their own ring. `pop_ns` is the popping time of all threads summed (each thread's wall
@@ -55,11 +55,11 @@ use crate::systems;
 use queues::Kind;
 
 /// Frames per run, default size.
-const FRAMES: usize = 10;
+const FRAMES: usize = 20;
 /// Frames per run with `--quick`.
 const FRAMES_QUICK: usize = 2;
 /// Items per pop run, default size.
-const POP_ITEMS: usize = 200_000;
+const POP_ITEMS: usize = 2_000_000;
 /// Items per pop run with `--quick`.
 const POP_ITEMS_QUICK: usize = 20_000;
 /// Thread counts of the pop groups.
@@ -71,10 +71,10 @@ pub struct CnArgs {
     /// containers: trace this ASCII PLY mesh instead of the generated sphere
     #[arg(long, value_name = "FILE.ply")]
     pub mesh: Option<PathBuf>,
-    /// containers: frames per ray-casting run [default: 10; --quick: 2]
+    /// containers: frames per ray-casting run [default: 20; --quick: 2]
     #[arg(long = "cn-frames", value_name = "N")]
     pub frames: Option<usize>,
-    /// containers: items per pop run [default: 200000; --quick: 20000]
+    /// containers: items per pop run [default: 2000000; --quick: 20000]
     #[arg(long = "cn-pop-items", value_name = "N")]
     pub pop_items: Option<usize>,
 }

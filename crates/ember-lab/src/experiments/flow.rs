@@ -34,7 +34,8 @@
 //!
 //! One group per topology × submission; its rows are the three modes (`system` = `inline`,
 //! `lockstep`, `double-buffered`). Kernels are empty. One run of a row builds a pool of
-//! `cores` threads and then, `reps` times (50; `--quick` 5), creates a fresh [`Flow`]
+//! `cores` threads and then, at least `reps` times (50; `--quick` 5) and until 60 ms have
+//! passed (so that a run measures something however small the topology), creates a fresh [`Flow`]
 //! (`horizon_every` at its default), submits the whole topology and calls [`Flow::wait`].
 //! **Timed**: from just before the first `submit` until `wait` returns, i.e. until the
 //! scheduler has analysed and spawned every task and the (empty) tasks have run. Creating the
@@ -70,7 +71,7 @@
 //! per group, with `assert!` and exact equality: every cell is computed by the same expression
 //! in the same order in both. A run lasts 0.1–0.3 s and on a shared machine its time wanders
 //! by more than the modes differ, so without an explicit `--repeat` the experiment runs
-//! [`DEFAULT_ROUNDS`] rounds instead of the lab's default 5; `--flow-workload end-to-end`
+//! [`DEFAULT_ROUNDS`] rounds instead of the lab's default 9; `--flow-workload end-to-end`
 //! runs this half alone, for long series.
 //!
 //! # Reading the tables
@@ -131,10 +132,12 @@ impl FlowExp {
 }
 
 /// Rounds of every group when `--repeat` is not given (and not `--quick`).
-pub const DEFAULT_ROUNDS: usize = 31;
+pub const DEFAULT_ROUNDS: usize = 15;
 
-/// Repetitions inside one run of a generation row (the run reports their median).
+/// Repetitions inside one run of a generation row, at least (the run reports their median).
 const REPS: usize = 50;
+/// A generation run repeats until it has lasted this long (and made `REPS` repetitions).
+const RUN_AT_LEAST: Duration = Duration::from_millis(60);
 /// The same with `--quick`.
 const REPS_QUICK: usize = 5;
 /// Gap between submissions when throttled.
@@ -451,7 +454,7 @@ fn generation_group(
         .collect();
     Group {
         title: format!(
-            "graph generation: {} ({tasks} tasks), {submission} submission, median of {reps}",
+            "graph generation: {} ({tasks} tasks), {submission} submission, median of ≥ {reps}",
             topology.name()
         ),
         params: params([
@@ -486,7 +489,13 @@ fn run_generation(
     let mut generation = Vec::with_capacity(reps);
     let mut analysis = Vec::with_capacity(reps);
     let mut edges = 0;
-    for _ in 0..reps {
+    let started = Instant::now();
+    let min_time = if reps >= REPS {
+        RUN_AT_LEAST
+    } else {
+        Duration::ZERO
+    };
+    while generation.len() < reps || started.elapsed() < min_time {
         let flow = Flow::new(&pool, flow_options(mode));
         let tasks = declarations(&flow, topology, sizes);
         let start = Instant::now();

@@ -15,10 +15,12 @@
 //!   one task.
 //! - **fork-join**: naive `fib(30)` where every call above the leaves is one `join` of its
 //!   two sub-calls, with no sequential cut-off: the cost measured is the cost of `join`;
-//!   evaluated 8 times per run. An op is one `join` (`fib(n + 1) - 1` of them).
+//!   An op is one `join` (`fib(n + 1) - 1` of them).
 //! - **tree-sum**: the benchmark the `chili` crate publishes: the sum of a perfect binary
-//!   tree, one `join` per node; 1,023 nodes (evaluated 40,000 times per run), 2^20 − 1 (40
-//!   times) and 2^24 − 1 (3 times), each with 1 and 2 workers. An op is one node.
+//!   tree, one `join` per node; 1,023 nodes, 2^20 − 1 and 2^24 − 1, each with 1 and 2
+//!   workers. An op is one node.
+//!
+//!   A fork-join run evaluates its workload until 60 ms have passed (see `fork_join`).
 //!
 //!   Both fork-join workloads run on ember (`Pool::join`, started inside a pool task), rayon
 //!   (`rayon::join` inside `ThreadPool::install`), chili (`Scope::join`) and serially (the
@@ -35,8 +37,8 @@
 //!   Chains run one after another (the next starts when the previous one has reported). An
 //!   op is one link.
 //!
-//! Sizes (default / `--quick`): spawn-many 10,000 tasks x 30 / 1 rounds; `fib(30)` x 8 /
-//! `fib(20)` x 1; tree-sum 2^10/2^20/2^24 / 2^10/2^12/2^14 layers' worth; ping-pong 1,000 pairs x 300 / 10 bounces; chained spawn 300 / 5 chains of
+//! Sizes (default / `--quick`): spawn-many 10,000 tasks x 30 / 1 rounds; `fib(30)` /
+//! `fib(20)`; tree-sum trees of 10, 20, 24 / 10, 12, 14 layers; ping-pong 1,000 pairs x 1,000 / 10 bounces; chained spawn 1,000 / 5 chains of
 //! depth 1,000.
 //!
 //! # Metrics (besides what the harness measures around the run)
@@ -89,10 +91,10 @@ struct Sizes {
     spawn_rounds: usize,
     /// `n` of the fork-join `fib(n)`.
     fib_n: u32,
-    /// Evaluations of `fib(n)` per run.
-    fib_rounds: u32,
-    /// Tree-sum sizes as `(layers, evaluations per run)`.
-    trees: [(u32, u32); 3],
+    /// How long a fork-join run keeps evaluating its workload.
+    fork_join_target: Duration,
+    /// Tree-sum sizes in layers (`2^layers - 1` nodes).
+    trees: [u32; 3],
     /// Ping-pong pairs.
     pairs: usize,
     /// Task runs per ping-pong pair.
@@ -112,8 +114,8 @@ impl Sizes {
                 spawn_tasks: 10_000,
                 spawn_rounds: 1,
                 fib_n: 20,
-                fib_rounds: 1,
-                trees: [(10, 100), (12, 2), (14, 1)],
+                fork_join_target: Duration::from_millis(5),
+                trees: [10, 12, 14],
                 pairs: 1_000,
                 bounces: 10,
                 chain_depth: 1_000,
@@ -125,12 +127,12 @@ impl Sizes {
                 spawn_tasks: 10_000,
                 spawn_rounds: 30,
                 fib_n: 30,
-                fib_rounds: 8,
-                trees: [(10, 40_000), (20, 40), (24, 3)],
+                fork_join_target: Duration::from_millis(60),
+                trees: [10, 20, 24],
                 pairs: 1_000,
-                bounces: 300,
+                bounces: 1_000,
                 chain_depth: 1_000,
-                chains: 300,
+                chains: 1_000,
             }
         }
     }
@@ -142,7 +144,7 @@ impl Experiment for Micro {
     }
 
     fn headline(&self) -> &'static [&'static str] {
-        &["wall_s", "ns_per_op", "ctx_switches", "cpu_s"]
+        &["ns_per_op", "ctx_switches", "cpu_s", "wakeups"]
     }
 
     fn groups(&self, opts: &LabOpts) -> Result<Vec<Group>, String> {
@@ -202,7 +204,7 @@ fn ember_trials(run: impl Fn(EmberPolicy) -> Metrics + Copy + 'static) -> Vec<Tr
 /// default for the tree-sum), rayon, chili, and the serial floor.
 fn fork_join_trials(
     work: Work,
-    iterations: u32,
+    target: Duration,
     workers: usize,
     policies: &[EmberPolicy],
 ) -> Vec<Trial> {
@@ -211,20 +213,20 @@ fn fork_join_trials(
         .map(|&policy| {
             let work = work.clone();
             trial(policy.system(), move || {
-                fork_join::on_ember(&work, iterations, workers, policy)
+                fork_join::on_ember(&work, target, workers, policy)
             })
         })
         .collect();
     let w = work.clone();
     trials.push(trial(systems::RAYON, move || {
-        fork_join::on_rayon(&w, iterations, workers)
+        fork_join::on_rayon(&w, target, workers)
     }));
     let w = work.clone();
     trials.push(trial(systems::CHILI, move || {
-        fork_join::on_chili(&w, iterations, workers)
+        fork_join::on_chili(&w, target, workers)
     }));
     trials.push(trial(systems::SERIAL, move || {
-        fork_join::on_serial(&work, iterations)
+        fork_join::on_serial(&work, target)
     }));
     trials
 }
@@ -233,18 +235,17 @@ fn fib_group(s: Sizes) -> Group {
     let work = Work::Fib(s.fib_n);
     Group {
         title: format!(
-            "fork-join: fib({}) × {} with join, no cut-off, {} workers (tokio: no fork-join)",
-            s.fib_n, s.fib_rounds, s.threads
+            "fork-join: fib({}) with join, no cut-off, {} workers (tokio: no fork-join)",
+            s.fib_n, s.threads
         ),
         params: params([
             ("benchmark", "fork-join".into()),
             ("threads", s.threads.into()),
             ("workers", s.threads.into()),
             ("fib_n", s.fib_n.into()),
-            ("rounds", s.fib_rounds.into()),
             ("joins", work.joins().into()),
         ]),
-        trials: fork_join_trials(work, s.fib_rounds, s.threads, &EmberPolicy::ALL),
+        trials: fork_join_trials(work, s.fork_join_target, s.threads, &EmberPolicy::ALL),
     }
 }
 
@@ -252,14 +253,14 @@ fn fib_group(s: Sizes) -> Group {
 /// outside every measured run.
 fn tree_groups(s: Sizes) -> Vec<Group> {
     let mut groups = Vec::new();
-    for (layers, iterations) in s.trees {
+    for layers in s.trees {
         let tree = Arc::new(Node::tree(layers));
         for workers in [1, 2] {
             let work = Work::TreeSum(layers, tree.clone());
             let nodes = work.joins();
             groups.push(Group {
                 title: format!(
-                    "tree-sum: {} nodes × {iterations}, {workers} worker{}",
+                    "tree-sum: {} nodes, {workers} worker{}",
                     thousands(nodes),
                     if workers == 1 { "" } else { "s" }
                 ),
@@ -267,9 +268,13 @@ fn tree_groups(s: Sizes) -> Vec<Group> {
                     ("benchmark", "tree-sum".into()),
                     ("nodes", nodes.into()),
                     ("workers", workers.into()),
-                    ("rounds", iterations.into()),
                 ]),
-                trials: fork_join_trials(work, iterations, workers, &[EmberPolicy::Default]),
+                trials: fork_join_trials(
+                    work,
+                    s.fork_join_target,
+                    workers,
+                    &[EmberPolicy::Default],
+                ),
             });
         }
     }

@@ -7,6 +7,11 @@
 //! threads is `workers - 1` threads plus the calling thread, which runs the work (chili also
 //! runs a heartbeat thread, which does no work); `serial` is one thread calling the recursion
 //! directly, the floor.
+//!
+//! A run evaluates the workload again and again until it has run for at least its target
+//! time (60 ms; `--quick` 5 ms), so that every row, from the serial floor to the slowest
+//! pool, is measured over the same stretch of time; `ns_per_op` is that time over the joins
+//! made, and `evaluations` says how many there were.
 
 use super::*;
 
@@ -131,64 +136,69 @@ fn sum_ember(pool: &ember::Pool, node: &Node) -> u64 {
     node.val + a + b
 }
 
-/// `iterations` evaluations of `work` by `eval`, checked; their time.
+/// Evaluations of `work` by `eval`, each checked, until `target` has passed; their time
+/// and count. `black_box` keeps the compiler from hoisting a pure evaluation out of the loop.
 fn timed(
     work: &Work,
-    iterations: u32,
+    target: Duration,
     system: &str,
     mut eval: impl FnMut(&Work) -> u64,
-) -> Duration {
+) -> (Duration, u64) {
     let start = Instant::now();
-    for _ in 0..iterations {
-        let value = eval(work);
+    let mut evaluations = 0;
+    while evaluations == 0 || start.elapsed() < target {
+        let value = eval(std::hint::black_box(work));
         work.check(value, system);
+        evaluations += 1;
     }
-    start.elapsed()
+    (start.elapsed(), evaluations)
 }
 
-fn metrics(work: &Work, iterations: u32, elapsed: Duration) -> Metrics {
-    rate(work.joins() * u64::from(iterations), elapsed)
+fn metrics(work: &Work, (elapsed, evaluations): (Duration, u64)) -> Metrics {
+    let mut m = rate(work.joins() * evaluations, elapsed);
+    m.insert("evaluations".into(), evaluations as f64);
+    m
 }
 
-pub(super) fn on_serial(work: &Work, iterations: u32) -> Metrics {
-    let elapsed = timed(work, iterations, "serial", |w| match w {
+pub(super) fn on_serial(work: &Work, target: Duration) -> Metrics {
+    let timing = timed(work, target, "serial", |w| match w {
         Work::Fib(n) => fib_serial(*n),
         Work::TreeSum(_, tree) => sum_serial(tree),
     });
-    metrics(work, iterations, elapsed)
+    metrics(work, timing)
 }
 
-pub(super) fn on_rayon(work: &Work, iterations: u32, workers: usize) -> Metrics {
+pub(super) fn on_rayon(work: &Work, target: Duration, workers: usize) -> Metrics {
     with_rayon(workers, |pool| {
-        let elapsed = pool.install(|| {
-            timed(work, iterations, "rayon", |w| match w {
+        let timing = pool.install(|| {
+            timed(work, target, "rayon", |w| match w {
                 Work::Fib(n) => fib_rayon(*n),
                 Work::TreeSum(_, tree) => sum_rayon(tree),
             })
         });
-        metrics(work, iterations, elapsed)
+        metrics(work, timing)
     })
 }
 
-pub(super) fn on_chili(work: &Work, iterations: u32, workers: usize) -> Metrics {
+pub(super) fn on_chili(work: &Work, target: Duration, workers: usize) -> Metrics {
     let pool = chili::ThreadPool::with_config(chili::Config {
         thread_count: std::num::NonZeroUsize::new(workers.max(1)),
         ..chili::Config::default()
     });
     let mut scope = pool.scope();
-    let elapsed = timed(work, iterations, "chili", |w| match w {
+    let timing = timed(work, target, "chili", |w| match w {
         Work::Fib(n) => fib_chili(&mut scope, *n),
         Work::TreeSum(_, tree) => sum_chili(&mut scope, tree),
     });
     drop(scope);
     // Dropping the pool joins its threads.
     drop(pool);
-    metrics(work, iterations, elapsed)
+    metrics(work, timing)
 }
 
 pub(super) fn on_ember(
     work: &Work,
-    iterations: u32,
+    target: Duration,
     workers: usize,
     policy: EmberPolicy,
 ) -> Metrics {
@@ -199,15 +209,15 @@ pub(super) fn on_ember(
     // Started inside a pool task, as rayon's `install` does, so that only the pool's own
     // threads do the work.
     pool.spawn(move || {
-        let elapsed = timed(&work, iterations, name, |w| match w {
+        let timing = timed(&work, target, name, |w| match w {
             Work::Fib(n) => fib_ember(&handle, *n),
             Work::TreeSum(_, tree) => sum_ember(&handle, tree),
         });
         drop(handle);
-        let _ = tx.send((elapsed, work));
+        let _ = tx.send((timing, work));
     });
-    let (elapsed, work) = recv_or_die(&rx, "fork-join on ember");
-    finish_ember(pool, metrics(&work, iterations, elapsed))
+    let (timing, work) = recv_or_die(&rx, "fork-join on ember");
+    finish_ember(pool, metrics(&work, timing))
 }
 
 #[cfg(test)]
@@ -220,11 +230,12 @@ mod tests {
         assert_eq!(tree.joins(), 63);
         for work in [Work::Fib(12), tree] {
             for workers in [1, 2] {
-                on_serial(&work, 2);
-                on_rayon(&work, 2, workers);
-                on_chili(&work, 2, workers);
-                let m = on_ember(&work, 2, workers, EmberPolicy::Default);
-                assert!(m["ops_per_s"] > 0.0);
+                let t = Duration::from_millis(1);
+                on_serial(&work, t);
+                on_rayon(&work, t, workers);
+                on_chili(&work, t, workers);
+                let m = on_ember(&work, t, workers, EmberPolicy::Default);
+                assert!(m["ops_per_s"] > 0.0 && m["evaluations"] >= 1.0);
             }
         }
     }
