@@ -50,6 +50,7 @@ use clap::Args;
 
 use super::{oversubscription, params, trial};
 use crate::experiment::{Experiment, Group, LabOpts, Metrics, Trial};
+use crate::metrics::stats::median;
 use crate::raycast::{self, Scene};
 use crate::systems;
 use queues::Kind;
@@ -215,23 +216,11 @@ fn frame_metrics(secs: impl Iterator<Item = f64>, hits: &[u64], expect: u64) -> 
             "containers: frame {i} found {h} hits, the single-threaded frame {expect}"
         );
     }
-    let mut ms: Vec<f64> = secs.map(|s| s * 1e3).collect();
-    ms.sort_by(f64::total_cmp);
+    let ms: Vec<f64> = secs.map(|s| s * 1e3).collect();
     let mut metrics = Metrics::new();
     metrics.insert("frame_ms".into(), median(&ms));
     metrics.insert("hits".into(), expect as f64);
     metrics
-}
-
-fn median(sorted: &[f64]) -> f64 {
-    let n = sorted.len();
-    if n == 0 {
-        f64::NAN
-    } else if n % 2 == 1 {
-        sorted[n / 2]
-    } else {
-        (sorted[n / 2 - 1] + sorted[n / 2]) / 2.0
-    }
 }
 
 /// The pop-overhead table for one thread count.

@@ -94,6 +94,7 @@ use ember::Pool;
 
 use super::{params, trial};
 use crate::experiment::{Experiment, Group, LabOpts, Metrics};
+use crate::metrics::stats::median;
 use crate::systems::{self, System};
 
 /// The two halves of the experiment.
@@ -467,11 +468,6 @@ fn generation_group(
     }
 }
 
-fn median(mut v: Vec<f64>) -> f64 {
-    v.sort_by(f64::total_cmp);
-    v[v.len() / 2]
-}
-
 /// One run of a generation row: `reps` fresh flows, each given the whole topology.
 fn run_generation(
     topology: Topology,
@@ -522,8 +518,8 @@ fn run_generation(
         analysis.push(stats.analysis_ns as f64 * 1e-9);
     }
     let mut m = Metrics::new();
-    m.insert("generation_s".into(), median(generation));
-    m.insert("analysis_s".into(), median(analysis));
+    m.insert("generation_s".into(), median(&generation));
+    m.insert("analysis_s".into(), median(&analysis));
     m.insert("edges".into(), edges as f64);
     m
 }

@@ -15,6 +15,7 @@ use super::ember_rows::EmberPolicy;
 use super::peers::{rayon_pool, rayon_shutdown, tokio_runtime, Latch};
 use super::{params, trial};
 use crate::experiment::{Experiment, Group, LabOpts, Metrics, Trial};
+use crate::metrics::stats::percentile;
 use crate::metrics::threads::threads_cpu_ns;
 use crate::{go_peer, systems};
 use clap::Args;
@@ -119,15 +120,6 @@ fn drive(tasks: usize, interval: Duration, mut spawn: impl FnMut(usize, Instant)
     }
 }
 
-/// Nearest-rank percentile of sorted values.
-fn percentile(sorted: &[u64], p: f64) -> f64 {
-    if sorted.is_empty() {
-        return 0.0;
-    }
-    let rank = ((p / 100.0) * sorted.len() as f64).ceil() as usize;
-    sorted[rank.clamp(1, sorted.len()) - 1] as f64
-}
-
 /// CPU of one pool's worker threads over a run (`pool_cpu_s`), found by thread name.
 struct PoolCpu {
     prefix: &'static str,
@@ -193,12 +185,11 @@ fn run(tasks: usize, row: impl FnOnce(&Arc<Record>, &mut Metrics)) -> Metrics {
     });
     let mut m = Metrics::new();
     row(&rec, &mut m);
-    let mut lat: Vec<u64> = rec
+    let lat: Vec<f64> = rec
         .latency_ns
         .iter()
-        .map(|a| a.load(Ordering::Relaxed))
+        .map(|a| a.load(Ordering::Relaxed) as f64)
         .collect();
-    lat.sort_unstable();
     m.insert("latency_p50_us".into(), percentile(&lat, 50.0) / 1e3);
     m.insert("latency_p99_us".into(), percentile(&lat, 99.0) / 1e3);
     m
@@ -277,14 +268,6 @@ fn ember_row(
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn percentiles() {
-        let v: Vec<u64> = (1..=100).collect();
-        assert_eq!(percentile(&v, 50.0), 50.0);
-        assert_eq!(percentile(&v, 99.0), 99.0);
-        assert_eq!(percentile(&[7], 99.0), 7.0);
-    }
 
     #[test]
     fn every_row_completes() {

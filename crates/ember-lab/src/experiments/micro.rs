@@ -69,7 +69,7 @@ use std::time::{Duration, Instant};
 use crossbeam_channel::{Receiver, Sender};
 
 use super::ember_rows::EmberPolicy;
-use super::peers::{rayon_pool, rayon_shutdown, Latch};
+use super::peers::{rayon_pool, rayon_shutdown, tokio_runtime, Latch};
 use super::{params, rate, trial};
 use crate::experiment::{Experiment, Group, LabOpts, Metrics, Trial};
 use crate::systems;
@@ -321,10 +321,6 @@ fn with_rayon<R>(threads: usize, f: impl FnOnce(&rayon::ThreadPool) -> R) -> R {
     out
 }
 
-fn tokio_runtime(threads: usize) -> tokio::runtime::Runtime {
-    super::peers::tokio_runtime(threads, "micro-tokio")
-}
-
 // ---------------------------------------------------------------------------------------
 // spawn-many
 
@@ -451,7 +447,7 @@ fn spawn_rayon(s: Sizes, origin: Origin) -> Metrics {
 }
 
 fn spawn_tokio(s: Sizes, origin: Origin) -> Metrics {
-    let rt = tokio_runtime(s.threads);
+    let rt = tokio_runtime(s.threads, "micro-tokio");
     let mut elapsed = Duration::ZERO;
     for _ in 0..s.spawn_rounds {
         let counter = Arc::new(AtomicUsize::new(0));

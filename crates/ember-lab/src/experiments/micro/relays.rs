@@ -131,7 +131,7 @@ fn relays_rayon(s: Sizes, relays: Relays) -> Metrics {
 }
 
 fn relays_tokio(s: Sizes, relays: Relays) -> Metrics {
-    let rt = tokio_runtime(s.threads);
+    let rt = tokio_runtime(s.threads, "micro-tokio");
     let (tx, rx) = crossbeam_channel::unbounded();
     let start = Instant::now();
     for _ in 0..relays.waves {
@@ -173,7 +173,7 @@ pub(super) fn ping_pong_tokio_mpsc(s: Sizes) -> Metrics {
         }
     }
 
-    let rt = tokio_runtime(s.threads);
+    let rt = tokio_runtime(s.threads, "micro-tokio");
     let bounces = s.bounces;
     let start = Instant::now();
     let finals = rt.block_on(async move {
