@@ -146,6 +146,27 @@ const EMBER: Source = Source {
 const PUBLISHED_PC: &[(&str, &str)] = &[("shape", "published")];
 const ONE_CHAIN: &[(&str, &str)] = &[("bound", "cpu"), ("reset_every", "chunks")];
 
+/// ember against the best peer of `table` on `metric`.
+const fn ember_vs_best_peer(
+    table: &'static [(&'static str, &'static str)],
+    metric: &'static str,
+) -> Option<Comparison> {
+    Some(Comparison {
+        table,
+        metric,
+        subject: "ember",
+        baseline: Baseline::BestPeer,
+    })
+}
+
+const CYCLE_100: &[(&str, &str)] = &[("workers", "100"), ("rings", "100")];
+const FIB: &[(&str, &str)] = &[("benchmark", "fork-join")];
+const TREE_2_24: &[(&str, &str)] = &[
+    ("benchmark", "tree-sum"),
+    ("nodes", "16777215"),
+    ("workers", "2"),
+];
+
 /// Every claim, in the order of the claims table.
 pub const CLAIMS: &[Claim] = &[
     Claim {
@@ -164,12 +185,7 @@ pub const CLAIMS: &[Claim] = &[
         median: 0.5,
         ci: 0.5,
         min_cores: 2,
-        ember: Some(Comparison {
-            table: PUBLISHED_PC,
-            metric: "avoidable_ctx_switches",
-            subject: "ember",
-            baseline: Baseline::BestPeer,
-        }),
+        ember: ember_vs_best_peer(PUBLISHED_PC, "avoidable_ctx_switches"),
     },
     Claim {
         id: "searching-many-workers",
@@ -178,7 +194,7 @@ pub const CLAIMS: &[Claim] = &[
         published: "no figure restated here: the rule as Go and Tokio apply it",
         experiment: "cycle",
         check: Comparison {
-            table: &[("workers", "100"), ("rings", "100")],
+            table: CYCLE_100,
             metric: "ns_per_op",
             subject: "ember-searching",
             baseline: Baseline::Row("ember-eager"),
@@ -187,12 +203,7 @@ pub const CLAIMS: &[Claim] = &[
         median: 1.0,
         ci: 1.0,
         min_cores: 2,
-        ember: Some(Comparison {
-            table: &[("workers", "100"), ("rings", "100")],
-            metric: "ns_per_op",
-            subject: "ember",
-            baseline: Baseline::BestPeer,
-        }),
+        ember: ember_vs_best_peer(CYCLE_100, "ns_per_op"),
     },
     Claim {
         id: "container-pop-cost",
@@ -210,12 +221,7 @@ pub const CLAIMS: &[Claim] = &[
         median: 0.5,
         ci: 0.5,
         min_cores: 2,
-        ember: Some(Comparison {
-            table: &[("workload", "raycast")],
-            metric: "frame_ms",
-            subject: "ember",
-            baseline: Baseline::BestPeer,
-        }),
+        ember: ember_vs_best_peer(&[("workload", "raycast")], "frame_ms"),
     },
     Claim {
         id: "double-buffered-generation",
@@ -251,12 +257,7 @@ pub const CLAIMS: &[Claim] = &[
         median: 0.5,
         ci: 0.5,
         min_cores: 2,
-        ember: Some(Comparison {
-            table: ONE_CHAIN,
-            metric: "ctx_switches",
-            subject: "ember",
-            baseline: Baseline::BestPeer,
-        }),
+        ember: ember_vs_best_peer(ONE_CHAIN, "ctx_switches"),
     },
     Claim {
         id: "delay-kick-same-thread",
@@ -274,12 +275,7 @@ pub const CLAIMS: &[Claim] = &[
         median: 1.1,
         ci: 1.0,
         min_cores: 2,
-        ember: Some(Comparison {
-            table: ONE_CHAIN,
-            metric: "same_thread_share",
-            subject: "ember",
-            baseline: Baseline::BestPeer,
-        }),
+        ember: ember_vs_best_peer(ONE_CHAIN, "same_thread_share"),
     },
     Claim {
         id: "delay-kick-speed",
@@ -297,12 +293,7 @@ pub const CLAIMS: &[Claim] = &[
         median: 0.97,
         ci: 1.0,
         min_cores: 2,
-        ember: Some(Comparison {
-            table: ONE_CHAIN,
-            metric: "wall_s",
-            subject: "ember",
-            baseline: Baseline::BestPeer,
-        }),
+        ember: ember_vs_best_peer(ONE_CHAIN, "wall_s"),
     },
     Claim {
         id: "light-load-cpu",
@@ -329,7 +320,7 @@ pub const CLAIMS: &[Claim] = &[
         published: "ember's claim (issue 13's bar: median ≤ 1.00, CI high ≤ 1.05)",
         experiment: "micro",
         check: Comparison {
-            table: &[("benchmark", "fork-join")],
+            table: FIB,
             metric: "ns_per_op",
             subject: "ember",
             baseline: Baseline::Row("rayon"),
@@ -338,12 +329,7 @@ pub const CLAIMS: &[Claim] = &[
         median: 1.0,
         ci: 1.05,
         min_cores: 1,
-        ember: Some(Comparison {
-            table: &[("benchmark", "fork-join")],
-            metric: "ns_per_op",
-            subject: "ember",
-            baseline: Baseline::BestPeer,
-        }),
+        ember: ember_vs_best_peer(FIB, "ns_per_op"),
     },
     Claim {
         id: "fork-join-tree-sum",
@@ -352,7 +338,7 @@ pub const CLAIMS: &[Claim] = &[
         published: "ember's claim; chili publishes 13.6 ms for 2^24 nodes on 8 cores (rayon 58.1 ms)",
         experiment: "micro",
         check: Comparison {
-            table: &[("benchmark", "tree-sum"), ("nodes", "16777215"), ("workers", "2")],
+            table: TREE_2_24,
             metric: "ns_per_op",
             subject: "ember",
             baseline: Baseline::Row("rayon"),
@@ -361,12 +347,7 @@ pub const CLAIMS: &[Claim] = &[
         median: 1.0,
         ci: 1.05,
         min_cores: 2,
-        ember: Some(Comparison {
-            table: &[("benchmark", "tree-sum"), ("nodes", "16777215"), ("workers", "2")],
-            metric: "ns_per_op",
-            subject: "ember",
-            baseline: Baseline::BestPeer,
-        }),
+        ember: ember_vs_best_peer(TREE_2_24, "ns_per_op"),
     },
 ];
 

@@ -113,6 +113,33 @@ pub fn run_groups(
     }
 }
 
+/// For every group with a row whose system is `reference`: every run of every row that has
+/// `metric` gets `key` = `combine(its value, the reference's value in the same round)`, unless
+/// `combine` returns `None`.
+fn per_round(
+    runs: &mut ExperimentRuns,
+    reference: &str,
+    metric: &str,
+    key: &str,
+    combine: impl Fn(f64, f64) -> Option<f64>,
+) {
+    for group in &mut runs.groups {
+        let Some(refs) = group.rows.iter().find(|r| r.system == reference) else {
+            continue;
+        };
+        let refs: Vec<Option<f64>> = refs.runs.iter().map(|m| m.get(metric).copied()).collect();
+        for row in &mut group.rows {
+            for (run, r) in row.runs.iter_mut().zip(&refs) {
+                if let (Some(v), Some(r)) = (run.get(metric).copied(), *r) {
+                    if let Some(x) = combine(v, r) {
+                        run.insert(key.to_string(), x);
+                    }
+                }
+            }
+        }
+    }
+}
+
 /// Adds paired ratios: for each `(reference, metric)` and each group with a row whose system
 /// is `reference`, every row's run `r` that has `metric` gets `<name>_vs_<reference>` =
 /// its `metric` over the reference's `metric` in run `r` (the same round), where `<name>` is
@@ -122,21 +149,9 @@ pub fn add_paired(runs: &mut ExperimentRuns, pairs: &[(&str, &str)]) {
     for &(reference, metric) in pairs {
         let base = metric.rsplit_once('_').map_or(metric, |(stem, _unit)| stem);
         let key = format!("{base}_vs_{}", reference.replace('-', "_"));
-        for group in &mut runs.groups {
-            let Some(refs) = group.rows.iter().find(|r| r.system == reference) else {
-                continue;
-            };
-            let refs: Vec<Option<f64>> = refs.runs.iter().map(|m| m.get(metric).copied()).collect();
-            for row in &mut group.rows {
-                for (run, r) in row.runs.iter_mut().zip(&refs) {
-                    if let (Some(v), Some(r)) = (run.get(metric).copied(), *r) {
-                        if r != 0.0 {
-                            run.insert(key.clone(), v / r);
-                        }
-                    }
-                }
-            }
-        }
+        per_round(runs, reference, metric, &key, |v, r| {
+            (r != 0.0).then(|| v / r)
+        });
     }
 }
 
@@ -145,19 +160,7 @@ pub fn add_paired(runs: &mut ExperimentRuns, pairs: &[(&str, &str)]) {
 /// the reference's in the same round.
 pub fn add_differences(runs: &mut ExperimentRuns, diffs: &[(&str, &str, &str)]) {
     for &(reference, metric, name) in diffs {
-        for group in &mut runs.groups {
-            let Some(refs) = group.rows.iter().find(|r| r.system == reference) else {
-                continue;
-            };
-            let refs: Vec<Option<f64>> = refs.runs.iter().map(|m| m.get(metric).copied()).collect();
-            for row in &mut group.rows {
-                for (run, r) in row.runs.iter_mut().zip(&refs) {
-                    if let (Some(v), Some(r)) = (run.get(metric).copied(), *r) {
-                        run.insert(name.to_string(), v - r);
-                    }
-                }
-            }
-        }
+        per_round(runs, reference, metric, name, |v, r| Some(v - r));
     }
 }
 
