@@ -13,8 +13,11 @@
 //! publication's biased work queue (`biased-work-queue`, re-implemented here from its
 //! description: consumer i takes up to 20 items without blocking; only consumer 0 blocks on
 //! the channel, consumer i>0 sleeps on a private parker that consumer i-1 unparks when it took
-//! a full batch). **The sweep** (the tables after it) uses ~40 µs items at several thread
-//! counts: the same regime, with far more hand-offs per second of work.
+//! a full batch). A published-shape run lasts seconds here, so that table keeps to the
+//! publication's rows, ember's default and the floor. **The sweep** (the tables after it)
+//! uses ~40 µs items, `cores` threads by default (`--threads`, `--pools`, `--items-per-thread`
+//! sweep more): the same regime with far more hand-offs per second of work, and ember's other
+//! policies and standalone biased consumer beside the peers.
 //!
 //! Every run creates its pools and threads and tears them down (joining every thread) before
 //! it returns, so the perf counters inherit all of them and `getrusage` has all of their time.
@@ -53,7 +56,7 @@ use std::thread;
 #[derive(Args, Debug, Clone, Default)]
 #[command(next_help_heading = "producer-consumer (the sweep after the published shape)")]
 pub struct PcArgs {
-    /// Consumer threads per pool, swept [default: cores, 4×cores]
+    /// Consumer threads per pool, swept [default: cores]
     #[arg(long, value_delimiter = ',', value_name = "N,..")]
     pub threads: Vec<usize>,
     /// Pools running at once, swept [default: 3]
@@ -170,7 +173,7 @@ impl Experiment for ProducerConsumer {
         };
         let mut groups = vec![group(published, cores, per_us, true)];
 
-        let threads = or_default(&a.threads, vec![cores, 4 * cores]);
+        let threads = or_default(&a.threads, vec![cores]);
         let pools = or_default(&a.pools, vec![PUBLISHED_POOLS]);
         let per_thread = or_default(
             &a.items_per_thread,
@@ -218,8 +221,9 @@ impl Experiment for ProducerConsumer {
     }
 }
 
-/// The rows of a table: the publication's systems (crossbeam-channel and rayon, each with and
-/// without producer batching, and its biased work queue), ember's, and the floor.
+/// The rows of the published table: the publication's systems (crossbeam-channel and rayon,
+/// each with and without producer batching, and its biased work queue), ember's default, and
+/// the floor. Each run lasts seconds here, so the table keeps to these.
 fn rows(batch: usize) -> Vec<(&'static System, String, Feed)> {
     let named = |system: &'static System, feed| (system, system.name.to_string(), feed);
     let batched = |system: &'static System, feed| (system, format!("{}{batch}", system.name), feed);
@@ -230,23 +234,22 @@ fn rows(batch: usize) -> Vec<(&'static System, String, Feed)> {
         batched(systems::RAYON_BATCH, Feed::Rayon { batch }),
         named(systems::BIASED_WORK_QUEUE, Feed::BiasedWorkQueue),
         named(systems::EMBER, Feed::Ember(EmberPolicy::Default)),
-        named(systems::EMBER_BIASED, Feed::Ember(EmberPolicy::Biased)),
-        named(systems::EMBER_BIASED_CONSUMERS, Feed::BiasedConsumers),
         named(systems::FLOOR, Feed::Floor),
     ]
 }
 
-/// The sweep's rows add the eager policy, the channel-like baseline ember measures itself by.
+/// The sweep's rows add ember's other wake policies and its standalone biased consumer.
 fn sweep_rows(batch: usize) -> Vec<(&'static System, String, Feed)> {
     let mut rows = rows(batch);
-    rows.insert(
-        7,
-        (
-            systems::EMBER_EAGER,
-            systems::EMBER_EAGER.name.to_string(),
-            Feed::Ember(EmberPolicy::Eager),
-        ),
-    );
+    let floor = rows.pop().expect("the floor row comes last");
+    for (system, feed) in [
+        (systems::EMBER_BIASED, Feed::Ember(EmberPolicy::Biased)),
+        (systems::EMBER_EAGER, Feed::Ember(EmberPolicy::Eager)),
+        (systems::EMBER_BIASED_CONSUMERS, Feed::BiasedConsumers),
+    ] {
+        rows.push((system, system.name.to_string(), feed));
+    }
+    rows.push(floor);
     rows
 }
 
@@ -469,7 +472,7 @@ mod tests {
             args: PcArgs::default(),
         };
         let g = e.groups(&opts).unwrap();
-        assert_eq!(g.len(), 3); // published, then threads {2, 8} × pools {3}
+        assert_eq!(g.len(), 2); // published, then threads {2} × pools {3}
         assert_eq!(g[0].params["shape"], "published");
         assert_eq!(g[0].params["pools"], 3);
         assert_eq!(g[0].params["items"], 100);
@@ -477,7 +480,7 @@ mod tests {
         assert_eq!(g[1].params["shape"], "sweep");
         let names: Vec<_> = g[0].trials.iter().map(|t| t.system.as_str()).collect();
         assert_eq!(
-            names[..9],
+            names[..7],
             [
                 "crossbeam",
                 "crossbeam-batch20",
@@ -485,8 +488,6 @@ mod tests {
                 "rayon-batch20",
                 "biased-work-queue",
                 "ember",
-                "ember-biased",
-                "ember-biased-consumers",
                 "floor"
             ]
         );

@@ -106,10 +106,11 @@ fn cell(g: &GroupSummary, metric: &str) -> String {
     match (subject(g, metric), peer) {
         (Some(s), Some(p)) => {
             let (v, b) = (s.median[metric], p.median[metric]);
-            let ratio = if b != 0.0 {
+            // A ratio only against a positive value: `avoidable_ctx_switches` can be negative.
+            let ratio = if b > 0.0 && v >= 0.0 {
                 format!(" ×{:.2} {}", v / b, p.system)
             } else {
-                String::new()
+                format!(" (best peer {} {})", p.system, num(b))
             };
             format!("{} {}{ratio}", s.system, num(v))
         }
