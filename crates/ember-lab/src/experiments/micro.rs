@@ -37,7 +37,7 @@
 //!   Chains run one after another (the next starts when the previous one has reported). An
 //!   op is one link.
 //!
-//! Sizes (default / `--quick`): spawn-many 10,000 tasks x 30 / 1 rounds; `fib(30)` /
+//! Sizes (default / `--quick`): spawn-many 10,000 tasks x 40 / 1 rounds; `fib(30)` /
 //! `fib(20)`; tree-sum trees of 10, 20, 24 / 10, 12, 14 layers; ping-pong 1,000 pairs x 1,000 / 10 bounces; chained spawn 1,000 / 5 chains of
 //! depth 1,000.
 //!
@@ -125,7 +125,7 @@ impl Sizes {
             Sizes {
                 threads,
                 spawn_tasks: 10_000,
-                spawn_rounds: 30,
+                spawn_rounds: 40,
                 fib_n: 30,
                 fork_join_target: Duration::from_millis(60),
                 trees: [10, 20, 24],
