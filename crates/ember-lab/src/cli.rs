@@ -17,13 +17,14 @@ pub struct Cli {
     /// Experiments to run, by name [default: all]; `--list` shows them
     #[arg(value_name = "EXPERIMENT")]
     pub experiments: Vec<String>,
-    /// Runs per row [default: 5; --quick: 2]
+    /// Rounds per table (every row once a round) [default: 9, the fewest a claim's verdict
+    /// rests on; --quick: 2]
     #[arg(long, value_name = "N")]
     pub repeat: Option<usize>,
     /// The smallest sizes that exercise every code path (what CI runs)
     #[arg(long)]
     pub quick: bool,
-    /// Directory for report.md, report.json and charts [default: target/ember-lab]
+    /// Directory for report.md, report.json, report.html and charts [default: target/ember-lab]
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
     /// Print report.json to stdout instead of the tables
@@ -47,7 +48,7 @@ pub struct Cli {
 impl Cli {
     /// `--repeat`, or the default for the chosen size.
     pub fn repeat(&self) -> usize {
-        self.repeat.unwrap_or(if self.quick { 2 } else { 5 }).max(1)
+        self.repeat.unwrap_or(if self.quick { 2 } else { 9 }).max(1)
     }
 }
 

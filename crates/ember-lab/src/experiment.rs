@@ -29,8 +29,11 @@ pub struct LabOpts {
 
 /// One system on one workload.
 pub struct Trial {
-    /// The `system` name of DESIGN §4 (`ember`, `ember-biased`, `rayon`, `crossbeam`, …).
+    /// The `system` name (`ember`, `ember-biased`, `rayon`, `crossbeam`, …): a
+    /// [`crate::systems`] entry's, possibly with a suffix.
     pub system: String,
+    /// The registry entry's role.
+    pub role: crate::systems::Role,
     /// Row parameters beyond the group's (usually empty).
     pub params: Params,
     /// Runs the workload once. Everything it does between entry and return is measured;
@@ -52,8 +55,9 @@ pub struct Group {
 pub trait Experiment {
     /// Its name on the command line and in `report.json` (`producer-consumer`, `cycle`, …).
     fn name(&self) -> &'static str;
-    /// Builds the groups to run, sized by the experiment's own flags and `opts`.
-    fn groups(&self, opts: &LabOpts) -> Vec<Group>;
+    /// Builds the groups to run, sized by the experiment's own flags and `opts`; an input it
+    /// cannot use (a file that does not load, a flag out of range) is an error, one line.
+    fn groups(&self, opts: &LabOpts) -> Result<Vec<Group>, String>;
     /// How many times each trial runs: `opts.repeat` unless the experiment's runs have a fixed
     /// length and it lowers the count when the user did not ask for one.
     fn repeat(&self, opts: &LabOpts) -> usize {
@@ -71,6 +75,15 @@ pub trait Experiment {
     fn paired(&self) -> &'static [(&'static str, &'static str)] {
         &[]
     }
+    /// Paired differences to add, as `(reference system, metric, name)`: every row gets
+    /// `name` = its `metric` minus the reference row's in the same round (see
+    /// `runner::add_differences`). None by default.
+    fn differences(&self) -> &'static [(&'static str, &'static str, &'static str)] {
+        &[]
+    }
+    /// The 3–5 metrics the experiment is about: the columns of its compact table and the
+    /// panels of its chart.
+    fn headline(&self) -> &'static [&'static str];
     /// Metrics by which each table's rows are ordered best first, in order of preference:
     /// a table is sorted by the first of them that every one of its rows has. None (the
     /// order the trials were given in) by default.

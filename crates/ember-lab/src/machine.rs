@@ -14,6 +14,66 @@ pub struct Machine {
     pub perf_counters: bool,
 }
 
+/// Where a report's numbers come from: `report.json`'s `provenance` object.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Provenance {
+    /// `git rev-parse HEAD` of the lab's source tree, `-dirty` when it has changes.
+    pub commit: String,
+    /// The compiler the lab was built with.
+    pub rustc: String,
+    /// Peer crates and their versions, from `Cargo.lock`.
+    pub peer_versions: std::collections::BTreeMap<String, String>,
+    /// `go version` of the Go peer's toolchain, if its rows ran.
+    pub go: Option<String>,
+    /// `/proc/cpuinfo`'s model name.
+    pub cpu_model: String,
+    /// `/proc/loadavg`'s 1/5/15-minute averages when the lab started.
+    pub load_average: Option<String>,
+}
+
+impl Provenance {
+    pub fn detect(info: &MachineInfo) -> Provenance {
+        let git = |args: &[&str]| {
+            std::process::Command::new("git")
+                .args(args)
+                .current_dir(env!("CARGO_MANIFEST_DIR"))
+                .output()
+                .ok()
+                .filter(|o| o.status.success())
+                .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
+        };
+        let commit = match git(&["rev-parse", "HEAD"]) {
+            Some(c) => match git(&["status", "--porcelain", "--untracked-files=no"]) {
+                Some(s) if !s.is_empty() => format!("{c}-dirty"),
+                _ => c,
+            },
+            None => "unknown (not a git checkout)".into(),
+        };
+        let cpu_model = std::fs::read_to_string("/proc/cpuinfo")
+            .ok()
+            .and_then(|t| {
+                t.lines()
+                    .find(|l| l.starts_with("model name"))
+                    .and_then(|l| l.split_once(':'))
+                    .map(|(_, m)| m.trim().to_string())
+            })
+            .unwrap_or_else(|| "unknown".into());
+        Provenance {
+            commit,
+            rustc: env!("EMBER_LAB_RUSTC").to_string(),
+            peer_versions: env!("EMBER_LAB_PEERS")
+                .split(',')
+                .filter_map(|p| p.split_once('='))
+                .map(|(n, v)| (n.to_string(), v.to_string()))
+                .collect(),
+            go: crate::go_peer::version(),
+            cpu_model,
+            load_average: info.load_average.clone(),
+        }
+    }
+}
+
 /// [`Machine`] plus the reason perf counters are missing, shown in tables and `report.md`.
 #[derive(Clone, Debug)]
 pub struct MachineInfo {

@@ -1,76 +1,82 @@
-//! `ember-lab`: runs the experiments, prints one comparison table per group, and writes
-//! `report.md`, `report.json` and one SVG chart per experiment.
+//! `ember-lab`: runs the experiments, checks the published claims against them, prints the
+//! claims and one compact table per experiment, and writes `report.md`, `report.json`,
+//! `report.html` and one SVG chart per experiment.
 //!
-//! The pieces: [`cli`] parses flags, [`experiments`] build the groups of trials, [`runner`]
-//! runs them interleaved and measures each run ([`metrics`]), and [`report`] renders the
-//! results.
+//! The pieces: [`cli`] parses flags, [`experiments`] registers the experiments and builds
+//! their tables of rows from the [`systems`] registry, [`runner`] runs them interleaved and
+//! measures each run ([`metrics`]), [`claims`] computes each claim's verdict, and [`report`]
+//! renders the results.
 
+mod claims;
 mod cli;
 mod experiment;
 mod experiments;
+mod go_peer;
 mod machine;
 mod metrics;
 mod raycast;
 mod report;
 mod runner;
+mod systems;
 mod work;
 
 use clap::Parser;
 use cli::Cli;
-use experiment::{Experiment, LabOpts};
-use experiments::chained_decode::ChainedDecode;
-use experiments::containers::Containers;
-use experiments::flow::FlowExp;
-use experiments::producer_consumer::ProducerConsumer;
-use experiments::{cycle::Cycle, light_load::LightLoad, micro::Micro};
-use machine::MachineInfo;
+use experiment::LabOpts;
+use machine::{MachineInfo, Provenance};
 use report::{json::Report, ExperimentSummary};
 use std::io::IsTerminal;
 use std::process::ExitCode;
+use std::time::Instant;
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) if e.use_stderr() => {
+            // One line: what was wrong, and where to look.
+            let msg = e.kind().to_string();
+            let detail = e.to_string();
+            let first = detail
+                .lines()
+                .next()
+                .unwrap_or(&msg)
+                .trim_start_matches("error: ");
+            eprintln!("ember-lab: {first} (see --help)");
+            return ExitCode::from(2);
+        }
+        Err(e) => {
+            // --help and --version.
+            let _ = e.print();
+            return ExitCode::SUCCESS;
+        }
+    };
     if let Some(spec) = &cli.pc.pc_child {
         return experiments::producer_consumer::child_main(spec);
     }
-    let pc = ProducerConsumer {
-        args: cli.pc.clone(),
-    };
-    let ll = LightLoad {
-        args: cli.ll.clone(),
-        repeat_given: cli.repeat.is_some(),
-    };
-    let cd = ChainedDecode::new(cli.cd.clone());
-    let flow = FlowExp {
-        args: cli.flow.clone(),
-        repeat_given: cli.repeat.is_some(),
-    };
-    let cn = Containers {
-        args: cli.cn.clone(),
-    };
-    let all: [&dyn Experiment; 7] = [&pc, &ll, &Cycle, &cn, &flow, &cd, &Micro];
+    let all = experiments::registry(&cli);
     if cli.list {
-        for e in all {
+        for e in &all {
             println!("{}", e.name());
         }
         return ExitCode::SUCCESS;
     }
-    let chosen: Vec<&dyn Experiment> = if cli.experiments.is_empty() {
-        all.to_vec()
-    } else {
-        let mut chosen = Vec::new();
-        for name in &cli.experiments {
-            match all.iter().find(|e| e.name() == name) {
-                Some(e) => chosen.push(*e),
-                None => {
-                    let known: Vec<_> = all.iter().map(|e| e.name()).collect();
-                    eprintln!("unknown experiment `{name}`; known: {}", known.join(", "));
-                    return ExitCode::from(2);
-                }
+    let mut chosen = Vec::new();
+    for name in &cli.experiments {
+        match all.iter().find(|e| e.name() == name) {
+            Some(e) => chosen.push(e.as_ref()),
+            None => {
+                let known: Vec<_> = all.iter().map(|e| e.name()).collect();
+                eprintln!(
+                    "ember-lab: unknown experiment `{name}`; known: {}",
+                    known.join(", ")
+                );
+                return ExitCode::from(2);
             }
         }
-        chosen
-    };
+    }
+    if chosen.is_empty() {
+        chosen = all.iter().map(|e| e.as_ref()).collect();
+    }
 
     let info = MachineInfo::detect();
     let opts = LabOpts {
@@ -78,56 +84,85 @@ fn main() -> ExitCode {
         repeat: cli.repeat(),
         cores: info.machine.cores,
     };
+    let plan = match runner::plan(&chosen, &opts) {
+        Ok(plan) => plan,
+        Err(e) => {
+            eprintln!("ember-lab: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    let provenance = Provenance::detect(&info);
     if !cli.json {
-        println!("{}\n", info.describe());
+        println!("{}\n{}\n", info.describe(), go_peer::status());
     }
     let out = cli.out.clone().unwrap_or_else(report::default_out_dir);
-    let plan = runner::plan(&chosen, &opts);
+    if let Err(e) = std::fs::create_dir_all(&out) {
+        eprintln!("ember-lab: creating {}: {e}", out.display());
+        return ExitCode::FAILURE;
+    }
     let bar = runner::progress(
         plan.total_runs,
         cli.json || !std::io::stderr().is_terminal(),
     );
     let mut summaries = Vec::new();
+    let mut all_runs = Vec::new();
     for (e, groups, repeat) in plan.items {
+        let started = Instant::now();
         let mut runs =
             runner::run_groups(e.name(), groups, repeat, info.machine.perf_counters, &bar);
         runner::add_paired(&mut runs, e.paired());
+        runner::add_differences(&mut runs, e.differences());
         let mut summary = ExperimentSummary::from_runs(&runs);
         summary.rank_rows(e.rank_by());
-        if let Err(e) = std::fs::create_dir_all(&out) {
-            eprintln!("creating {}: {e}", out.display());
-            return ExitCode::FAILURE;
-        }
+        summary.headline = e.headline();
         summary.artifacts = e.artifacts(&opts, &out);
+        summary.seconds = started.elapsed().as_secs_f64();
         if !cli.json {
-            bar.suspend(|| println!("{}", report::markdown::experiment_tables(&summary, &info)));
+            let claims = claims::evaluate(std::slice::from_ref(&runs), info.machine.cores);
+            bar.suspend(|| {
+                println!(
+                    "## {} ({:.0} s)\n\n{}\n{}",
+                    summary.name,
+                    summary.seconds,
+                    report::summary::claim_lines(&claims, e.name()),
+                    report::summary::compact_table(&summary)
+                )
+            });
         }
         summaries.push(summary);
+        all_runs.push(runs);
     }
     bar.finish_and_clear();
+    let claims = claims::evaluate(&all_runs, info.machine.cores);
 
-    match write_reports(&out, &info, &summaries) {
+    match write_reports(&out, &info, &provenance, &claims, &summaries) {
         Ok(json) => {
             if cli.json {
                 println!("{json}");
             } else {
-                println!("{}", info.describe());
+                println!("{}", report::summary::claims_table(&claims));
                 let shown = out.canonicalize().unwrap_or_else(|_| out.clone());
-                println!("Report written to {}", shown.display());
+                println!(
+                    "Full tables: {0}/report.md, {0}/report.html (charts, timelines), {0}/report.json",
+                    shown.display()
+                );
             }
             ExitCode::SUCCESS
         }
         Err(e) => {
-            eprintln!("writing the report to {}: {e}", out.display());
+            eprintln!("ember-lab: writing the report to {}: {e}", out.display());
             ExitCode::FAILURE
         }
     }
 }
 
-/// Writes `report.md`, `report.json` and the charts into `out`; returns the JSON.
+/// Writes `report.md`, `report.html`, `report.json` and the charts into `out`; returns the
+/// JSON.
 fn write_reports(
     out: &std::path::Path,
     info: &MachineInfo,
+    provenance: &Provenance,
+    claims: &[claims::ClaimResult],
     summaries: &[ExperimentSummary],
 ) -> Result<String, String> {
     std::fs::create_dir_all(out).map_err(|e| e.to_string())?;
@@ -138,9 +173,11 @@ fn write_reports(
             .map_err(|e| format!("chart {file}: {e}"))?;
         charts.push((s.name.clone(), file));
     }
-    let md = report::markdown::report(info, summaries, &charts);
-    std::fs::write(out.join("report.md"), md).map_err(|e| e.to_string())?;
-    let json = Report::new(&info.machine, summaries).to_json();
+    let md = report::markdown::report(info, provenance, claims, summaries, &charts);
+    std::fs::write(out.join("report.md"), &md).map_err(|e| e.to_string())?;
+    std::fs::write(out.join("report.html"), report::html::render(&md, out))
+        .map_err(|e| e.to_string())?;
+    let json = Report::new(&info.machine, provenance, claims, summaries).to_json();
     std::fs::write(out.join("report.json"), &json).map_err(|e| e.to_string())?;
     Ok(json)
 }

@@ -14,12 +14,14 @@
 
 use crate::experiment::{Experiment, Group, LabOpts, Metrics, Params};
 use crate::metrics::{perf::PerfCounters, rusage::Rusage};
+use crate::systems::Role;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use std::time::Instant;
 
 /// Every run of one row.
 pub struct RowRuns {
     pub system: String,
+    pub role: Role,
     /// Group parameters merged with the trial's own.
     pub params: Params,
     pub runs: Vec<Metrics>,
@@ -84,6 +86,7 @@ pub fn run_groups(
                 params.extend(t.params.clone());
                 RowRuns {
                     system: t.system.clone(),
+                    role: t.role,
                     params,
                     runs: Vec::with_capacity(repeat),
                 }
@@ -110,6 +113,33 @@ pub fn run_groups(
     }
 }
 
+/// For every group with a row whose system is `reference`: every run of every row that has
+/// `metric` gets `key` = `combine(its value, the reference's value in the same round)`, unless
+/// `combine` returns `None`.
+fn per_round(
+    runs: &mut ExperimentRuns,
+    reference: &str,
+    metric: &str,
+    key: &str,
+    combine: impl Fn(f64, f64) -> Option<f64>,
+) {
+    for group in &mut runs.groups {
+        let Some(refs) = group.rows.iter().find(|r| r.system == reference) else {
+            continue;
+        };
+        let refs: Vec<Option<f64>> = refs.runs.iter().map(|m| m.get(metric).copied()).collect();
+        for row in &mut group.rows {
+            for (run, r) in row.runs.iter_mut().zip(&refs) {
+                if let (Some(v), Some(r)) = (run.get(metric).copied(), *r) {
+                    if let Some(x) = combine(v, r) {
+                        run.insert(key.to_string(), x);
+                    }
+                }
+            }
+        }
+    }
+}
+
 /// Adds paired ratios: for each `(reference, metric)` and each group with a row whose system
 /// is `reference`, every row's run `r` that has `metric` gets `<name>_vs_<reference>` =
 /// its `metric` over the reference's `metric` in run `r` (the same round), where `<name>` is
@@ -119,27 +149,25 @@ pub fn add_paired(runs: &mut ExperimentRuns, pairs: &[(&str, &str)]) {
     for &(reference, metric) in pairs {
         let base = metric.rsplit_once('_').map_or(metric, |(stem, _unit)| stem);
         let key = format!("{base}_vs_{}", reference.replace('-', "_"));
-        for group in &mut runs.groups {
-            let Some(refs) = group.rows.iter().find(|r| r.system == reference) else {
-                continue;
-            };
-            let refs: Vec<Option<f64>> = refs.runs.iter().map(|m| m.get(metric).copied()).collect();
-            for row in &mut group.rows {
-                for (run, r) in row.runs.iter_mut().zip(&refs) {
-                    if let (Some(v), Some(r)) = (run.get(metric).copied(), *r) {
-                        if r != 0.0 {
-                            run.insert(key.clone(), v / r);
-                        }
-                    }
-                }
-            }
-        }
+        per_round(runs, reference, metric, &key, |v, r| {
+            (r != 0.0).then(|| v / r)
+        });
     }
 }
 
-/// Whether `metric` is a paired ratio made by [`add_paired`].
+/// Adds paired differences: for each `(reference, metric, name)` and each group with a row
+/// whose system is `reference`, every run that has `metric` gets `name` = its `metric` minus
+/// the reference's in the same round.
+pub fn add_differences(runs: &mut ExperimentRuns, diffs: &[(&str, &str, &str)]) {
+    for &(reference, metric, name) in diffs {
+        per_round(runs, reference, metric, name, |v, r| Some(v - r));
+    }
+}
+
+/// Whether `metric` is a per-round comparison made by [`add_paired`] (`_vs_`) or
+/// [`add_differences`] (`avoidable_`): those get a confidence interval of their median.
 pub fn is_paired(metric: &str) -> bool {
-    metric.contains("_vs_")
+    metric.contains("_vs_") || metric.starts_with("avoidable_")
 }
 
 /// The experiments to run with their groups built, and how many runs that makes.
@@ -148,12 +176,15 @@ pub struct Plan<'a> {
     pub total_runs: u64,
 }
 
-/// Builds every experiment's groups up front, so the progress bar knows the total.
-pub fn plan<'a>(experiments: &[&'a dyn Experiment], opts: &LabOpts) -> Plan<'a> {
+/// Builds every experiment's groups up front, so the progress bar knows the total and bad
+/// input stops the lab before anything runs.
+pub fn plan<'a>(experiments: &[&'a dyn Experiment], opts: &LabOpts) -> Result<Plan<'a>, String> {
     let mut items = Vec::new();
     let mut total = 0u64;
     for e in experiments {
-        let groups = e.groups(opts);
+        let groups = e
+            .groups(opts)
+            .map_err(|err| format!("{}: {err}", e.name()))?;
         let repeat = e.repeat(opts).max(1);
         total += groups
             .iter()
@@ -161,10 +192,10 @@ pub fn plan<'a>(experiments: &[&'a dyn Experiment], opts: &LabOpts) -> Plan<'a> 
             .sum::<u64>();
         items.push((*e, groups, repeat));
     }
-    Plan {
+    Ok(Plan {
         items,
         total_runs: total,
-    }
+    })
 }
 
 /// A progress bar over `total` runs on stderr, hidden when `hidden`.
@@ -198,6 +229,7 @@ mod tests {
             let order = order.clone();
             Trial {
                 system: name.into(),
+                role: Role::Peer,
                 params: Params::new(),
                 run: Box::new(move || {
                     order.lock().unwrap().push(name);
@@ -226,6 +258,7 @@ mod tests {
     fn paired_ratios_divide_by_the_same_rounds_reference() {
         let runs_of = |system: &str, values: &[f64]| RowRuns {
             system: system.into(),
+            role: Role::Peer,
             params: Params::new(),
             runs: values
                 .iter()

@@ -1,10 +1,14 @@
-//! `chained-decode`: delay-kick's measurement (DESIGN §1.4) — chunked decompression where
-//! chunk i can only be decoded after chunk i-1.
+//! `chained-decode`: the delay-kick measurement of C. Bloom, "Worker Thread Forward Permit
+//! Delay-Kicks" (cbloom rants, 2013-04-04) — chunked decompression where chunk i can only be
+//! decoded after chunk i-1.
 //!
 //! **Data.** A corpus of structured log lines generated from a fixed seed ([`corpus`]), or the
 //! file given with `--input`, is split into chunks (256 KiB) and compressed with LZ4 in linked
-//! mode ([`codec`]): chunk i uses the end of decoded chunk i-1 as its dictionary, except at a
-//! reset point every K chunks (16). So the stream is a set of independent chains of K decodes.
+//! mode ([`codec`]): chunk i uses the end of decoded chunk i-1 as its dictionary, except at
+//! reset points. The **published case** (the first table) has no reset point: one chain of
+//! decodes, CPU-bound, where a pool that hands each released successor to the pool wakes a
+//! sleeper for it while the worker that released it runs dry. The other tables reset every K
+//! chunks (16), so K-chunk chains run side by side, CPU- and IO-bound.
 //!
 //! **A run.** A reader thread "reads" the compressed chunks in order — it copies each block
 //! out of memory into the chunk's read buffer, which models a read into a fresh buffer — and
@@ -55,9 +59,10 @@ use super::{params, trial};
 use crate::experiment::{Artifact, Experiment, Group, LabOpts, Metrics};
 use crate::metrics::cputime::timed;
 use crate::report::timeline;
+use crate::systems::{self, System};
 use clap::{Args, ValueEnum};
 use codec::Compressed;
-use ember::{Dependency, Pool, PoolStats, Task, WakePolicy};
+use ember::{Dependency, Pool, PoolStats, Task};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, AtomicU8, AtomicUsize, Ordering};
 use std::sync::{Arc, OnceLock};
@@ -66,8 +71,6 @@ use std::time::{Duration, Instant};
 
 use pipelines::{ember_pipeline, run, Shared};
 
-/// Batch of the `ember-biased` row, as in the other experiments.
-const BIASED_BATCH: usize = 20;
 /// Seed of the generated corpus.
 const SEED: u64 = 0x0e3b_e4de_c0de;
 
@@ -78,13 +81,14 @@ pub struct CdArgs {
     /// Decode this file instead of the generated log corpus
     #[arg(long, value_name = "FILE")]
     pub input: Option<PathBuf>,
-    /// Size of the generated corpus in MiB [default: 32; --quick: 2]
+    /// Size of the generated corpus in MiB [default: 96; --quick: 2]
     #[arg(long = "cd-mib", value_name = "MIB")]
     pub mib: Option<f64>,
     /// Chunk size in KiB [default: 256; --quick: 64]
     #[arg(long = "cd-chunk-kib", value_name = "KIB")]
     pub chunk_kib: Option<usize>,
-    /// A reset point (a chunk compressed without dictionary) every K chunks [default: 16; --quick: 8]
+    /// In the tables after the published one-chain case: a reset point (a chunk compressed
+    /// without dictionary) every K chunks [default: 16; --quick: 8]
     #[arg(long = "cd-reset-every", value_name = "K")]
     pub reset_every: Option<usize>,
     /// Cases to run, one table each [default: cpu,io]
@@ -117,51 +121,54 @@ impl Bound {
 /// time it is needed, and shared by every run and the traced runs.
 pub struct ChainedDecode {
     pub args: CdArgs,
-    prepared: OnceLock<Arc<Prepared>>,
+    /// The corpus compressed as one chain (the published case) and in chains of K.
+    prepared: OnceLock<Result<Streams, String>>,
+}
+
+/// The two compressions of the corpus.
+#[derive(Clone)]
+struct Streams {
+    one_chain: Arc<Prepared>,
+    chains: Arc<Prepared>,
 }
 
 /// The data every run decodes.
 pub struct Prepared {
     /// Where the corpus came from, for titles.
     source: String,
-    corpus: Vec<u8>,
+    corpus: Arc<Vec<u8>>,
     compressed: Compressed,
     /// One thread's decode speed, decoded bytes per second (best of a few serial decodes).
     decode_bytes_per_s: f64,
 }
 
 impl Prepared {
-    /// Generates (or reads) the corpus, compresses it and measures serial decode speed.
-    fn new(args: &CdArgs, quick: bool) -> Prepared {
-        let (source, corpus) = match &args.input {
+    /// Reads `--input` or generates the corpus: where it came from, and its bytes.
+    fn corpus(args: &CdArgs, quick: bool) -> Result<(String, Vec<u8>), String> {
+        match &args.input {
             Some(path) => {
                 let data = std::fs::read(path)
-                    .unwrap_or_else(|e| panic!("reading --input {}: {e}", path.display()));
-                assert!(!data.is_empty(), "--input {} is empty", path.display());
-                (path.display().to_string(), data)
+                    .map_err(|e| format!("reading --input {}: {e}", path.display()))?;
+                if data.is_empty() {
+                    return Err(format!("--input {} is empty", path.display()));
+                }
+                Ok((path.display().to_string(), data))
             }
             None => {
-                let mib = args.mib.unwrap_or(if quick { 2.0 } else { 32.0 });
+                let mib = args.mib.unwrap_or(if quick { 2.0 } else { 96.0 });
+                if !(mib.is_finite() && mib > 0.0) {
+                    return Err(format!("--cd-mib must be a positive size, not {mib}"));
+                }
                 let len = ((mib * 1024.0 * 1024.0) as usize).max(1024);
-                (
+                Ok((
                     format!("{mib} MiB of log lines"),
                     corpus::generate(len, SEED),
-                )
+                ))
             }
-        };
-        let chunk = args
-            .chunk_kib
-            .unwrap_or(if quick { 64 } else { 256 })
-            .max(1)
-            * 1024;
-        let reset = args
-            .reset_every
-            .unwrap_or(if quick { 8 } else { 16 })
-            .max(1);
-        Prepared::from_corpus(source, corpus, chunk, reset)
+        }
     }
 
-    fn from_corpus(source: String, corpus: Vec<u8>, chunk: usize, reset: usize) -> Prepared {
+    fn from_corpus(source: String, corpus: Arc<Vec<u8>>, chunk: usize, reset: usize) -> Prepared {
         let compressed = codec::compress(&corpus, chunk, reset);
         let mut best = f64::INFINITY;
         for _ in 0..3 {
@@ -204,9 +211,28 @@ impl ChainedDecode {
         }
     }
 
-    fn prepared(&self, opts: &LabOpts) -> Arc<Prepared> {
+    fn streams(&self, opts: &LabOpts) -> Result<Streams, String> {
         self.prepared
-            .get_or_init(|| Arc::new(Prepared::new(&self.args, opts.quick)))
+            .get_or_init(|| {
+                let (source, corpus) = Prepared::corpus(&self.args, opts.quick)?;
+                let corpus = Arc::new(corpus);
+                let chunk = self
+                    .args
+                    .chunk_kib
+                    .unwrap_or(if opts.quick { 64 } else { 256 })
+                    .max(1)
+                    * 1024;
+                let reset = self
+                    .args
+                    .reset_every
+                    .unwrap_or(if opts.quick { 8 } else { 16 })
+                    .max(1);
+                let one = Prepared::from_corpus(source.clone(), corpus.clone(), chunk, usize::MAX);
+                Ok(Streams {
+                    one_chain: Arc::new(one),
+                    chains: Arc::new(Prepared::from_corpus(source, corpus, chunk, reset)),
+                })
+            })
             .clone()
     }
 
@@ -215,76 +241,101 @@ impl ChainedDecode {
     }
 }
 
-/// A system compared.
+/// How a row decodes the stream.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum System {
+enum Pipeline {
+    /// Dependent ember tasks.
     Ember {
         policy: EmberPolicy,
         delay_kick: bool,
     },
+    /// rayon spawns, readiness counted by hand.
     Rayon,
+    /// Decoder threads on one channel.
     Channel,
 }
 
-impl System {
-    fn all() -> Vec<System> {
-        let mut v = vec![
-            System::Ember {
-                policy: EmberPolicy::Default,
-                delay_kick: true,
-            },
-            System::Ember {
-                policy: EmberPolicy::Default,
-                delay_kick: false,
-            },
-        ];
-        for policy in [
-            EmberPolicy::Biased,
-            EmberPolicy::Searching,
-            EmberPolicy::Eager,
-        ] {
-            v.push(System::Ember {
-                policy,
-                delay_kick: true,
-            });
-        }
-        v.push(System::Rayon);
-        v.push(System::Channel);
-        v
-    }
-
-    fn name(self) -> String {
-        match self {
-            System::Ember {
-                policy,
-                delay_kick: true,
-            } => policy.system().into(),
-            System::Ember {
-                policy,
-                delay_kick: false,
-            } => format!("{}-no-delay-kick", policy.system()),
-            System::Rayon => "rayon".into(),
-            System::Channel => "channel-pipeline".into(),
-        }
-    }
-}
+/// The rows: delay-kick on and off, the biased policy, and the two peers.
+const ROWS: [(&System, Pipeline); 5] = [
+    (
+        systems::EMBER,
+        Pipeline::Ember {
+            policy: EmberPolicy::Default,
+            delay_kick: true,
+        },
+    ),
+    (
+        systems::EMBER_NO_DELAY_KICK,
+        Pipeline::Ember {
+            policy: EmberPolicy::Default,
+            delay_kick: false,
+        },
+    ),
+    (
+        systems::EMBER_BIASED,
+        Pipeline::Ember {
+            policy: EmberPolicy::Biased,
+            delay_kick: true,
+        },
+    ),
+    (systems::RAYON, Pipeline::Rayon),
+    (systems::CHANNEL_PIPELINE, Pipeline::Channel),
+];
 
 /// An ember pool for a row: `policy` as in [`EmberPolicy::build`], plus delay-kick and tracing.
 fn ember_pool(policy: EmberPolicy, delay_kick: bool, trace: bool, threads: usize) -> Pool {
-    let b = Pool::builder()
-        .threads(threads)
-        .name("cd")
+    policy
+        .builder(threads, "cd")
         .delay_kick(delay_kick)
-        .trace(trace);
-    let b = match policy {
-        EmberPolicy::Default => b,
-        EmberPolicy::Biased => b.wake(WakePolicy::Biased {
-            batch: BIASED_BATCH,
-        }),
-        EmberPolicy::Searching => b.wake(WakePolicy::Searching),
-        EmberPolicy::Eager => b.wake(WakePolicy::Eager),
+        .trace(trace)
+        .build()
+        .expect("ember pool")
+}
+
+/// The table of one stream and bound.
+fn group(prep: &Arc<Prepared>, bound: Bound, read_speed: f64, threads: usize) -> Group {
+    let rate = prep.read_rate(bound, read_speed);
+    let c = &prep.compressed;
+    let chains = if c.reset_every >= prep.chunks() {
+        "one chain (no reset), the published case".to_string()
+    } else {
+        format!("reset every {}", c.reset_every)
     };
-    b.build().expect("ember pool")
+    let mut title = format!(
+        "{}-bound: {}, {} chunks of {} KiB, {chains}, {threads} threads",
+        bound.name().to_uppercase(),
+        prep.source,
+        prep.chunks(),
+        c.chunk_size / 1024,
+    );
+    let mut p = params([
+        ("bound", bound.name().into()),
+        ("threads", threads.into()),
+        ("chunks", prep.chunks().into()),
+        ("chunk_kib", (c.chunk_size / 1024).into()),
+        ("reset_every", c.reset_every.min(prep.chunks()).into()),
+        ("corpus_bytes", prep.corpus.len().into()),
+        ("compressed_bytes", c.compressed_len().into()),
+    ]);
+    if let Some(rate) = rate {
+        title.push_str(&format!(
+            ", reader at {:.0} MB/s compressed ({read_speed}× one thread's decode speed)",
+            rate / 1e6
+        ));
+        p.insert("read_mb_per_s".into(), (rate / 1e6).into());
+    }
+    let trials = ROWS
+        .iter()
+        .map(|&(system, pipeline)| {
+            let prep = prep.clone();
+            trial(system, move || run(pipeline, &prep, rate, threads))
+        })
+        .collect();
+    Group {
+        title,
+        params: p,
+        trials,
+    }
 }
 
 impl Experiment for ChainedDecode {
@@ -292,8 +343,12 @@ impl Experiment for ChainedDecode {
         "chained-decode"
     }
 
-    fn groups(&self, opts: &LabOpts) -> Vec<Group> {
-        let prep = self.prepared(opts);
+    fn headline(&self) -> &'static [&'static str] {
+        &["wall_s", "wakeups", "ctx_switches", "same_thread_share"]
+    }
+
+    fn groups(&self, opts: &LabOpts) -> Result<Vec<Group>, String> {
+        let streams = self.streams(opts)?;
         let bounds = if self.args.bound.is_empty() {
             vec![Bound::Cpu, Bound::Io]
         } else {
@@ -301,53 +356,20 @@ impl Experiment for ChainedDecode {
         };
         let threads = opts.cores.max(1);
         let read_speed = self.read_speed();
-        bounds
-            .into_iter()
-            .map(|bound| {
-                let rate = prep.read_rate(bound, read_speed);
-                let c = &prep.compressed;
-                let mut title = format!(
-                    "{}-bound: {}, {} chunks of {} KiB, reset every {}, {threads} threads",
-                    bound.name().to_uppercase(),
-                    prep.source,
-                    prep.chunks(),
-                    c.chunk_size / 1024,
-                    c.reset_every,
-                );
-                let mut p = params([
-                    ("bound", bound.name().into()),
-                    ("threads", threads.into()),
-                    ("chunks", prep.chunks().into()),
-                    ("chunk_kib", (c.chunk_size / 1024).into()),
-                    ("reset_every", c.reset_every.into()),
-                    ("corpus_bytes", prep.corpus.len().into()),
-                    ("compressed_bytes", c.compressed_len().into()),
-                ]);
-                if let Some(rate) = rate {
-                    title.push_str(&format!(
-                        ", reader at {:.0} MB/s compressed ({read_speed}× one thread's decode speed)",
-                        rate / 1e6
-                    ));
-                    p.insert("read_mb_per_s".into(), (rate / 1e6).into());
-                }
-                let trials = System::all()
-                    .into_iter()
-                    .map(|sys| {
-                        let prep = prep.clone();
-                        trial(&sys.name(), move || run(sys, &prep, rate, threads))
-                    })
-                    .collect();
-                Group {
-                    title,
-                    params: p,
-                    trials,
-                }
-            })
-            .collect()
+        let mut groups = vec![group(&streams.one_chain, Bound::Cpu, read_speed, threads)];
+        groups.extend(
+            bounds
+                .into_iter()
+                .map(|bound| group(&streams.chains, bound, read_speed, threads)),
+        );
+        Ok(groups)
     }
 
     fn artifacts(&self, opts: &LabOpts, out: &Path) -> Vec<Artifact> {
-        let prep = self.prepared(opts);
+        let Ok(streams) = self.streams(opts) else {
+            return Vec::new();
+        };
+        let prep = streams.one_chain;
         let threads = opts.cores.max(1);
         let mut artifacts = Vec::new();
         for on in [true, false] {
@@ -362,8 +384,8 @@ impl Experiment for ChainedDecode {
             let json = format!("{stem}.trace.json");
             let svg = format!("{stem}.svg");
             let caption = format!(
-                "ember, delay-kick {tag}, CPU-bound, {threads} workers: {} of chained decodes on \
-                 their predecessor's thread",
+                "ember, delay-kick {tag}, one chain, CPU-bound, {threads} workers: {} of chained \
+                 decodes on their predecessor's thread",
                 share.map_or("n/a".into(), |s| format!("{:.0} %", s * 100.0)),
             );
             let tl = timeline::Timeline::from_trace(&trace);
@@ -394,7 +416,12 @@ mod tests {
     fn small() -> Arc<Prepared> {
         // 21 chunks of 8 KiB (the last one short), chains of 5.
         let data = corpus::generate(20 * 8192 + 100, 11);
-        Arc::new(Prepared::from_corpus("test".into(), data, 8192, 5))
+        Arc::new(Prepared::from_corpus(
+            "test".into(),
+            Arc::new(data),
+            8192,
+            5,
+        ))
     }
 
     /// Every row decodes the exact corpus (`finish` asserts it) in both cases.
@@ -403,14 +430,14 @@ mod tests {
         let prep = small();
         assert_eq!(prep.chunks(), 21);
         for rate in [None, prep.read_rate(Bound::Io, 4.0)] {
-            for sys in System::all() {
-                let m = run(sys, &prep, rate, 2);
+            for (system, pipeline) in ROWS {
+                let m = run(pipeline, &prep, rate, 2);
                 let share = m["same_thread_share"];
-                assert!((0.0..=1.0).contains(&share), "{}: {share}", sys.name());
+                assert!((0.0..=1.0).contains(&share), "{}: {share}", system.name);
                 assert!(m["mb_per_s"] > 0.0);
                 assert_eq!(
                     m.contains_key("wakeups"),
-                    matches!(sys, System::Ember { .. })
+                    matches!(pipeline, Pipeline::Ember { .. })
                 );
             }
         }
@@ -435,20 +462,7 @@ mod tests {
     }
 
     #[test]
-    fn names_and_groups() {
-        let names: Vec<String> = System::all().into_iter().map(System::name).collect();
-        assert_eq!(
-            names,
-            [
-                "ember",
-                "ember-no-delay-kick",
-                "ember-biased",
-                "ember-searching",
-                "ember-eager",
-                "rayon",
-                "channel-pipeline"
-            ]
-        );
+    fn the_published_one_chain_case_comes_first() {
         let e = ChainedDecode::new(CdArgs {
             mib: Some(0.25),
             chunk_kib: Some(16),
@@ -460,11 +474,38 @@ mod tests {
             repeat: 1,
             cores: 2,
         };
-        let g = e.groups(&opts);
-        assert_eq!(g.len(), 2);
+        let g = e.groups(&opts).unwrap();
+        assert_eq!(g.len(), 3);
         assert_eq!(g[0].params["bound"], "cpu");
-        assert_eq!(g[1].params["bound"], "io");
-        assert_eq!(g[0].params["chunks"], 16);
-        assert!(g[1].params.contains_key("read_mb_per_s"));
+        assert_eq!(g[0].params["reset_every"], 16, "one chain of all 16 chunks");
+        assert_eq!(g[1].params["reset_every"], 4);
+        assert_eq!(g[2].params["bound"], "io");
+        assert!(g[2].params.contains_key("read_mb_per_s"));
+        let names: Vec<&str> = g[0].trials.iter().map(|t| t.system.as_str()).collect();
+        assert_eq!(
+            names,
+            [
+                "ember",
+                "ember-no-delay-kick",
+                "ember-biased",
+                "rayon",
+                "channel-pipeline"
+            ]
+        );
+    }
+
+    #[test]
+    fn a_missing_input_is_an_error_not_a_panic() {
+        let e = ChainedDecode::new(CdArgs {
+            input: Some("/nonexistent/ember-lab-input".into()),
+            ..CdArgs::default()
+        });
+        let opts = LabOpts {
+            quick: true,
+            repeat: 1,
+            cores: 2,
+        };
+        let err = e.groups(&opts).err().expect("an error");
+        assert!(err.contains("--input"), "{err}");
     }
 }

@@ -1,4 +1,5 @@
-//! `containers`: which container should feed a pool's workers (seed 002, DESIGN §1.6).
+//! `containers`: which container should feed a pool's workers (after M. Sinilo, "Clash of the
+//! Thread Pools").
 //!
 //! Every container is driven through [`ember_containers::WorkQueue`] (the adapters are in
 //! [`queues`], the loops in [`driver`]); each row's `system` is the container.
@@ -10,7 +11,7 @@
 //! number `cores`: `cores − 1` worker threads (at least one) spawned for the run plus the main
 //! thread, which pushes every task index of the frame round-robin over the slots and then helps
 //! (pops and traces) until every task is counted done. A run traces `frames` frames on the same
-//! threads and container (10; 2 with `--quick`; `--cn-frames`) and reports `frame_ms`, the
+//! threads and container (20; 2 with `--quick`; `--cn-frames`) and reports `frame_ms`, the
 //! median frame time, and `hits`, the rays that hit the mesh; every frame's hit count is
 //! checked with `assert_eq!` against the single-threaded count computed before the runs, so a
 //! lost or duplicated task aborts the run. Peers: `rayon` ([`Scene::trace_all_rayon`], a
@@ -23,7 +24,7 @@
 //!
 //! # Pop overhead (`params.workload = "pop"`)
 //!
-//! For `threads` ∈ {1, 2, 4, 8}, a container is filled with 200,000 items (20,000 with
+//! For `threads` ∈ {1, 2, 4, 8}, a container is filled with 2,000,000 items (20,000 with
 //! `--quick`), round-robin over `threads` slots, then `threads` threads pop until each finds it
 //! empty; `chase-lev` owners steal once their own deque is empty, `spsc` threads only drain
 //! their own ring. `pop_ns` is the popping time of all threads summed (each thread's wall
@@ -49,15 +50,17 @@ use clap::Args;
 
 use super::{oversubscription, params, trial};
 use crate::experiment::{Experiment, Group, LabOpts, Metrics, Trial};
+use crate::metrics::stats::median;
 use crate::raycast::{self, Scene};
+use crate::systems;
 use queues::Kind;
 
 /// Frames per run, default size.
-const FRAMES: usize = 10;
+const FRAMES: usize = 20;
 /// Frames per run with `--quick`.
 const FRAMES_QUICK: usize = 2;
 /// Items per pop run, default size.
-const POP_ITEMS: usize = 200_000;
+const POP_ITEMS: usize = 2_000_000;
 /// Items per pop run with `--quick`.
 const POP_ITEMS_QUICK: usize = 20_000;
 /// Thread counts of the pop groups.
@@ -69,10 +72,10 @@ pub struct CnArgs {
     /// containers: trace this ASCII PLY mesh instead of the generated sphere
     #[arg(long, value_name = "FILE.ply")]
     pub mesh: Option<PathBuf>,
-    /// containers: frames per ray-casting run [default: 10; --quick: 2]
+    /// containers: frames per ray-casting run [default: 20; --quick: 2]
     #[arg(long = "cn-frames", value_name = "N")]
     pub frames: Option<usize>,
-    /// containers: items per pop run [default: 200000; --quick: 20000]
+    /// containers: items per pop run [default: 2000000; --quick: 20000]
     #[arg(long = "cn-pop-items", value_name = "N")]
     pub pop_items: Option<usize>,
 }
@@ -87,15 +90,19 @@ impl Experiment for Containers {
         "containers"
     }
 
+    fn headline(&self) -> &'static [&'static str] {
+        &["frame_ms", "pop_ns", "pop_cycles"]
+    }
+
     /// The published comparison lists containers fastest first.
     fn rank_by(&self) -> &'static [&'static str] {
         &["frame_ms", "pop_cycles", "pop_ns"]
     }
 
-    fn groups(&self, opts: &LabOpts) -> Vec<Group> {
+    fn groups(&self, opts: &LabOpts) -> Result<Vec<Group>, String> {
         let scene = match &self.args.mesh {
             Some(path) => Scene::from_ply(path)
-                .unwrap_or_else(|e| panic!("containers: loading --mesh {}: {e}", path.display())),
+                .map_err(|e| format!("loading --mesh {}: {e}", path.display()))?,
             None => Scene::default_scene(),
         };
         let frames = self
@@ -119,7 +126,7 @@ impl Experiment for Containers {
                 .iter()
                 .map(|&threads| pop_group(threads, items, mhz, opts.cores)),
         );
-        groups
+        Ok(groups)
     }
 }
 
@@ -161,7 +168,7 @@ pub fn raycast_group(scene: Arc<Scene>, frames: usize, cores: usize) -> Group {
         })
         .collect();
     let s = scene.clone();
-    trials.push(trial("rayon", move || {
+    trials.push(trial(systems::RAYON, move || {
         let pool = rayon::ThreadPoolBuilder::new()
             .num_threads(cores)
             .thread_name(|i| format!("containers-rayon-{i}"))
@@ -170,7 +177,7 @@ pub fn raycast_group(scene: Arc<Scene>, frames: usize, cores: usize) -> Group {
         timed_frames(frames, expect, || s.trace_all_rayon(&pool))
     }));
     let s = scene.clone();
-    trials.push(trial("ember", move || {
+    trials.push(trial(systems::EMBER, move || {
         // Like the container rows: the calling thread helps, so the pool adds `cores - 1`.
         let pool = ember::Pool::builder()
             .threads(cores.saturating_sub(1).max(1))
@@ -179,7 +186,7 @@ pub fn raycast_group(scene: Arc<Scene>, frames: usize, cores: usize) -> Group {
         timed_frames(frames, expect, || s.trace_all_ember(&pool))
     }));
     let s = scene;
-    trials.push(trial("single-threaded", move || {
+    trials.push(trial(systems::SINGLE_THREADED, move || {
         timed_frames(frames, expect, || s.trace_all_single())
     }));
     Group {
@@ -209,23 +216,11 @@ fn frame_metrics(secs: impl Iterator<Item = f64>, hits: &[u64], expect: u64) -> 
             "containers: frame {i} found {h} hits, the single-threaded frame {expect}"
         );
     }
-    let mut ms: Vec<f64> = secs.map(|s| s * 1e3).collect();
-    ms.sort_by(f64::total_cmp);
+    let ms: Vec<f64> = secs.map(|s| s * 1e3).collect();
     let mut metrics = Metrics::new();
     metrics.insert("frame_ms".into(), median(&ms));
     metrics.insert("hits".into(), expect as f64);
     metrics
-}
-
-fn median(sorted: &[f64]) -> f64 {
-    let n = sorted.len();
-    if n == 0 {
-        f64::NAN
-    } else if n % 2 == 1 {
-        sorted[n / 2]
-    } else {
-        (sorted[n / 2 - 1] + sorted[n / 2]) / 2.0
-    }
 }
 
 /// The pop-overhead table for one thread count.
@@ -321,9 +316,14 @@ mod tests {
                 };
                 let out = driver::run_frames(&*queue, workers, 3, tasks, &task);
                 let sum = (0..tasks as u64).sum::<u64>();
-                assert_eq!(out.results, [sum; 3], "{}", kind.system());
+                assert_eq!(out.results, [sum; 3], "{}", kind.system().name);
                 for (i, s) in seen.iter().enumerate() {
-                    assert_eq!(s.load(Ordering::Relaxed), 3, "{} item {i}", kind.system());
+                    assert_eq!(
+                        s.load(Ordering::Relaxed),
+                        3,
+                        "{} item {i}",
+                        kind.system().name
+                    );
                 }
             }
         }
@@ -335,7 +335,7 @@ mod tests {
             for threads in [1, 2, 4] {
                 let queue = kind.build::<usize>(threads, 1_000);
                 let out = driver::run_pops(&*queue, threads, 1_000);
-                assert_eq!(out.pops, 1_000, "{}", kind.system());
+                assert_eq!(out.pops, 1_000, "{}", kind.system().name);
                 assert!(queue.pop(0).is_none());
             }
         }

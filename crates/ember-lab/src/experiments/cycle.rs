@@ -1,20 +1,23 @@
-//! `cycle`: rings of tasks passing a token (seed 001, the thundering-herd case).
+//! `cycle`: rings of tasks passing a token (the thundering-herd case of the libfibre merge
+//! request "Avoid atomic operations when the local queue is not empty", after Go and Tokio).
 //!
 //! # Workload
 //!
 //! `t` rings of `r` tasks each. Every ring carries one token. The task holding a token does
 //! its (empty) work and, as the last thing it does, schedules the next task of its ring,
 //! handing the token on; a *hop* is one such task run. The token of ring `k` makes
-//! `hops / t` hops (the first `hops % t` rings one more), so the `hops` of a run are split
-//! over the rings and every row of a table does exactly the same number of hops. The task
-//! that makes a ring's last hop reports it; the run ends when every ring has reported.
+//! `hops / t` hops (the first `hops % t` rings one more), so the `hops` of a wave are split
+//! over the rings. The task that makes a ring's last hop reports it; a wave ends when every
+//! ring has reported. A run makes waves until it has lasted 60 ms, so the fastest and the
+//! slowest rows are both measured over a stretch of time long enough to mean something
+//! (`waves` says how many; per-run counts such as `ctx_switches` are per that stretch).
 //!
 //! The rings run on `p` workers. The sweep is `p = cores` and `p = 100` (on a machine with
 //! fewer than 100 cores that is oversubscription, not scaling: it is the case where a
 //! scheduler that wakes a sleeper for every new task wakes far too many), each with `t = p`
 //! rings (every worker has a token to pass) and `t = 1` ring (one token, `p - 1` workers
-//! with nothing to do: every wake-up is needless). Rings have `r = 4` positions. A run makes
-//! 300,000 hops (2,000 with `--quick`).
+//! with nothing to do: every wake-up is needless). Rings have `r = 4` positions. A wave makes
+//! 100,000 hops (one wave of 2,000 with `--quick`).
 //!
 //! # Systems
 //!
@@ -36,8 +39,9 @@
 //! # Metrics (besides what the harness measures around the run)
 //!
 //! - `ops_per_s`, `ns_per_op`: hops per second and nanoseconds per hop, timed from the first
-//!   token injected to the last ring reported (pool start-up and shut-down excluded; the
-//!   harness's wall and CPU time include them).
+//!   token injected to the last ring reported of the last wave (pool start-up and shut-down
+//!   excluded; the harness's wall and CPU time include them).
+//! - `waves`: waves of `hops` hops the run made.
 //! - `wakeups` (ember rows): `PoolStats::wakeups_issued` at the end of the run.
 //!
 //! # Checks
@@ -55,8 +59,10 @@ use crossbeam_channel::{Receiver, Sender};
 
 use super::baton::{hop_ember, hop_tokio, Baton, Report};
 use super::ember_rows::EmberPolicy;
+use super::peers::tokio_runtime;
 use super::{oversubscription, params, rate, trial};
 use crate::experiment::{Experiment, Group, LabOpts, Metrics, Trial};
+use crate::{go_peer, systems};
 
 /// The `cycle` experiment.
 pub struct Cycle;
@@ -65,14 +71,14 @@ pub struct Cycle;
 const RING_LEN: usize = 4;
 /// The oversubscribed worker count of the sweep.
 const MANY_WORKERS: usize = 100;
-/// Total hops per run (all rings together), default size.
-const HOPS: u64 = 300_000;
+/// Hops of one wave (all rings together), default size.
+const HOPS: u64 = 100_000;
+/// A run repeats waves until it has lasted this long, default size.
+const TARGET: Duration = Duration::from_millis(60);
 /// Total hops per run with `--quick`.
 const HOPS_QUICK: u64 = 2_000;
 /// A run that has not finished after this long has lost a task: it panics.
 const TIMEOUT: Duration = Duration::from_secs(120);
-/// `batch` of the `ember-biased` rows (the published value).
-const BIASED_BATCH: usize = 20;
 /// Stack size of the `std-threads` threads (they keep almost nothing on the stack).
 const STD_STACK: usize = 64 * 1024;
 
@@ -81,7 +87,11 @@ impl Experiment for Cycle {
         "cycle"
     }
 
-    fn groups(&self, opts: &LabOpts) -> Vec<Group> {
+    fn headline(&self) -> &'static [&'static str] {
+        &["ns_per_op", "ctx_switches", "cpu_s", "migrations"]
+    }
+
+    fn groups(&self, opts: &LabOpts) -> Result<Vec<Group>, String> {
         let hops = if opts.quick { HOPS_QUICK } else { HOPS };
         let cores = opts.cores.max(1);
         let mut worker_counts = vec![cores, MANY_WORKERS];
@@ -99,11 +109,12 @@ impl Experiment for Cycle {
                     rings,
                     ring_len: RING_LEN,
                     hops,
+                    target: if opts.quick { Duration::ZERO } else { TARGET },
                 };
                 groups.push(group(shape, cores));
             }
         }
-        groups
+        Ok(groups)
     }
 }
 
@@ -116,8 +127,10 @@ struct Shape {
     rings: usize,
     /// Positions per ring `r`.
     ring_len: usize,
-    /// Hops of all rings together.
+    /// Hops of all rings together, per wave.
     hops: u64,
+    /// How long a run keeps starting new waves.
+    target: Duration,
 }
 
 impl Shape {
@@ -143,10 +156,11 @@ fn group(shape: Shape, cores: usize) -> Group {
         rings,
         ring_len,
         hops,
+        target,
     } = shape;
     let ring_word = if rings == 1 { "ring" } else { "rings" };
     let title = format!(
-        "p = {workers} workers{}, {rings} {ring_word} of {ring_len}, {hops} hops",
+        "p = {workers} workers{}, {rings} {ring_word} of {ring_len}, waves of {hops} hops",
         oversubscription(workers, cores)
     );
     let params = params([
@@ -160,8 +174,20 @@ fn group(shape: Shape, cores: usize) -> Group {
         .iter()
         .map(|&policy| trial(policy.system(), move || run_ember(shape, policy)))
         .collect();
-    trials.push(trial("tokio", move || run_tokio(shape)));
-    trials.push(trial("std-threads", move || run_std_threads(shape)));
+    trials.push(trial(systems::TOKIO, move || run_tokio(shape)));
+    trials.push(trial(systems::STD_THREADS, move || run_std_threads(shape)));
+    if go_peer::available() {
+        trials.push(trial(systems::GO, move || {
+            go_peer::run(&[
+                "cycle".into(),
+                workers.to_string(),
+                rings.to_string(),
+                ring_len.to_string(),
+                hops.to_string(),
+                target.as_millis().to_string(),
+            ])
+        }));
+    }
     Group {
         title,
         params,
@@ -169,44 +195,53 @@ fn group(shape: Shape, cores: usize) -> Group {
     }
 }
 
-fn run_ember(shape: Shape, policy: EmberPolicy) -> Metrics {
-    let pool = policy.build(shape.workers, BIASED_BATCH, "cycle");
-    let (tx, rx) = crossbeam_channel::unbounded();
+/// Runs waves of `shape.hops` hops (`wave` injects every ring's first token and waits for
+/// every ring's report) until `shape.target` has passed; the rate over all of them.
+fn waves(shape: Shape, mut wave: impl FnMut()) -> Metrics {
     let start = Instant::now();
-    for token in shape.tokens() {
-        let handle = pool.clone();
-        let tx = tx.clone();
-        pool.spawn(move || hop_ember(handle, token, tx));
+    let mut waves = 0u64;
+    while waves == 0 || start.elapsed() < shape.target {
+        wave();
+        waves += 1;
     }
+    let mut metrics = rate(shape.hops * waves, start.elapsed());
+    metrics.insert("waves".into(), waves as f64);
+    metrics
+}
+
+fn run_ember(shape: Shape, policy: EmberPolicy) -> Metrics {
+    let pool = policy.build(shape.workers, "cycle");
+    let (tx, rx) = crossbeam_channel::unbounded();
+    let mut metrics = waves(shape, || {
+        for token in shape.tokens() {
+            let handle = pool.clone();
+            let tx = tx.clone();
+            pool.spawn(move || hop_ember(handle, token, tx));
+        }
+        collect_reports(shape, &rx);
+    });
     drop(tx);
-    collect_reports(shape, &rx);
-    let elapsed = start.elapsed();
     let stats = pool.stats();
     drop(pool);
     assert_no_more_reports(&rx);
-    let mut metrics = rate(shape.hops, elapsed);
     metrics.insert("wakeups".into(), stats.wakeups_issued as f64);
     metrics
 }
 
 fn run_tokio(shape: Shape) -> Metrics {
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(shape.workers)
-        .thread_name("cycle-tokio")
-        .build()
-        .expect("cycle: building the tokio runtime");
+    let rt = tokio_runtime(shape.workers, "cycle-tokio");
     let (tx, rx) = crossbeam_channel::unbounded();
-    let start = Instant::now();
-    for token in shape.tokens() {
-        let tx = tx.clone();
-        rt.spawn(async move { hop_tokio(token, tx) });
-    }
+    let metrics = waves(shape, || {
+        for token in shape.tokens() {
+            let tx = tx.clone();
+            rt.spawn(async move { hop_tokio(token, tx) });
+        }
+        collect_reports(shape, &rx);
+    });
     drop(tx);
-    collect_reports(shape, &rx);
-    let elapsed = start.elapsed();
     drop(rt);
     assert_no_more_reports(&rx);
-    rate(shape.hops, elapsed)
+    metrics
 }
 
 /// A message to a `std-threads` thread.
@@ -246,14 +281,14 @@ fn run_std_threads(shape: Shape) -> Metrics {
         })
         .collect();
     drop(tx);
-    let start = Instant::now();
-    for token in shape.tokens() {
-        senders[owner(&token)]
-            .send(Msg::Token(token))
-            .expect("cycle: std-threads thread hung up");
-    }
-    collect_reports(shape, &rx);
-    let elapsed = start.elapsed();
+    let metrics = waves(shape, || {
+        for token in shape.tokens() {
+            senders[owner(&token)]
+                .send(Msg::Token(token))
+                .expect("cycle: std-threads thread hung up");
+        }
+        collect_reports(shape, &rx);
+    });
     for sender in &senders {
         sender
             .send(Msg::Stop)
@@ -263,7 +298,7 @@ fn run_std_threads(shape: Shape) -> Metrics {
         handle.join().expect("cycle: a std-threads thread panicked");
     }
     assert_no_more_reports(&rx);
-    rate(shape.hops, elapsed)
+    metrics
 }
 
 /// Waits until every ring has reported and checks each made exactly its share of hops.

@@ -1,7 +1,11 @@
 //! The ember `Pool` rows every experiment shows: the default policy (`ember`) and each
 //! `WakePolicy` by name, built the same way everywhere.
 
-use ember::{Pool, WakePolicy};
+use crate::systems::{self, System};
+use ember::{Pool, PoolBuilder, WakePolicy};
+
+/// `batch` of the `ember-biased` rows (the published value).
+pub const BIASED_BATCH: usize = 20;
 
 /// Which wake policy an ember row uses.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -21,25 +25,32 @@ impl EmberPolicy {
         EmberPolicy::Eager,
     ];
 
-    /// The row's `system` name (DESIGN §4).
-    pub fn system(self) -> &'static str {
+    /// The row's registry entry.
+    pub fn system(self) -> &'static System {
         match self {
-            EmberPolicy::Default => "ember",
-            EmberPolicy::Biased => "ember-biased",
-            EmberPolicy::Searching => "ember-searching",
-            EmberPolicy::Eager => "ember-eager",
+            EmberPolicy::Default => systems::EMBER,
+            EmberPolicy::Biased => systems::EMBER_BIASED,
+            EmberPolicy::Searching => systems::EMBER_SEARCHING,
+            EmberPolicy::Eager => systems::EMBER_EAGER,
         }
     }
 
-    /// A pool of `threads` workers with this policy; `batch` is the biased policy's batch.
-    pub fn build(self, threads: usize, batch: usize, name: &str) -> Pool {
+    /// A builder for a pool of `threads` workers named `name` with this policy (biased with
+    /// [`BIASED_BATCH`]), for rows that set more (delay-kick, tracing).
+    pub fn builder(self, threads: usize, name: &str) -> PoolBuilder {
         let b = Pool::builder().threads(threads).name(name);
-        let b = match self {
+        match self {
             EmberPolicy::Default => b,
-            EmberPolicy::Biased => b.wake(WakePolicy::Biased { batch }),
+            EmberPolicy::Biased => b.wake(WakePolicy::Biased {
+                batch: BIASED_BATCH,
+            }),
             EmberPolicy::Searching => b.wake(WakePolicy::Searching),
             EmberPolicy::Eager => b.wake(WakePolicy::Eager),
-        };
-        b.build().expect("ember pool")
+        }
+    }
+
+    /// A pool of `threads` workers with this policy.
+    pub fn build(self, threads: usize, name: &str) -> Pool {
+        self.builder(threads, name).build().expect("ember pool")
     }
 }

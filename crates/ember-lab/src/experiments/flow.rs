@@ -1,4 +1,5 @@
-//! `flow`: task-graph generation in the three scheduler modes of [`ember::flow`] (seed 003).
+//! `flow`: task-graph generation in the three scheduler modes of [`ember::flow`] (after
+//! Celerity runtime PR #111, "Improve scheduler performance by reducing lock contention").
 //!
 //! A flow infers the task graph from declared accesses. Where that analysis runs decides how
 //! much it costs the submitting thread and how soon tasks can start: inline on the submitter,
@@ -33,7 +34,8 @@
 //!
 //! One group per topology × submission; its rows are the three modes (`system` = `inline`,
 //! `lockstep`, `double-buffered`). Kernels are empty. One run of a row builds a pool of
-//! `cores` threads and then, `reps` times (50; `--quick` 5), creates a fresh [`Flow`]
+//! `cores` threads and then, at least `reps` times (50; `--quick` 5) and until 60 ms have
+//! passed (so that a run measures something however small the topology), creates a fresh [`Flow`]
 //! (`horizon_every` at its default), submits the whole topology and calls [`Flow::wait`].
 //! **Timed**: from just before the first `submit` until `wait` returns, i.e. until the
 //! scheduler has analysed and spawned every task and the (empty) tasks have run. Creating the
@@ -69,7 +71,7 @@
 //! per group, with `assert!` and exact equality: every cell is computed by the same expression
 //! in the same order in both. A run lasts 0.1–0.3 s and on a shared machine its time wanders
 //! by more than the modes differ, so without an explicit `--repeat` the experiment runs
-//! [`DEFAULT_ROUNDS`] rounds instead of the lab's default 5; `--flow-workload end-to-end`
+//! [`DEFAULT_ROUNDS`] rounds instead of the lab's default 9; `--flow-workload end-to-end`
 //! runs this half alone, for long series.
 //!
 //! # Reading the tables
@@ -90,8 +92,10 @@ use clap::{Args, ValueEnum};
 use ember::flow::{BufferId, Flow, FlowOptions, Mode, Region};
 use ember::Pool;
 
-use super::params;
-use crate::experiment::{Experiment, Group, LabOpts, Metrics, Trial};
+use super::{params, trial};
+use crate::experiment::{Experiment, Group, LabOpts, Metrics};
+use crate::metrics::stats::median;
+use crate::systems::{self, System};
 
 /// The two halves of the experiment.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -129,10 +133,12 @@ impl FlowExp {
 }
 
 /// Rounds of every group when `--repeat` is not given (and not `--quick`).
-pub const DEFAULT_ROUNDS: usize = 31;
+pub const DEFAULT_ROUNDS: usize = 15;
 
-/// Repetitions inside one run of a generation row (the run reports their median).
+/// Repetitions inside one run of a generation row, at least (the run reports their median).
 const REPS: usize = 50;
+/// A generation run repeats until it has lasted this long (and made `REPS` repetitions).
+const RUN_AT_LEAST: Duration = Duration::from_millis(60);
 /// The same with `--quick`.
 const REPS_QUICK: usize = 5;
 /// Gap between submissions when throttled.
@@ -143,7 +149,11 @@ impl Experiment for FlowExp {
         "flow"
     }
 
-    fn groups(&self, opts: &LabOpts) -> Vec<Group> {
+    fn headline(&self) -> &'static [&'static str] {
+        &["generation_s", "run_s", "first_task_s", "submit_s"]
+    }
+
+    fn groups(&self, opts: &LabOpts) -> Result<Vec<Group>, String> {
         let sizes = Sizes::new(opts.quick);
         let reps = if opts.quick { REPS_QUICK } else { REPS };
         let threads = opts.cores.max(1);
@@ -160,7 +170,7 @@ impl Experiment for FlowExp {
                 groups.push(end_to_end::group(topology, sizes, threads));
             }
         }
-        groups
+        Ok(groups)
     }
 
     fn repeat(&self, opts: &LabOpts) -> usize {
@@ -181,10 +191,10 @@ impl Experiment for FlowExp {
 }
 
 /// The modes compared, with their `system` names.
-const MODES: [(Mode, &str); 3] = [
-    (Mode::Inline, "inline"),
-    (Mode::Lockstep, "lockstep"),
-    (Mode::DoubleBuffered, "double-buffered"),
+const MODES: [(Mode, &System); 3] = [
+    (Mode::Inline, systems::FLOW_INLINE),
+    (Mode::Lockstep, systems::FLOW_LOCKSTEP),
+    (Mode::DoubleBuffered, systems::FLOW_DOUBLE_BUFFERED),
 ];
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -437,15 +447,15 @@ fn generation_group(
     };
     let trials = MODES
         .iter()
-        .map(|&(mode, system)| Trial {
-            system: system.to_string(),
-            params: params([]),
-            run: Box::new(move || run_generation(topology, sizes, mode, throttled, reps, threads)),
+        .map(|&(mode, system)| {
+            trial(system, move || {
+                run_generation(topology, sizes, mode, throttled, reps, threads)
+            })
         })
         .collect();
     Group {
         title: format!(
-            "graph generation: {} ({tasks} tasks), {submission} submission, median of {reps}",
+            "graph generation: {} ({tasks} tasks), {submission} submission, median of ≥ {reps}",
             topology.name()
         ),
         params: params([
@@ -456,11 +466,6 @@ fn generation_group(
         ]),
         trials,
     }
-}
-
-fn median(mut v: Vec<f64>) -> f64 {
-    v.sort_by(f64::total_cmp);
-    v[v.len() / 2]
 }
 
 /// One run of a generation row: `reps` fresh flows, each given the whole topology.
@@ -480,7 +485,13 @@ fn run_generation(
     let mut generation = Vec::with_capacity(reps);
     let mut analysis = Vec::with_capacity(reps);
     let mut edges = 0;
-    for _ in 0..reps {
+    let started = Instant::now();
+    let min_time = if reps >= REPS {
+        RUN_AT_LEAST
+    } else {
+        Duration::ZERO
+    };
+    while generation.len() < reps || started.elapsed() < min_time {
         let flow = Flow::new(&pool, flow_options(mode));
         let tasks = declarations(&flow, topology, sizes);
         let start = Instant::now();
@@ -507,8 +518,8 @@ fn run_generation(
         analysis.push(stats.analysis_ns as f64 * 1e-9);
     }
     let mut m = Metrics::new();
-    m.insert("generation_s".into(), median(generation));
-    m.insert("analysis_s".into(), median(analysis));
+    m.insert("generation_s".into(), median(&generation));
+    m.insert("analysis_s".into(), median(&analysis));
     m.insert("edges".into(), edges as f64);
     m
 }
@@ -547,7 +558,7 @@ mod tests {
 
     #[test]
     fn quick_groups_build_and_run_once() {
-        let groups = exp(&[]).groups(&quick());
+        let groups = exp(&[]).groups(&quick()).unwrap();
         assert_eq!(groups.len(), Topology::ALL.len() * 2 + 2);
         for mut g in groups {
             assert!(g.params.contains_key("topology"));
@@ -570,13 +581,15 @@ mod tests {
     #[test]
     fn workload_flag_selects_groups() {
         let workload = |g: &Group| g.params["workload"].as_str().unwrap().to_string();
-        let generation = exp(&[Workload::Generation]).groups(&quick());
+        let generation = exp(&[Workload::Generation]).groups(&quick()).unwrap();
         assert_eq!(generation.len(), Topology::ALL.len() * 2);
         assert!(generation.iter().all(|g| workload(g) == "generation"));
-        let end_to_end = exp(&[Workload::EndToEnd]).groups(&quick());
+        let end_to_end = exp(&[Workload::EndToEnd]).groups(&quick()).unwrap();
         assert_eq!(end_to_end.len(), 2);
         assert!(end_to_end.iter().all(|g| workload(g) == "end-to-end"));
-        let both = exp(&[Workload::EndToEnd, Workload::Generation]).groups(&quick());
+        let both = exp(&[Workload::EndToEnd, Workload::Generation])
+            .groups(&quick())
+            .unwrap();
         assert_eq!(both.len(), generation.len() + end_to_end.len());
     }
 

@@ -8,24 +8,21 @@
 //! p50 and p99 of that spawn-to-start latency show what the CPU buys. Pools have one worker
 //! per core.
 //!
-//! A run's length is fixed by the clock, so unless `--repeat` is given this experiment runs
-//! each row at most three times.
+//! The `go` row is Go's runtime: a goroutine started per task by a Go producer, in a child
+//! process; it has the process's `cpu_s` but no `pool_cpu_s`.
 
 use super::ember_rows::EmberPolicy;
-use super::peers::{rayon_pool, rayon_shutdown, Latch};
+use super::peers::{rayon_pool, rayon_shutdown, tokio_runtime, Latch};
 use super::{params, trial};
-use crate::experiment::{Experiment, Group, LabOpts, Metrics};
+use crate::experiment::{Experiment, Group, LabOpts, Metrics, Trial};
+use crate::metrics::stats::percentile;
 use crate::metrics::threads::threads_cpu_ns;
+use crate::{go_peer, systems};
 use clap::Args;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::thread;
 use std::time::{Duration, Instant};
-
-/// Batch of the `ember-biased` row.
-const BIASED_BATCH: usize = 20;
-/// Repeats when `--repeat` is not given: each run is seconds of wall clock by construction.
-const DEFAULT_REPEAT_CAP: usize = 3;
 
 /// Flags of `light-load`.
 #[derive(Args, Debug, Clone, Default)]
@@ -34,7 +31,7 @@ pub struct LlArgs {
     /// Spawn intervals in µs, one table each [default: 1000,100]
     #[arg(long = "ll-interval-us", value_delimiter = ',', value_name = "US,..")]
     pub interval_us: Vec<u64>,
-    /// How long the producer spawns, seconds [default: 2; --quick: 0.3]
+    /// How long the producer spawns, seconds [default: 0.5; --quick: 0.2]
     #[arg(long = "ll-seconds", value_name = "S")]
     pub seconds: Option<f64>,
 }
@@ -42,32 +39,6 @@ pub struct LlArgs {
 /// The experiment, sized by its flags.
 pub struct LightLoad {
     pub args: LlArgs,
-    /// Whether `--repeat` was given on the command line.
-    pub repeat_given: bool,
-}
-
-#[derive(Clone, Copy, Debug)]
-enum System {
-    Rayon,
-    Tokio,
-    Crossbeam,
-    Ember(EmberPolicy),
-}
-
-impl System {
-    fn all() -> Vec<System> {
-        let mut v = vec![System::Rayon, System::Tokio, System::Crossbeam];
-        v.extend(EmberPolicy::ALL.map(System::Ember));
-        v
-    }
-    fn name(self) -> &'static str {
-        match self {
-            System::Rayon => "rayon",
-            System::Tokio => "tokio",
-            System::Crossbeam => "crossbeam",
-            System::Ember(p) => p.system(),
-        }
-    }
 }
 
 impl Experiment for LightLoad {
@@ -75,7 +46,17 @@ impl Experiment for LightLoad {
         "light-load"
     }
 
-    fn groups(&self, opts: &LabOpts) -> Vec<Group> {
+    fn headline(&self) -> &'static [&'static str] {
+        &[
+            "pool_cpu_s",
+            "cpu_s",
+            "ctx_switches",
+            "latency_p50_us",
+            "latency_p99_us",
+        ]
+    }
+
+    fn groups(&self, opts: &LabOpts) -> Result<Vec<Group>, String> {
         let intervals = if self.args.interval_us.is_empty() {
             vec![1000, 100]
         } else {
@@ -84,9 +65,14 @@ impl Experiment for LightLoad {
         let seconds = self
             .args
             .seconds
-            .unwrap_or(if opts.quick { 0.3 } else { 2.0 });
+            .unwrap_or(if opts.quick { 0.2 } else { 0.5 });
+        if !(seconds.is_finite() && seconds > 0.0) {
+            return Err(format!(
+                "--ll-seconds must be a positive time, not {seconds}"
+            ));
+        }
         let threads = opts.cores;
-        intervals
+        Ok(intervals
             .into_iter()
             .map(|us| {
                 let interval = Duration::from_micros(us.max(1));
@@ -100,21 +86,10 @@ impl Experiment for LightLoad {
                         ("tasks", tasks.into()),
                         ("threads", threads.into()),
                     ]),
-                    trials: System::all()
-                        .into_iter()
-                        .map(|sys| trial(sys.name(), move || run(sys, threads, interval, tasks)))
-                        .collect(),
+                    trials: rows(threads, interval, tasks),
                 }
             })
-            .collect()
-    }
-
-    fn repeat(&self, opts: &LabOpts) -> usize {
-        if self.repeat_given {
-            opts.repeat
-        } else {
-            opts.repeat.min(DEFAULT_REPEAT_CAP)
-        }
+            .collect())
     }
 }
 
@@ -145,15 +120,6 @@ fn drive(tasks: usize, interval: Duration, mut spawn: impl FnMut(usize, Instant)
     }
 }
 
-/// Nearest-rank percentile of sorted values.
-fn percentile(sorted: &[u64], p: f64) -> f64 {
-    if sorted.is_empty() {
-        return 0.0;
-    }
-    let rank = ((p / 100.0) * sorted.len() as f64).ceil() as usize;
-    sorted[rank.clamp(1, sorted.len()) - 1] as f64
-}
-
 /// CPU of one pool's worker threads over a run (`pool_cpu_s`), found by thread name.
 struct PoolCpu {
     prefix: &'static str,
@@ -176,88 +142,127 @@ impl PoolCpu {
     }
 }
 
-fn run(sys: System, threads: usize, interval: Duration, tasks: usize) -> Metrics {
+/// One row per system: every ember policy, rayon, tokio and a crossbeam-channel pool.
+fn rows(threads: usize, interval: Duration, tasks: usize) -> Vec<Trial> {
+    let mut rows: Vec<Trial> = EmberPolicy::ALL
+        .iter()
+        .map(|&policy| {
+            trial(policy.system(), move || {
+                run(tasks, |rec, m| ember_row(policy, threads, interval, rec, m))
+            })
+        })
+        .collect();
+    rows.push(trial(systems::RAYON, move || {
+        run(tasks, |rec, m| rayon_row(threads, interval, rec, m))
+    }));
+    rows.push(trial(systems::TOKIO, move || {
+        run(tasks, |rec, m| tokio_row(threads, interval, rec, m))
+    }));
+    rows.push(trial(systems::CROSSBEAM, move || {
+        run(tasks, |rec, m| crossbeam_row(threads, interval, rec, m))
+    }));
+    if go_peer::available() {
+        // Go's own goroutines, its producer included: no `pool_cpu_s` (its worker threads
+        // cannot be told apart from the producer's), only the harness's process `cpu_s`.
+        rows.push(trial(systems::GO, move || {
+            go_peer::run(&[
+                "light-load".into(),
+                threads.to_string(),
+                interval.as_micros().to_string(),
+                tasks.to_string(),
+            ])
+        }));
+    }
+    rows
+}
+
+/// One run of `tasks` tasks: `row` spawns them and waits for all; then the latency
+/// percentiles.
+fn run(tasks: usize, row: impl FnOnce(&Arc<Record>, &mut Metrics)) -> Metrics {
     let rec = Arc::new(Record {
         latency_ns: (0..tasks).map(|_| AtomicU64::new(0)).collect(),
         latch: Latch::new(tasks),
     });
     let mut m = Metrics::new();
-    match sys {
-        System::Rayon => {
-            let (pool, hs) = rayon_pool(threads, "ll-rayon");
-            let cpu = PoolCpu::start("ll-rayon");
-            drive(tasks, interval, |i, t0| {
-                let r = rec.clone();
-                pool.spawn(move || r.started(i, t0));
-            });
-            rec.latch.wait();
-            cpu.finish(&mut m);
-            rayon_shutdown(pool, hs);
-        }
-        System::Tokio => {
-            let rt = tokio::runtime::Builder::new_multi_thread()
-                .worker_threads(threads)
-                .thread_name("ll-tokio")
-                .build()
-                .expect("tokio runtime");
-            let cpu = PoolCpu::start("ll-tokio");
-            drive(tasks, interval, |i, t0| {
-                let r = rec.clone();
-                rt.spawn(async move { r.started(i, t0) });
-            });
-            rec.latch.wait();
-            cpu.finish(&mut m);
-            // Dropping the runtime joins its worker threads.
-            drop(rt);
-        }
-        System::Crossbeam => {
-            let (tx, rx) = crossbeam_channel::unbounded::<(usize, Instant)>();
-            let hs: Vec<_> = (0..threads)
-                .map(|w| {
-                    let (rx, r) = (rx.clone(), rec.clone());
-                    thread::Builder::new()
-                        .name(format!("ll-crossbeam-{w}"))
-                        .spawn(move || {
-                            for (i, t0) in rx.iter() {
-                                r.started(i, t0);
-                            }
-                        })
-                        .expect("spawn consumer")
-                })
-                .collect();
-            let cpu = PoolCpu::start("ll-crossbeam");
-            drive(tasks, interval, |i, t0| {
-                tx.send((i, t0)).expect("consumers alive")
-            });
-            rec.latch.wait();
-            cpu.finish(&mut m);
-            drop(tx);
-            for h in hs {
-                h.join().expect("consumer panicked");
-            }
-        }
-        System::Ember(policy) => {
-            let pool = policy.build(threads, BIASED_BATCH, "ll-ember");
-            let cpu = PoolCpu::start("ll-ember");
-            drive(tasks, interval, |i, t0| {
-                let r = rec.clone();
-                pool.spawn(move || r.started(i, t0));
-            });
-            rec.latch.wait();
-            cpu.finish(&mut m);
-            m.insert("wakeups".into(), pool.stats().wakeups_issued as f64);
-            drop(pool);
-        }
-    }
-    let mut lat: Vec<u64> = rec
+    row(&rec, &mut m);
+    let lat: Vec<f64> = rec
         .latency_ns
         .iter()
-        .map(|a| a.load(Ordering::Relaxed))
+        .map(|a| a.load(Ordering::Relaxed) as f64)
         .collect();
-    lat.sort_unstable();
     m.insert("latency_p50_us".into(), percentile(&lat, 50.0) / 1e3);
     m.insert("latency_p99_us".into(), percentile(&lat, 99.0) / 1e3);
     m
+}
+
+fn rayon_row(threads: usize, interval: Duration, rec: &Arc<Record>, m: &mut Metrics) {
+    let (pool, hs) = rayon_pool(threads, "ll-rayon");
+    let cpu = PoolCpu::start("ll-rayon");
+    drive(rec.latency_ns.len(), interval, |i, t0| {
+        let r = rec.clone();
+        pool.spawn(move || r.started(i, t0));
+    });
+    rec.latch.wait();
+    cpu.finish(m);
+    rayon_shutdown(pool, hs);
+}
+
+fn tokio_row(threads: usize, interval: Duration, rec: &Arc<Record>, m: &mut Metrics) {
+    let rt = tokio_runtime(threads, "ll-tokio");
+    let cpu = PoolCpu::start("ll-tokio");
+    drive(rec.latency_ns.len(), interval, |i, t0| {
+        let r = rec.clone();
+        rt.spawn(async move { r.started(i, t0) });
+    });
+    rec.latch.wait();
+    cpu.finish(m);
+    drop(rt);
+}
+
+fn crossbeam_row(threads: usize, interval: Duration, rec: &Arc<Record>, m: &mut Metrics) {
+    let (tx, rx) = crossbeam_channel::unbounded::<(usize, Instant)>();
+    let hs: Vec<_> = (0..threads)
+        .map(|w| {
+            let (rx, r) = (rx.clone(), rec.clone());
+            thread::Builder::new()
+                .name(format!("ll-crossbeam-{w}"))
+                .spawn(move || {
+                    for (i, t0) in rx.iter() {
+                        r.started(i, t0);
+                    }
+                })
+                .expect("spawn consumer")
+        })
+        .collect();
+    let cpu = PoolCpu::start("ll-crossbeam");
+    drive(rec.latency_ns.len(), interval, |i, t0| {
+        tx.send((i, t0)).expect("consumers alive")
+    });
+    rec.latch.wait();
+    cpu.finish(m);
+    drop(tx);
+    for h in hs {
+        h.join().expect("consumer panicked");
+    }
+}
+
+fn ember_row(
+    policy: EmberPolicy,
+    threads: usize,
+    interval: Duration,
+    rec: &Arc<Record>,
+    m: &mut Metrics,
+) {
+    let pool = policy.build(threads, "ll-ember");
+    let cpu = PoolCpu::start("ll-ember");
+    drive(rec.latency_ns.len(), interval, |i, t0| {
+        let r = rec.clone();
+        pool.spawn(move || r.started(i, t0));
+    });
+    rec.latch.wait();
+    cpu.finish(m);
+    m.insert("wakeups".into(), pool.stats().wakeups_issued as f64);
+    drop(pool);
 }
 
 #[cfg(test)]
@@ -265,18 +270,10 @@ mod tests {
     use super::*;
 
     #[test]
-    fn percentiles() {
-        let v: Vec<u64> = (1..=100).collect();
-        assert_eq!(percentile(&v, 50.0), 50.0);
-        assert_eq!(percentile(&v, 99.0), 99.0);
-        assert_eq!(percentile(&[7], 99.0), 7.0);
-    }
-
-    #[test]
     fn every_row_completes() {
-        for sys in System::all() {
-            let m = run(sys, 2, Duration::from_micros(200), 20);
-            assert!(m.contains_key("latency_p99_us"), "{}", sys.name());
+        for mut row in rows(2, Duration::from_micros(200), 20) {
+            let m = (row.run)();
+            assert!(m.contains_key("latency_p99_us"), "{}", row.system);
             assert!(m["latency_p50_us"] <= m["latency_p99_us"]);
         }
     }

@@ -1,7 +1,8 @@
 //! `micro`: scheduler micro-benchmarks against the pools people use today.
 //!
-//! Four workloads, one table each (five tables: spawn-many is measured from outside and from
-//! inside a task), every pool with `cores` worker threads. Each run builds its pool, times
+//! Five workloads: spawn-many (measured from outside and from inside a task), fork-join,
+//! ping-pong, chained spawn, each with `cores` worker threads, and the tree-sum at three sizes
+//! with 1 and 2 workers. Each run builds its pool, times
 //! the workload alone, then shuts the pool down and waits for its threads to exit (the
 //! harness's wall and CPU time include start-up and shut-down; `ns_per_op` does not).
 //!
@@ -13,11 +14,19 @@
 //!   inside) + a count-down latch; tokio: `spawn` and awaiting every `JoinHandle`. An op is
 //!   one task.
 //! - **fork-join**: naive `fib(30)` where every call above the leaves is one `join` of its
-//!   two sub-calls, with no sequential cut-off: the cost measured is the cost of `join`.
-//!   ember: `Pool::join`, started inside a pool task; rayon: `rayon::join` inside
-//!   `ThreadPool::install`. tokio has no fork-join; async recursion would measure a boxed
-//!   future and a spawned task per call, not a join, so it has no row here. An op is one
-//!   `join` (`fib(n + 1) - 1` of them).
+//!   two sub-calls, with no sequential cut-off: the cost measured is the cost of `join`;
+//!   An op is one `join` (`fib(n + 1) - 1` of them).
+//! - **tree-sum**: the benchmark the `chili` crate publishes: the sum of a perfect binary
+//!   tree, one `join` per node; 1,023 nodes, 2^20 − 1 and 2^24 − 1, each with 1 and 2
+//!   workers. An op is one node.
+//!
+//!   A fork-join run evaluates its workload until 60 ms have passed (see `fork_join`).
+//!
+//!   Both fork-join workloads run on ember (`Pool::join`, started inside a pool task), rayon
+//!   (`rayon::join` inside `ThreadPool::install`), chili (`Scope::join`) and serially (the
+//!   floor); workers are counted the same way for every system (see `fork_join`). tokio has
+//!   no fork-join (async recursion would measure a boxed future and a spawned task per call,
+//!   not a join), so it has no row there.
 //! - **ping-pong**: 1,000 pairs of tasks each bouncing a ball back and forth: the task that
 //!   receives the ball spawns its partner with it, until the pair has made `bounces` task
 //!   runs. All pairs start at once from outside. ember / rayon / tokio spawn the partner
@@ -28,8 +37,8 @@
 //!   Chains run one after another (the next starts when the previous one has reported). An
 //!   op is one link.
 //!
-//! Sizes (default / `--quick`): spawn-many 10,000 tasks x 30 / 1 rounds; `fib(30)` /
-//! `fib(20)`; ping-pong 1,000 pairs x 300 / 10 bounces; chained spawn 300 / 5 chains of
+//! Sizes (default / `--quick`): spawn-many 10,000 tasks x 40 / 1 rounds; `fib(30)` /
+//! `fib(20)`; tree-sum trees of 10, 20, 24 / 10, 12, 14 layers; ping-pong 1,000 pairs x 1,000 / 10 bounces; chained spawn 1,000 / 5 chains of
 //! depth 1,000.
 //!
 //! # Metrics (besides what the harness measures around the run)
@@ -40,14 +49,17 @@
 //! # Checks
 //!
 //! Every result is checked inside the run and a wrong one panics instead of being reported:
-//! the spawn-many counter equals the number of tasks; `fib` equals the iterative value;
+//! the spawn-many counter equals the number of tasks; `fib` equals the iterative value and
+//! the tree-sum the node count;
 //! every pair and chain reports exactly once with exactly its number of bounces or links
 //! (the ball carries its count); nothing reports again after the pool has shut down. A run
 //! that waits on a channel or latch longer than `TIMEOUT` (120 s) for a result panics rather
 //! than hang (`Pool::wait_idle` has no time limit; it must return once the tasks are done).
 
+mod fork_join;
 mod relays;
 
+use fork_join::{Node, Work};
 use relays::{ping_pong_tokio_mpsc, relay_trials, Relays};
 
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -57,15 +69,14 @@ use std::time::{Duration, Instant};
 use crossbeam_channel::{Receiver, Sender};
 
 use super::ember_rows::EmberPolicy;
-use super::peers::{rayon_pool, rayon_shutdown, Latch};
+use super::peers::{rayon_pool, rayon_shutdown, tokio_runtime, Latch};
 use super::{params, rate, trial};
 use crate::experiment::{Experiment, Group, LabOpts, Metrics, Trial};
+use crate::systems;
 
 /// The `micro` experiment.
 pub struct Micro;
 
-/// `batch` of the `ember-biased` rows (the published value).
-const BIASED_BATCH: usize = 20;
 /// A run that has waited this long for a result has lost a task: it panics.
 const TIMEOUT: Duration = Duration::from_secs(120);
 
@@ -80,6 +91,10 @@ struct Sizes {
     spawn_rounds: usize,
     /// `n` of the fork-join `fib(n)`.
     fib_n: u32,
+    /// How long a fork-join run keeps evaluating its workload.
+    fork_join_target: Duration,
+    /// Tree-sum sizes in layers (`2^layers - 1` nodes).
+    trees: [u32; 3],
     /// Ping-pong pairs.
     pairs: usize,
     /// Task runs per ping-pong pair.
@@ -99,6 +114,8 @@ impl Sizes {
                 spawn_tasks: 10_000,
                 spawn_rounds: 1,
                 fib_n: 20,
+                fork_join_target: Duration::from_millis(5),
+                trees: [10, 12, 14],
                 pairs: 1_000,
                 bounces: 10,
                 chain_depth: 1_000,
@@ -108,12 +125,14 @@ impl Sizes {
             Sizes {
                 threads,
                 spawn_tasks: 10_000,
-                spawn_rounds: 30,
+                spawn_rounds: 40,
                 fib_n: 30,
+                fork_join_target: Duration::from_millis(60),
+                trees: [10, 20, 24],
                 pairs: 1_000,
-                bounces: 300,
+                bounces: 1_000,
                 chain_depth: 1_000,
-                chains: 300,
+                chains: 1_000,
             }
         }
     }
@@ -124,29 +143,17 @@ impl Experiment for Micro {
         "micro"
     }
 
-    fn groups(&self, opts: &LabOpts) -> Vec<Group> {
+    fn headline(&self) -> &'static [&'static str] {
+        &["ns_per_op", "ctx_switches", "cpu_s", "wakeups"]
+    }
+
+    fn groups(&self, opts: &LabOpts) -> Result<Vec<Group>, String> {
         let s = Sizes::new(opts);
         let threads = s.threads;
-        vec![
+        Ok([
             spawn_group(s, Origin::Outside),
             spawn_group(s, Origin::Inside),
-            Group {
-                title: format!(
-                    "fork-join: fib({}) with join, no cut-off, {threads} threads \
-                     (tokio: no fork-join)",
-                    s.fib_n
-                ),
-                params: params([
-                    ("benchmark", "fork-join".into()),
-                    ("threads", threads.into()),
-                    ("fib_n", s.fib_n.into()),
-                    ("joins", joins(s.fib_n).into()),
-                ]),
-                trials: ember_trials(move |v| fib_ember(s, v))
-                    .into_iter()
-                    .chain([trial("rayon", move || fib_rayon(s))])
-                    .collect(),
-            },
+            fib_group(s),
             Group {
                 title: format!(
                     "ping-pong: {} pairs x {} bounces, {threads} threads",
@@ -161,7 +168,7 @@ impl Experiment for Micro {
                 ]),
                 trials: relay_trials(s, Relays::ping_pong(s))
                     .into_iter()
-                    .chain([trial("tokio-mpsc", move || ping_pong_tokio_mpsc(s))])
+                    .chain([trial(systems::TOKIO_MPSC, move || ping_pong_tokio_mpsc(s))])
                     .collect(),
             },
             Group {
@@ -179,6 +186,9 @@ impl Experiment for Micro {
                 trials: relay_trials(s, Relays::chains(s)),
             },
         ]
+        .into_iter()
+        .chain(tree_groups(s))
+        .collect())
     }
 }
 
@@ -188,6 +198,87 @@ fn ember_trials(run: impl Fn(EmberPolicy) -> Metrics + Copy + 'static) -> Vec<Tr
         .iter()
         .map(|&policy| trial(policy.system(), move || run(policy)))
         .collect()
+}
+
+/// The fork-join rows of `work` with `workers` workers: ember (every policy for `fib`, the
+/// default for the tree-sum), rayon, chili, and the serial floor.
+fn fork_join_trials(
+    work: Work,
+    target: Duration,
+    workers: usize,
+    policies: &[EmberPolicy],
+) -> Vec<Trial> {
+    let mut trials: Vec<Trial> = policies
+        .iter()
+        .map(|&policy| {
+            let work = work.clone();
+            trial(policy.system(), move || {
+                fork_join::on_ember(&work, target, workers, policy)
+            })
+        })
+        .collect();
+    let w = work.clone();
+    trials.push(trial(systems::RAYON, move || {
+        fork_join::on_rayon(&w, target, workers)
+    }));
+    let w = work.clone();
+    trials.push(trial(systems::CHILI, move || {
+        fork_join::on_chili(&w, target, workers)
+    }));
+    trials.push(trial(systems::SERIAL, move || {
+        fork_join::on_serial(&work, target)
+    }));
+    trials
+}
+
+fn fib_group(s: Sizes) -> Group {
+    let work = Work::Fib(s.fib_n);
+    Group {
+        title: format!(
+            "fork-join: fib({}) with join, no cut-off, {} workers (tokio: no fork-join)",
+            s.fib_n, s.threads
+        ),
+        params: params([
+            ("benchmark", "fork-join".into()),
+            ("threads", s.threads.into()),
+            ("workers", s.threads.into()),
+            ("fib_n", s.fib_n.into()),
+            ("joins", work.joins().into()),
+        ]),
+        trials: fork_join_trials(work, s.fork_join_target, s.threads, &EmberPolicy::ALL),
+    }
+}
+
+/// chili's tree-sum at each size, with 1 and 2 workers. The trees are built here, once,
+/// outside every measured run.
+fn tree_groups(s: Sizes) -> Vec<Group> {
+    let mut groups = Vec::new();
+    for layers in s.trees {
+        let tree = Arc::new(Node::tree(layers));
+        for workers in [1, 2] {
+            let work = Work::TreeSum(layers, tree.clone());
+            let nodes = work.joins();
+            groups.push(Group {
+                title: format!(
+                    "tree-sum: {} nodes, {workers} worker{}",
+                    thousands(nodes),
+                    if workers == 1 { "" } else { "s" }
+                ),
+                params: params([
+                    ("benchmark", "tree-sum".into()),
+                    ("nodes", nodes.into()),
+                    ("workers", workers.into()),
+                ]),
+                trials: fork_join_trials(
+                    work,
+                    s.fork_join_target,
+                    workers,
+                    &[EmberPolicy::Default],
+                ),
+            });
+        }
+    }
+    groups
 }
 
 /// `1,000` for 1000.
@@ -230,15 +321,6 @@ fn with_rayon<R>(threads: usize, f: impl FnOnce(&rayon::ThreadPool) -> R) -> R {
     out
 }
 
-fn tokio_runtime(threads: usize) -> tokio::runtime::Runtime {
-    // Dropping the runtime waits for its worker threads to stop.
-    tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(threads)
-        .thread_name("micro-tokio")
-        .build()
-        .expect("micro: building the tokio runtime")
-}
-
 // ---------------------------------------------------------------------------------------
 // spawn-many
 
@@ -269,8 +351,8 @@ fn spawn_group(s: Sizes, origin: Origin) -> Group {
         trials: ember_trials(move |v| spawn_ember(s, origin, v))
             .into_iter()
             .chain([
-                trial("rayon", move || spawn_rayon(s, origin)),
-                trial("tokio", move || spawn_tokio(s, origin)),
+                trial(systems::RAYON, move || spawn_rayon(s, origin)),
+                trial(systems::TOKIO, move || spawn_tokio(s, origin)),
             ])
             .collect(),
     }
@@ -289,7 +371,7 @@ fn check_count(counter: &AtomicUsize, s: Sizes, system: &str) {
 }
 
 fn spawn_ember(s: Sizes, origin: Origin, policy: EmberPolicy) -> Metrics {
-    let pool = policy.build(s.threads, BIASED_BATCH, "micro");
+    let pool = policy.build(s.threads, "micro");
     let mut elapsed = Duration::ZERO;
     for _ in 0..s.spawn_rounds {
         let counter = Arc::new(AtomicUsize::new(0));
@@ -320,7 +402,7 @@ fn spawn_ember(s: Sizes, origin: Origin, policy: EmberPolicy) -> Metrics {
         }
         pool.wait_idle();
         elapsed += start.elapsed();
-        check_count(&counter, s, policy.system());
+        check_count(&counter, s, policy.system().name);
     }
     finish_ember(pool, rate(spawn_ops(s), elapsed))
 }
@@ -365,7 +447,7 @@ fn spawn_rayon(s: Sizes, origin: Origin) -> Metrics {
 }
 
 fn spawn_tokio(s: Sizes, origin: Origin) -> Metrics {
-    let rt = tokio_runtime(s.threads);
+    let rt = tokio_runtime(s.threads, "micro-tokio");
     let mut elapsed = Duration::ZERO;
     for _ in 0..s.spawn_rounds {
         let counter = Arc::new(AtomicUsize::new(0));
@@ -410,76 +492,4 @@ fn spawn_tokio(s: Sizes, origin: Origin) -> Metrics {
     }
     drop(rt);
     rate(spawn_ops(s), elapsed)
-}
-
-// ---------------------------------------------------------------------------------------
-// fork-join
-
-/// `fib(n)`, computed iteratively (the expected value).
-fn fib_expected(n: u32) -> u64 {
-    let (mut a, mut b) = (0u64, 1u64);
-    for _ in 0..n {
-        (a, b) = (b, a + b);
-    }
-    a
-}
-
-/// Joins made by the naive recursion for `fib(n)`: one per call with `n >= 2`, which is
-/// `fib(n + 1) - 1`.
-fn joins(n: u32) -> u64 {
-    fib_expected(n + 1) - 1
-}
-
-fn check_fib(value: u64, n: u32, system: &str) {
-    assert_eq!(
-        value,
-        fib_expected(n),
-        "micro: fork-join on {system}: fib({n}) is wrong"
-    );
-}
-
-fn fib_ember_rec(pool: &ember::Pool, n: u32) -> u64 {
-    if n < 2 {
-        return u64::from(n);
-    }
-    let (a, b) = pool.join(|| fib_ember_rec(pool, n - 1), || fib_ember_rec(pool, n - 2));
-    a + b
-}
-
-fn fib_ember(s: Sizes, policy: EmberPolicy) -> Metrics {
-    let pool = policy.build(s.threads, BIASED_BATCH, "micro");
-    let n = s.fib_n;
-    let (tx, rx) = crossbeam_channel::bounded(1);
-    let handle = pool.clone();
-    let start = Instant::now();
-    // Started inside a pool task, as rayon's `install` does, so that only the pool's own
-    // threads do the work.
-    pool.spawn(move || {
-        let value = fib_ember_rec(&handle, n);
-        drop(handle);
-        let _ = tx.send(value);
-    });
-    let value = recv_or_die(&rx, "fork-join on ember");
-    let elapsed = start.elapsed();
-    check_fib(value, n, policy.system());
-    finish_ember(pool, rate(joins(n), elapsed))
-}
-
-fn fib_rayon_rec(n: u32) -> u64 {
-    if n < 2 {
-        return u64::from(n);
-    }
-    let (a, b) = rayon::join(|| fib_rayon_rec(n - 1), || fib_rayon_rec(n - 2));
-    a + b
-}
-
-fn fib_rayon(s: Sizes) -> Metrics {
-    let n = s.fib_n;
-    with_rayon(s.threads, |pool| {
-        let start = Instant::now();
-        let value = pool.install(|| fib_rayon_rec(n));
-        let elapsed = start.elapsed();
-        check_fib(value, n, "rayon");
-        rate(joins(n), elapsed)
-    })
 }

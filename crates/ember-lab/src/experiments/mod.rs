@@ -1,7 +1,8 @@
-//! The experiments of the lab (DESIGN §4), each implementing [`crate::experiment::Experiment`],
-//! and the pieces their rows share.
+//! The experiments of the lab, each implementing [`crate::experiment::Experiment`], and the
+//! pieces their rows share.
 
 pub mod baton;
+pub mod biased_work_queue;
 pub mod chained_decode;
 pub mod containers;
 pub mod cycle;
@@ -12,17 +13,52 @@ pub mod micro;
 pub mod peers;
 pub mod producer_consumer;
 
-use crate::experiment::{Params, Trial};
+use crate::cli::Cli;
+use crate::experiment::{Experiment, Params, Trial};
+use crate::systems::System;
+
+/// Every experiment, in the order the lab runs them, sized by the command line: the one
+/// place an experiment is registered.
+pub fn registry(cli: &Cli) -> Vec<Box<dyn Experiment>> {
+    vec![
+        Box::new(producer_consumer::ProducerConsumer {
+            args: cli.pc.clone(),
+        }),
+        Box::new(light_load::LightLoad {
+            args: cli.ll.clone(),
+        }),
+        Box::new(cycle::Cycle),
+        Box::new(containers::Containers {
+            args: cli.cn.clone(),
+        }),
+        Box::new(flow::FlowExp {
+            args: cli.flow.clone(),
+            repeat_given: cli.repeat.is_some(),
+        }),
+        Box::new(chained_decode::ChainedDecode::new(cli.cd.clone())),
+        Box::new(micro::Micro),
+    ]
+}
 
 /// Builds a [`Params`] from `(name, value)` pairs.
 pub fn params<const N: usize>(pairs: [(&str, serde_json::Value); N]) -> Params {
     pairs.into_iter().map(|(k, v)| (k.to_string(), v)).collect()
 }
 
-/// A trial with no parameters of its own.
-pub fn trial(system: &str, run: impl FnMut() -> crate::experiment::Metrics + 'static) -> Trial {
+/// A row of `system` with no parameters of its own.
+pub fn trial(system: &System, run: impl FnMut() -> crate::experiment::Metrics + 'static) -> Trial {
+    trial_named(system, system.name, run)
+}
+
+/// A row of `system` shown as `name` (the registry name with a suffix, e.g. its batch).
+pub fn trial_named(
+    system: &System,
+    name: &str,
+    run: impl FnMut() -> crate::experiment::Metrics + 'static,
+) -> Trial {
     Trial {
-        system: system.to_string(),
+        system: name.to_string(),
+        role: system.role,
         params: Params::new(),
         run: Box::new(run),
     }

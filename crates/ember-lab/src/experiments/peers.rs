@@ -76,6 +76,16 @@ pub fn rayon_pool(threads: usize, name: &str) -> (rayon::ThreadPool, Vec<JoinHan
     (pool, handles.into_inner().unwrap())
 }
 
+/// A tokio multi-thread runtime of `threads` workers named `name`: the one place the lab
+/// builds one. Dropping it waits for its worker threads to stop.
+pub fn tokio_runtime(threads: usize, name: &str) -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(threads)
+        .thread_name(name)
+        .build()
+        .expect("building a tokio runtime")
+}
+
 /// Drops a rayon pool and waits until its threads have exited.
 pub fn rayon_shutdown(pool: rayon::ThreadPool, handles: Vec<JoinHandle<()>>) {
     drop(pool);

@@ -1,11 +1,23 @@
-//! `producer-consumer`: seed technique 1's measurement (DESIGN §1.1), reproduced.
+//! `producer-consumer`: the measurement of R. O'Callahan, "Biased work queues" (Pernosco,
+//! <https://github.com/rocallahan/biased-work-queues>), reproduced.
 //!
 //! Each pool has one serial producer thread and `threads` consumers. A consumer item costs
-//! `WORK` units of [`crate::work::work`]; producing one costs `2*WORK/threads` units on the
-//! producer, so the consumers together can just keep up with it — the regime where a pool
-//! that wakes a sleeper per item burns its time in context switches. Each pool gets
-//! `threads*50` items (also swept at a larger multiple so that steady state dominates), and
-//! `pools` pools run at once as threads of this process.
+//! `work` units of [`crate::work::work`]; producing one costs `2*work/threads` units on the
+//! producer, so half the consumers together can just keep up with it — the regime where a
+//! pool that wakes a sleeper per item burns its time in context switches. `pools` pools run
+//! at once as threads of this process.
+//!
+//! **The published shape** (the first table): `threads` = cores, 3 pools, 50 items per
+//! consumer thread per pool, `work` = 10^6 relaxed `fetch_add`s (the publication's
+//! `WORK_SIZE`), producer batch 1 and 20 for the crossbeam-channel and rayon rows, and the
+//! publication's biased work queue (`biased-work-queue`, re-implemented here from its
+//! description: consumer i takes up to 20 items without blocking; only consumer 0 blocks on
+//! the channel, consumer i>0 sleeps on a private parker that consumer i-1 unparks when it took
+//! a full batch). A published-shape run lasts seconds here, so that table keeps to the
+//! publication's rows, ember's default and the floor. **The sweep** (the tables after it)
+//! uses ~40 µs items, `cores` threads by default (`--threads`, `--pools`, `--items-per-thread`
+//! sweep more): the same regime with far more hand-offs per second of work, and ember's other
+//! policies and standalone biased consumer beside the peers.
 //!
 //! Every run creates its pools and threads and tears them down (joining every thread) before
 //! it returns, so the perf counters inherit all of them and `getrusage` has all of their time.
@@ -17,41 +29,46 @@
 //! The `floor` row is not a pool: each producer thread does its production work while one
 //! consumer thread per pool does all the consumer work, with no queue and no hand-off between
 //! them. Its context switches are what the kernel's time slicing alone costs when those
-//! threads share the cores — the fewest any pool can have on this machine whose consumer runs
-//! while its producer is still producing. It is a bound, not a peer: ratios never use it.
+//! threads share the cores. `avoidable_ctx_switches` is, per round, a row's switches minus the
+//! floor's in the same round: what a scheduler can remove.
 //!
 //! The pools run as threads of one process, or with `--processes` as child processes of this
 //! binary (started with the hidden `--pc-child` flag; the harness adds their `getrusage` and
-//! the perf counters follow them through fork and exec).
+//! the perf counters follow them through fork and exec). The `go` row runs the same workload
+//! in Go's runtime (goroutines on a channel), in a child process.
+
+mod feeds;
 
 use super::ember_rows::EmberPolicy;
-use super::peers::{rayon_pool, rayon_shutdown, Latch};
-use super::{oversubscription, params, trial};
-use crate::experiment::{Experiment, Group, LabOpts, Metrics};
+use super::{oversubscription, params, trial, trial_named};
+use crate::experiment::{Experiment, Group, LabOpts, Metrics, Trial};
+use crate::go_peer;
 use crate::metrics::cputime::timed;
+use crate::systems::{self, System};
 use crate::work::{units_per_us, work};
 use clap::Args;
+use feeds::{one_pool, Feed};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::thread;
 
 /// Flags of `producer-consumer`.
 #[derive(Args, Debug, Clone, Default)]
-#[command(next_help_heading = "producer-consumer")]
+#[command(next_help_heading = "producer-consumer (the sweep after the published shape)")]
 pub struct PcArgs {
-    /// Consumer threads per pool, swept [default: cores, 4×cores]
+    /// Consumer threads per pool, swept [default: cores]
     #[arg(long, value_delimiter = ',', value_name = "N,..")]
     pub threads: Vec<usize>,
-    /// Pools running at once, swept [default: 1,3]
+    /// Pools running at once, swept [default: 3]
     #[arg(long, value_delimiter = ',', value_name = "N,..")]
     pub pools: Vec<usize>,
     /// Items per pool, swept; overrides --items-per-thread
     #[arg(long, value_delimiter = ',', value_name = "N,..")]
     pub items: Vec<usize>,
-    /// Items per pool as a multiple of threads, swept [default: 50,500; --quick: 50]
+    /// Items per pool as a multiple of threads, swept [default: 500; --quick: 50]
     #[arg(long, value_delimiter = ',', value_name = "N,..")]
     pub items_per_thread: Vec<usize>,
-    /// Producer batch of the -batch rows and batch of the biased rows [default: 20]
+    /// Producer batch of the -batch rows and batch of the ember-biased rows [default: 20]
     #[arg(long, value_name = "N")]
     pub batch: Option<usize>,
     /// Consumer cost of one item in work units; overrides --work-us
@@ -73,9 +90,16 @@ pub struct ProducerConsumer {
     pub args: PcArgs,
 }
 
+/// The publication's `WORK_SIZE`: units of work per consumed item.
+pub const PUBLISHED_WORK: u64 = 1_000_000;
+/// The publication's items per consumer thread per pool.
+pub const PUBLISHED_ITEMS_PER_THREAD: usize = 50;
+/// The publication's pools running at once.
+pub const PUBLISHED_POOLS: usize = 3;
+
 /// One workload: what every row of a group runs.
 #[derive(Clone, Copy, Debug)]
-struct Setup {
+pub struct Setup {
     threads: usize,
     pools: usize,
     items: usize,
@@ -88,48 +112,9 @@ struct Setup {
     processes: bool,
 }
 
-#[derive(Clone, Copy, Debug)]
-enum System {
-    Crossbeam,
-    CrossbeamBatch,
-    Rayon,
-    RayonBatch,
-    BiasedConsumers,
-    Ember(EmberPolicy),
-    /// One producer and one consumer thread per pool doing their work with no queue.
-    Floor,
-}
-
-impl System {
-    fn all() -> Vec<System> {
-        let mut v = vec![
-            System::Crossbeam,
-            System::CrossbeamBatch,
-            System::Rayon,
-            System::RayonBatch,
-            System::BiasedConsumers,
-        ];
-        v.extend(EmberPolicy::ALL.map(System::Ember));
-        v.push(System::Floor);
-        v
-    }
-
-    fn name(self, batch: usize) -> String {
-        match self {
-            System::Crossbeam => "crossbeam".into(),
-            System::CrossbeamBatch => format!("crossbeam-batch{batch}"),
-            System::Rayon => "rayon".into(),
-            System::RayonBatch => format!("rayon-batch{batch}"),
-            System::BiasedConsumers => "ember-biased-consumers".into(),
-            System::Ember(p) => p.system().into(),
-            System::Floor => "floor".into(),
-        }
-    }
-}
-
 /// What the threads of one run add up.
 #[derive(Default)]
-struct Tally {
+pub struct Tally {
     useful_ns: AtomicU64,
     wakeups: AtomicU64,
 }
@@ -156,24 +141,58 @@ impl Experiment for ProducerConsumer {
         "producer-consumer"
     }
 
-    fn groups(&self, opts: &LabOpts) -> Vec<Group> {
+    fn headline(&self) -> &'static [&'static str] {
+        &[
+            "avoidable_ctx_switches",
+            "ctx_switches",
+            "migrations",
+            "wall_s",
+            "overhead_cpu_s",
+        ]
+    }
+
+    fn groups(&self, opts: &LabOpts) -> Result<Vec<Group>, String> {
         let a = &self.args;
         let cores = opts.cores;
-        let threads = or_default(&a.threads, vec![cores, 4 * cores]);
-        let pools = or_default(&a.pools, vec![1, 3]);
-        let per_thread = or_default(
-            &a.items_per_thread,
-            if opts.quick { vec![50] } else { vec![50, 500] },
-        );
         let batch = a.batch.unwrap_or(20).max(1);
         let per_us = units_per_us();
-        let work_units = a.work.unwrap_or_else(|| {
-            let us = a.work_us.unwrap_or(if opts.quick { 10.0 } else { 40.0 });
-            (us * per_us).round().max(1.0) as u64
-        });
-        let mut groups = Vec::new();
+        // The published shape, at --quick a hundredth of the work per item.
+        let published_work = if opts.quick {
+            PUBLISHED_WORK / 100
+        } else {
+            PUBLISHED_WORK
+        };
+        let published = Setup {
+            threads: cores,
+            pools: PUBLISHED_POOLS,
+            items: PUBLISHED_ITEMS_PER_THREAD * cores,
+            batch,
+            work: published_work,
+            produce: 2 * published_work / cores as u64,
+            processes: a.processes,
+        };
+        let mut groups = vec![group(published, cores, per_us, true)];
+
+        let threads = or_default(&a.threads, vec![cores]);
+        let pools = or_default(&a.pools, vec![PUBLISHED_POOLS]);
+        let per_thread = or_default(
+            &a.items_per_thread,
+            if opts.quick { vec![50] } else { vec![500] },
+        );
+        let work_units = match a.work {
+            Some(units) => units,
+            None => {
+                let us = a.work_us.unwrap_or(if opts.quick { 10.0 } else { 40.0 });
+                if !(us.is_finite() && us > 0.0) {
+                    return Err(format!("--work-us must be a positive time, not {us}"));
+                }
+                (us * per_us).round().max(1.0) as u64
+            }
+        };
+        if threads.contains(&0) || pools.contains(&0) {
+            return Err("--threads and --pools take counts of 1 or more".into());
+        }
         for &t in &threads {
-            let t = t.max(1);
             let items: Vec<usize> = if a.items.is_empty() {
                 per_thread.iter().map(|m| m * t).collect()
             } else {
@@ -183,24 +202,65 @@ impl Experiment for ProducerConsumer {
                 for &n in &items {
                     let s = Setup {
                         threads: t,
-                        pools: p.max(1),
+                        pools: p,
                         items: n,
                         batch,
                         work: work_units,
                         produce: 2 * work_units / t as u64,
                         processes: a.processes,
                     };
-                    groups.push(group(s, cores, per_us));
+                    groups.push(group(s, cores, per_us, false));
                 }
             }
         }
-        groups
+        Ok(groups)
+    }
+
+    fn differences(&self) -> &'static [(&'static str, &'static str, &'static str)] {
+        &[("floor", "ctx_switches", "avoidable_ctx_switches")]
     }
 }
 
-fn group(s: Setup, cores: usize, per_us: f64) -> Group {
+/// The rows of the published table: the publication's systems (crossbeam-channel and rayon,
+/// each with and without producer batching, and its biased work queue), ember's default, and
+/// the floor. Each run lasts seconds here, so the table keeps to these.
+fn rows(batch: usize) -> Vec<(&'static System, String, Feed)> {
+    let named = |system: &'static System, feed| (system, system.name.to_string(), feed);
+    let batched = |system: &'static System, feed| (system, format!("{}{batch}", system.name), feed);
+    vec![
+        named(systems::CROSSBEAM, Feed::Crossbeam { batch: 1 }),
+        batched(systems::CROSSBEAM_BATCH, Feed::Crossbeam { batch }),
+        named(systems::RAYON, Feed::Rayon { batch: 1 }),
+        batched(systems::RAYON_BATCH, Feed::Rayon { batch }),
+        named(systems::BIASED_WORK_QUEUE, Feed::BiasedWorkQueue),
+        named(systems::EMBER, Feed::Ember(EmberPolicy::Default)),
+        named(systems::FLOOR, Feed::Floor),
+    ]
+}
+
+/// The sweep's rows add ember's other wake policies and its standalone biased consumer.
+fn sweep_rows(batch: usize) -> Vec<(&'static System, String, Feed)> {
+    let mut rows = rows(batch);
+    let floor = rows.pop().expect("the floor row comes last");
+    for (system, feed) in [
+        (systems::EMBER_BIASED, Feed::Ember(EmberPolicy::Biased)),
+        (systems::EMBER_EAGER, Feed::Ember(EmberPolicy::Eager)),
+        (systems::EMBER_BIASED_CONSUMERS, Feed::BiasedConsumers),
+    ] {
+        rows.push((system, system.name.to_string(), feed));
+    }
+    rows.push(floor);
+    rows
+}
+
+fn group(s: Setup, cores: usize, per_us: f64, published: bool) -> Group {
     let title = format!(
-        "{} pool{}{} × {} threads{}, {} items/pool, item ≈ {:.0} µs",
+        "{}{} pool{}{} × {} threads{}, {} items/pool, item ≈ {:.0} µs",
+        if published {
+            "published shape: "
+        } else {
+            "sweep: "
+        },
         s.pools,
         if s.pools == 1 { "" } else { "s" },
         if s.processes { " (processes)" } else { "" },
@@ -209,9 +269,34 @@ fn group(s: Setup, cores: usize, per_us: f64) -> Group {
         s.items,
         s.work as f64 / per_us
     );
+    let rows = if published {
+        rows(s.batch)
+    } else {
+        sweep_rows(s.batch)
+    };
+    let mut trials: Vec<Trial> = rows
+        .into_iter()
+        .map(|(system, name, feed)| trial_named(system, &name, move || run(feed, s)))
+        .collect();
+    if go_peer::available() {
+        trials.push(trial(systems::GO, move || {
+            go_peer::run(&[
+                "producer-consumer".into(),
+                s.threads.to_string(),
+                s.pools.to_string(),
+                s.items.to_string(),
+                s.work.to_string(),
+                s.produce.to_string(),
+            ])
+        }));
+    }
     Group {
         title,
         params: params([
+            (
+                "shape",
+                if published { "published" } else { "sweep" }.into(),
+            ),
             ("threads", s.threads.into()),
             ("pools", s.pools.into()),
             ("items", s.items.into()),
@@ -220,27 +305,32 @@ fn group(s: Setup, cores: usize, per_us: f64) -> Group {
             ("produce_units", s.produce.into()),
             ("processes", s.processes.into()),
         ]),
-        trials: System::all()
-            .into_iter()
-            .map(|sys| trial(&sys.name(s.batch), move || run(sys, s)))
-            .collect(),
+        trials,
     }
 }
 
 /// One run: `pools` producers at once, each with its own pool, all torn down before return.
-fn run(sys: System, s: Setup) -> Metrics {
+fn run(feed: Feed, s: Setup) -> Metrics {
     let tally = Arc::new(Tally::default());
     if s.processes {
-        run_processes(sys, s, &tally);
+        run_processes(feed, s, &tally);
     } else {
-        run_threads(sys, s, &tally);
+        thread::scope(|scope| {
+            for p in 0..s.pools {
+                let tally = tally.clone();
+                thread::Builder::new()
+                    .name(format!("pc-producer-{p}"))
+                    .spawn_scoped(scope, move || one_pool(feed, s, p, tally))
+                    .expect("spawn producer");
+            }
+        });
     }
     let mut m = Metrics::new();
     m.insert(
         "useful_cpu_s".into(),
         tally.useful_ns.load(Ordering::Relaxed) as f64 * 1e-9,
     );
-    if matches!(sys, System::Ember(_)) {
+    if matches!(feed, Feed::Ember(_)) {
         m.insert(
             "wakeups".into(),
             tally.wakeups.load(Ordering::Relaxed) as f64,
@@ -249,23 +339,11 @@ fn run(sys: System, s: Setup) -> Metrics {
     m
 }
 
-fn run_threads(sys: System, s: Setup, tally: &Arc<Tally>) {
-    thread::scope(|scope| {
-        for p in 0..s.pools {
-            let tally = tally.clone();
-            thread::Builder::new()
-                .name(format!("pc-producer-{p}"))
-                .spawn_scoped(scope, move || one_pool(sys, s, p, tally))
-                .expect("spawn producer");
-        }
-    });
-}
-
-/// What a child is told: `system threads items batch work produce pool`.
-fn child_spec(sys: System, s: Setup, pool: usize) -> String {
+/// What a child is told: `feed threads items batch work produce pool`.
+fn child_spec(feed: Feed, s: Setup, pool: usize) -> String {
     format!(
         "{} {} {} {} {} {} {pool}",
-        sys.name(s.batch),
+        feed.code(),
         s.threads,
         s.items,
         s.batch,
@@ -274,9 +352,9 @@ fn child_spec(sys: System, s: Setup, pool: usize) -> String {
     )
 }
 
-fn parse_child_spec(spec: &str) -> Option<(System, Setup, usize)> {
+fn parse_child_spec(spec: &str) -> Option<(Feed, Setup, usize)> {
     let f: Vec<&str> = spec.split_whitespace().collect();
-    let [name, threads, items, batch, work, produce, pool] = f.as_slice() else {
+    let [code, threads, items, batch, work, produce, pool] = f.as_slice() else {
         return None;
     };
     let s = Setup {
@@ -288,20 +366,17 @@ fn parse_child_spec(spec: &str) -> Option<(System, Setup, usize)> {
         produce: produce.parse().ok()?,
         processes: false,
     };
-    let sys = System::all()
-        .into_iter()
-        .find(|x| x.name(s.batch) == *name)?;
-    Some((sys, s, pool.parse().ok()?))
+    Some((Feed::from_code(code)?, s, pool.parse().ok()?))
 }
 
 /// Runs the pools as child processes of this binary and adds up what they report.
-fn run_processes(sys: System, s: Setup, tally: &Tally) {
+fn run_processes(feed: Feed, s: Setup, tally: &Tally) {
     let exe = std::env::current_exe().expect("path of this executable");
     let children: Vec<_> = (0..s.pools)
         .map(|p| {
             std::process::Command::new(&exe)
                 .arg("--pc-child")
-                .arg(child_spec(sys, s, p))
+                .arg(child_spec(feed, s, p))
                 .stdout(std::process::Stdio::piped())
                 .spawn()
                 .expect("start a pool process")
@@ -324,12 +399,12 @@ fn run_processes(sys: System, s: Setup, tally: &Tally) {
 
 /// Entry point of a `--pc-child` process: runs one pool and prints `useful_ns wakeups`.
 pub fn child_main(spec: &str) -> std::process::ExitCode {
-    let Some((sys, s, pool)) = parse_child_spec(spec) else {
-        eprintln!("bad --pc-child spec {spec:?}");
+    let Some((feed, s, pool)) = parse_child_spec(spec) else {
+        eprintln!("ember-lab: bad --pc-child spec {spec:?}");
         return std::process::ExitCode::from(2);
     };
     let tally = Arc::new(Tally::default());
-    one_pool(sys, s, pool, tally.clone());
+    one_pool(feed, s, pool, tally.clone());
     println!(
         "{} {}",
         tally.useful_ns.load(Ordering::Relaxed),
@@ -338,164 +413,12 @@ pub fn child_main(spec: &str) -> std::process::ExitCode {
     std::process::ExitCode::SUCCESS
 }
 
-/// Spawns `n` named consumer threads running `body`.
-fn consumers(
-    n: usize,
-    name: &str,
-    body: impl Fn() + Send + Clone + 'static,
-) -> Vec<thread::JoinHandle<()>> {
-    (0..n)
-        .map(|i| {
-            thread::Builder::new()
-                .name(format!("{name}-{i}"))
-                .spawn(body.clone())
-                .expect("spawn consumer")
-        })
-        .collect()
-}
-
-fn join_all(handles: Vec<thread::JoinHandle<()>>) {
-    for h in handles {
-        h.join().expect("consumer panicked");
-    }
-}
-
-/// The producer of pool `p`: creates the pool, feeds it, waits, tears it down.
-fn one_pool(sys: System, s: Setup, p: usize, tally: Arc<Tally>) {
-    let name = format!("pc{p}");
-    match sys {
-        System::Crossbeam => {
-            let (tx, rx) = crossbeam_channel::unbounded::<usize>();
-            let t = tally.clone();
-            let hs = consumers(s.threads, &name, move || {
-                for _ in rx.iter() {
-                    t.consume(&s);
-                }
-            });
-            for i in 0..s.items {
-                tally.produce(&s);
-                tx.send(i).expect("consumers alive");
-            }
-            drop(tx);
-            join_all(hs);
-        }
-        System::CrossbeamBatch => {
-            let (tx, rx) = crossbeam_channel::unbounded::<Vec<usize>>();
-            let t = tally.clone();
-            let hs = consumers(s.threads, &name, move || {
-                for batch in rx.iter() {
-                    for _ in batch {
-                        t.consume(&s);
-                    }
-                }
-            });
-            let mut buf = Vec::with_capacity(s.batch);
-            for i in 0..s.items {
-                tally.produce(&s);
-                buf.push(i);
-                if buf.len() == s.batch {
-                    let full = std::mem::replace(&mut buf, Vec::with_capacity(s.batch));
-                    tx.send(full).expect("consumers alive");
-                }
-            }
-            if !buf.is_empty() {
-                tx.send(buf).expect("consumers alive");
-            }
-            drop(tx);
-            join_all(hs);
-        }
-        System::Rayon => {
-            let (pool, hs) = rayon_pool(s.threads, &name);
-            let latch = Arc::new(Latch::new(s.items));
-            for _ in 0..s.items {
-                tally.produce(&s);
-                let (t, l) = (tally.clone(), latch.clone());
-                pool.spawn(move || {
-                    t.consume(&s);
-                    l.count_down(1);
-                });
-            }
-            latch.wait();
-            rayon_shutdown(pool, hs);
-        }
-        System::RayonBatch => {
-            let (pool, hs) = rayon_pool(s.threads, &name);
-            let latch = Arc::new(Latch::new(s.items));
-            let mut pending = 0;
-            let flush = |n: usize| {
-                let (t, l) = (tally.clone(), latch.clone());
-                pool.spawn(move || {
-                    for _ in 0..n {
-                        t.consume(&s);
-                    }
-                    l.count_down(n);
-                });
-            };
-            for _ in 0..s.items {
-                tally.produce(&s);
-                pending += 1;
-                if pending == s.batch {
-                    flush(pending);
-                    pending = 0;
-                }
-            }
-            if pending > 0 {
-                flush(pending);
-            }
-            latch.wait();
-            rayon_shutdown(pool, hs);
-        }
-        System::BiasedConsumers => {
-            let (tx, rx) = crossbeam_channel::unbounded::<usize>();
-            let t = tally.clone();
-            let c = ember::biased::spawn_consumers(rx, s.threads, s.batch, move |_item: usize| {
-                t.consume(&s)
-            })
-            .expect("spawn biased consumers");
-            for i in 0..s.items {
-                tally.produce(&s);
-                tx.send(i).expect("consumers alive");
-            }
-            drop(tx);
-            let handled: u64 = c.join().iter().sum();
-            assert_eq!(handled, s.items as u64, "biased consumers lost items");
-        }
-        System::Floor => {
-            let t = tally.clone();
-            let hs = consumers(1, &name, move || {
-                for _ in 0..s.items {
-                    t.consume(&s);
-                }
-            });
-            for _ in 0..s.items {
-                tally.produce(&s);
-            }
-            join_all(hs);
-        }
-        System::Ember(policy) => {
-            let pool = policy.build(s.threads, s.batch, &name);
-            for _ in 0..s.items {
-                tally.produce(&s);
-                let t = tally.clone();
-                pool.spawn(move || t.consume(&s));
-            }
-            pool.wait_idle();
-            tally
-                .wakeups
-                .fetch_add(pool.stats().wakeups_issued, Ordering::Relaxed);
-            drop(pool);
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    /// Every row runs to completion on a tiny workload and accounts its useful work.
-    #[test]
-    fn every_row_completes() {
-        let s = Setup {
+    fn tiny() -> Setup {
+        Setup {
             threads: 2,
             pools: 2,
             items: 45,
@@ -503,11 +426,16 @@ mod tests {
             work: 10,
             produce: 10,
             processes: false,
-        };
-        for sys in System::all() {
-            let m = run(sys, s);
-            assert!(m["useful_cpu_s"] >= 0.0, "{}", sys.name(20));
-            assert_eq!(m.contains_key("wakeups"), matches!(sys, System::Ember(_)));
+        }
+    }
+
+    /// Every row runs to completion on a tiny workload and accounts its useful work.
+    #[test]
+    fn every_row_completes() {
+        for (_, name, feed) in sweep_rows(20) {
+            let m = run(feed, tiny());
+            assert!(m["useful_cpu_s"] >= 0.0, "{name}");
+            assert_eq!(m.contains_key("wakeups"), matches!(feed, Feed::Ember(_)));
         }
     }
 
@@ -522,9 +450,9 @@ mod tests {
             produce: 250,
             processes: true,
         };
-        for sys in System::all() {
-            let (back, t, pool) = parse_child_spec(&child_spec(sys, s, 2)).unwrap();
-            assert_eq!(back.name(20), sys.name(20));
+        for (_, name, feed) in sweep_rows(20) {
+            let (back, t, pool) = parse_child_spec(&child_spec(feed, s, 2)).unwrap();
+            assert_eq!(back, feed, "{name}");
             assert_eq!(
                 (t.threads, t.items, t.batch, t.work, t.produce, pool),
                 (8, 400, 20, 1000, 250, 2)
@@ -534,7 +462,7 @@ mod tests {
     }
 
     #[test]
-    fn sweeps_the_design_grid() {
+    fn the_published_shape_comes_first_then_the_sweep() {
         let opts = LabOpts {
             quick: true,
             repeat: 1,
@@ -543,24 +471,33 @@ mod tests {
         let e = ProducerConsumer {
             args: PcArgs::default(),
         };
-        let g = e.groups(&opts);
-        assert_eq!(g.len(), 4); // threads {2, 8} × pools {1, 3}
+        let g = e.groups(&opts).unwrap();
+        assert_eq!(g.len(), 2); // published, then threads {2} × pools {3}
+        assert_eq!(g[0].params["shape"], "published");
+        assert_eq!(g[0].params["pools"], 3);
         assert_eq!(g[0].params["items"], 100);
+        assert_eq!(g[0].params["produce_units"], g[0].params["work_units"]);
+        assert_eq!(g[1].params["shape"], "sweep");
         let names: Vec<_> = g[0].trials.iter().map(|t| t.system.as_str()).collect();
         assert_eq!(
-            names,
+            names[..7],
             [
                 "crossbeam",
                 "crossbeam-batch20",
                 "rayon",
                 "rayon-batch20",
-                "ember-biased-consumers",
+                "biased-work-queue",
                 "ember",
-                "ember-biased",
-                "ember-searching",
-                "ember-eager",
                 "floor"
             ]
         );
+        assert!(g[1].trials.iter().any(|t| t.system == "ember-eager"));
+        let bad = ProducerConsumer {
+            args: PcArgs {
+                threads: vec![0],
+                ..PcArgs::default()
+            },
+        };
+        assert!(bad.groups(&opts).is_err());
     }
 }

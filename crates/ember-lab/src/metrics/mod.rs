@@ -5,7 +5,7 @@
 //!   inherited by every thread the run creates.
 //! * [`cputime`]: the calling thread's CPU clock, which experiments use to account the CPU
 //!   spent inside their work closures ("useful" CPU).
-//! * [`stats`]: median / min / max over the repeats of a row.
+//! * [`stats`]: the one place for medians, percentiles, spreads and confidence intervals.
 
 pub mod cputime;
 pub mod perf;

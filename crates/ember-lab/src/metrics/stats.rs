@@ -32,6 +32,23 @@ pub fn spread(values: &[f64]) -> Option<Spread> {
     })
 }
 
+/// The median of a series (the mean of the middle two for an even count); NaN when empty.
+/// The one median of the lab: every table, claim and experiment uses it.
+pub fn median(values: &[f64]) -> f64 {
+    spread(values).map_or(f64::NAN, |s| s.median)
+}
+
+/// Nearest-rank percentile `p` (0–100) of a series; NaN when empty.
+pub fn percentile(values: &[f64], p: f64) -> f64 {
+    if values.is_empty() {
+        return f64::NAN;
+    }
+    let mut v = values.to_vec();
+    v.sort_by(f64::total_cmp);
+    let rank = ((p / 100.0) * v.len() as f64).ceil() as usize;
+    v[rank.clamp(1, v.len()) - 1]
+}
+
 /// A 95 % confidence interval for the median of the distribution `values` were drawn from,
 /// without assuming its shape: `[x(k), x(n+1-k)]` of the sorted values (1-based), with the
 /// largest `k` for which fewer than `k` of `n` fair coin flips land heads with probability at
@@ -89,6 +106,12 @@ mod tests {
         let s = spread(&[7.0]).unwrap();
         assert_eq!((s.median, s.min, s.max), (7.0, 7.0, 7.0));
         assert!(spread(&[]).is_none());
+        assert_eq!(median(&[4.0, 1.0, 3.0, 2.0]), 2.5);
+        assert!(median(&[]).is_nan());
+        let v: Vec<f64> = (1..=100).map(f64::from).collect();
+        assert_eq!(percentile(&v, 50.0), 50.0);
+        assert_eq!(percentile(&v, 99.0), 99.0);
+        assert_eq!(percentile(&[7.0], 99.0), 7.0);
     }
 
     /// The bounds are the order statistics a binomial table gives: none below 6 values, the

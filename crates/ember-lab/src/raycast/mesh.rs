@@ -1,4 +1,5 @@
-//! Triangle meshes: the generated default (a displaced UV sphere) and an ASCII PLY loader.
+//! Triangle meshes: the generated default (a displaced UV sphere), and ASCII PLY output (the
+//! reader is [`super::ply`]).
 //!
 //! The default mesh is [`Mesh::displaced_sphere`] with [`DEFAULT_SLICES`] × [`DEFAULT_STACKS`],
 //! which gives `2 · slices · (stacks − 1)` = 69,696 triangles. It is indexed, so neighbouring
@@ -7,7 +8,6 @@
 //! several scales (and the BVH has something to sort out) while every run, on every machine
 //! with the same float library, builds the same triangles.
 
-use std::fmt;
 use std::fs;
 use std::io;
 use std::ops::{Add, Mul, Sub};
@@ -198,7 +198,7 @@ impl Mesh {
         })
     }
 
-    /// Writes the mesh as ASCII PLY (what [`load_ply`] reads). Coordinates are printed with
+    /// Writes the mesh as ASCII PLY (what [`super::ply::load`] reads). Coordinates are printed with
     /// Rust's shortest round-trip formatting, so loading the file gives the same mesh back.
     #[cfg_attr(not(test), allow(dead_code))] // the tests round-trip meshes through it
     pub fn write_ply(&self, path: &Path) -> io::Result<()> {
@@ -220,218 +220,4 @@ impl Mesh {
         }
         fs::write(path, s)
     }
-}
-
-/// Why a PLY file could not be loaded.
-#[derive(Debug)]
-pub enum PlyError {
-    /// The file could not be read.
-    Io(io::Error),
-    /// The file is binary PLY; only `format ascii 1.0` is read.
-    Binary(String),
-    /// The file is not well-formed ASCII PLY, or uses something this loader does not read.
-    Malformed(String),
-}
-
-impl fmt::Display for PlyError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            PlyError::Io(e) => write!(f, "cannot read the PLY file: {e}"),
-            PlyError::Binary(format) => write!(
-                f,
-                "binary PLY (`format {format}`) is not supported: only ASCII PLY \
-                 (`format ascii 1.0`) is read; convert the file first (e.g. with MeshLab or \
-                 Blender)"
-            ),
-            PlyError::Malformed(msg) => write!(f, "malformed PLY: {msg}"),
-        }
-    }
-}
-
-impl std::error::Error for PlyError {
-    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
-        match self {
-            PlyError::Io(e) => Some(e),
-            _ => None,
-        }
-    }
-}
-
-impl From<io::Error> for PlyError {
-    fn from(e: io::Error) -> Self {
-        PlyError::Io(e)
-    }
-}
-
-/// One `element` of the header: its name, item count and (scalar) property names; `list`
-/// is true when it has a list property (only faces may).
-struct Element {
-    name: String,
-    count: usize,
-    props: Vec<String>,
-    list: bool,
-}
-
-/// Loads an ASCII PLY mesh: the `vertex` element's `x`, `y`, `z` properties (others are
-/// skipped) and the `face` element's index list (`vertex_indices` or `vertex_index`).
-/// Polygons with more than three corners are split into a fan of triangles; other elements
-/// are skipped, one line per item. Binary PLY is rejected with [`PlyError::Binary`].
-pub fn load_ply(path: &Path) -> Result<Mesh, PlyError> {
-    let bytes = fs::read(path)?;
-    // The header is ASCII even in binary files; read it before insisting on UTF-8.
-    let header_end = find(&bytes, b"end_header")
-        .ok_or_else(|| PlyError::Malformed("no `end_header` line".into()))?;
-    let header = String::from_utf8_lossy(&bytes[..header_end]);
-    let mut lines = header.lines().map(str::trim);
-    if lines.next() != Some("ply") {
-        return Err(PlyError::Malformed(
-            "the file does not start with `ply`".into(),
-        ));
-    }
-    let mut elements: Vec<Element> = Vec::new();
-    let mut format_seen = false;
-    for line in lines {
-        let words: Vec<&str> = line.split_whitespace().collect();
-        match words.as_slice() {
-            [] | ["comment", ..] | ["obj_info", ..] => {}
-            ["format", "ascii", _] => format_seen = true,
-            ["format", kind, version] => {
-                return Err(PlyError::Binary(format!("{kind} {version}")));
-            }
-            ["element", name, count] => elements.push(Element {
-                name: (*name).to_string(),
-                count: count
-                    .parse()
-                    .map_err(|_| PlyError::Malformed(format!("bad element count in `{line}`")))?,
-                props: Vec::new(),
-                list: false,
-            }),
-            ["property", "list", _, _, name] => {
-                let e = elements
-                    .last_mut()
-                    .ok_or_else(|| PlyError::Malformed(format!("`{line}` before any element")))?;
-                if e.name != "face"
-                    || e.list
-                    || !(*name == "vertex_indices" || *name == "vertex_index")
-                {
-                    return Err(PlyError::Malformed(format!(
-                        "unsupported list property `{line}` in element `{}`",
-                        e.name
-                    )));
-                }
-                e.list = true;
-            }
-            ["property", _, name] => {
-                let e = elements
-                    .last_mut()
-                    .ok_or_else(|| PlyError::Malformed(format!("`{line}` before any element")))?;
-                if e.list {
-                    return Err(PlyError::Malformed(format!(
-                        "scalar property after the index list in `{}` is not supported",
-                        e.name
-                    )));
-                }
-                e.props.push((*name).to_string());
-            }
-            _ => return Err(PlyError::Malformed(format!("unknown header line `{line}`"))),
-        }
-    }
-    if !format_seen {
-        return Err(PlyError::Malformed("no `format` line".into()));
-    }
-    let body_start = header_end
-        + bytes[header_end..]
-            .iter()
-            .position(|&b| b == b'\n')
-            .map_or(bytes.len() - header_end, |p| p + 1);
-    let body = std::str::from_utf8(&bytes[body_start..])
-        .map_err(|_| PlyError::Malformed("the body is not text".into()))?;
-    let mut body_lines = body.lines().map(str::trim).filter(|l| !l.is_empty());
-
-    let mut mesh = Mesh::default();
-    let mut saw_vertex = false;
-    for e in &elements {
-        match e.name.as_str() {
-            "vertex" => {
-                saw_vertex = true;
-                let pos = |axis: &str| {
-                    e.props.iter().position(|p| p == axis).ok_or_else(|| {
-                        PlyError::Malformed(format!("the vertex element has no `{axis}`"))
-                    })
-                };
-                let (ix, iy, iz) = (pos("x")?, pos("y")?, pos("z")?);
-                mesh.vertices.reserve(e.count);
-                for n in 0..e.count {
-                    let line = body_lines.next().ok_or_else(|| {
-                        PlyError::Malformed(format!("file ends at vertex {n} of {}", e.count))
-                    })?;
-                    let mut vals = [0.0f32; 3];
-                    let mut seen = 0;
-                    for (k, word) in line.split_whitespace().enumerate() {
-                        let slot = [ix, iy, iz].iter().position(|&i| i == k);
-                        if let Some(slot) = slot {
-                            vals[slot] = word.parse().map_err(|_| {
-                                PlyError::Malformed(format!("bad number `{word}` in vertex {n}"))
-                            })?;
-                            seen += 1;
-                        }
-                    }
-                    if seen != 3 {
-                        return Err(PlyError::Malformed(format!("vertex {n} is too short")));
-                    }
-                    mesh.vertices.push(Vec3::new(vals[0], vals[1], vals[2]));
-                }
-            }
-            "face" if e.list => {
-                if !e.props.is_empty() {
-                    return Err(PlyError::Malformed(
-                        "scalar properties before the face index list are not supported".into(),
-                    ));
-                }
-                mesh.faces.reserve(e.count);
-                for n in 0..e.count {
-                    let line = body_lines.next().ok_or_else(|| {
-                        PlyError::Malformed(format!("file ends at face {n} of {}", e.count))
-                    })?;
-                    let idx: Vec<u32> = line
-                        .split_whitespace()
-                        .map(str::parse)
-                        .collect::<Result<_, _>>()
-                        .map_err(|_| PlyError::Malformed(format!("bad index in face {n}")))?;
-                    let corners = *idx.first().unwrap_or(&0) as usize;
-                    if corners < 3 || idx.len() < corners + 1 {
-                        return Err(PlyError::Malformed(format!(
-                            "face {n} is not a polygon of 3 or more corners"
-                        )));
-                    }
-                    let poly = &idx[1..=corners];
-                    for k in 1..corners - 1 {
-                        mesh.faces.push([poly[0], poly[k], poly[k + 1]]);
-                    }
-                }
-            }
-            _ => {
-                for _ in 0..e.count {
-                    body_lines.next();
-                }
-            }
-        }
-    }
-    if !saw_vertex {
-        return Err(PlyError::Malformed("no vertex element".into()));
-    }
-    let n = mesh.vertices.len() as u32;
-    if let Some(bad) = mesh.faces.iter().flatten().find(|&&i| i >= n) {
-        return Err(PlyError::Malformed(format!(
-            "face index {bad} is out of range ({n} vertices)"
-        )));
-    }
-    if mesh.faces.is_empty() {
-        return Err(PlyError::Malformed("no faces".into()));
-    }
-    Ok(mesh)
-}
-
-fn find(hay: &[u8], needle: &[u8]) -> Option<usize> {
-    hay.windows(needle.len()).position(|w| w == needle)
 }

@@ -1,105 +1,130 @@
-//! One SVG per experiment: a panel per key metric, each a grouped bar chart with one cluster
-//! per group (G1, G2, … as listed under the chart in `report.md`) and one bar per system, at
-//! the median of its runs.
+//! One SVG per experiment: a panel per headline metric, each a horizontal bar chart with one
+//! cluster per table, named by the table's title, and one bar per system: its median over the
+//! best peer's median in that table (1 = the best peer; tables without peers: over the best
+//! row). Ratios, not raw values, because whether ember leads or trails is the point, and a
+//! row's bars stay comparable across tables of very different sizes.
 
-use super::ExperimentSummary;
+use super::{higher_is_better, ExperimentSummary, GroupSummary};
 use crate::machine::MachineInfo;
+use crate::systems::Role;
 use plotters::prelude::*;
 use std::path::Path;
 
-/// Panels in order of preference; the first [`PANELS`] present are drawn.
-const PREFERRED: &[&str] = &[
-    "wall_s",
-    "cpu_s",
-    "overhead_cpu_s",
-    "ctx_switches",
-    "migrations",
-    "latency_p99_us",
-    "latency_p50_us",
-    "wakeups",
-    "ops_per_s",
-    "ns_per_op",
-];
-const PANELS: usize = 6;
-
-fn metrics(e: &ExperimentSummary) -> Vec<String> {
-    let present = |k: &str| {
-        e.groups
+/// The value each row is divided by: the best peer's median, else the best row's.
+fn reference(g: &GroupSummary, metric: &str) -> Option<f64> {
+    let best = |role: Option<Role>| {
+        let vals = g
+            .rows
             .iter()
-            .any(|g| g.rows.iter().any(|r| r.median.contains_key(k)))
+            .filter(|r| role.is_none_or(|role| r.role == role))
+            .filter_map(|r| r.median.get(metric).copied());
+        if higher_is_better(metric) {
+            vals.reduce(f64::max)
+        } else {
+            vals.reduce(f64::min)
+        }
     };
-    let mut m: Vec<String> = PREFERRED
-        .iter()
-        .filter(|k| present(k))
-        .map(|k| k.to_string())
-        .collect();
-    if m.len() < PANELS {
-        let mut rest: Vec<String> = e
-            .groups
-            .iter()
-            .flat_map(|g| g.rows.iter().flat_map(|r| r.median.keys().cloned()))
-            .filter(|k| !m.contains(k) && k != "user_s" && k != "sys_s")
-            .collect();
-        rest.sort();
-        rest.dedup();
-        m.extend(rest);
+    best(Some(Role::Peer))
+        .or_else(|| best(None))
+        .filter(|v| *v > 0.0)
+}
+
+/// A table's title cut to fit the label column.
+fn label(title: &str) -> String {
+    const MAX: usize = 44;
+    if title.chars().count() <= MAX {
+        title.to_string()
+    } else {
+        format!("{}…", title.chars().take(MAX - 1).collect::<String>())
     }
-    m.truncate(PANELS);
-    m
 }
 
 /// Writes `e`'s chart to `path`.
 pub fn write(path: &Path, e: &ExperimentSummary, info: &MachineInfo) -> Result<(), String> {
     let err = |x: &dyn std::fmt::Display| x.to_string();
-    let metrics = metrics(e);
+    let metrics: Vec<&str> = e
+        .headline
+        .iter()
+        .copied()
+        .filter(|m| e.groups.iter().any(|g| reference(g, m).is_some()))
+        .collect();
     let mut systems: Vec<&str> = Vec::new();
     for r in e.groups.iter().flat_map(|g| &g.rows) {
         if !systems.contains(&r.system.as_str()) {
             systems.push(&r.system);
         }
     }
-    let cols = 2;
-    let rows = metrics.len().div_ceil(cols).max(1);
-    let root = SVGBackend::new(path, (1200, 80 + 340 * rows as u32)).into_drawing_area();
+    let n_groups = e.groups.len().max(1);
+    let panel_h = 60 + (n_groups as u32) * (8 + 7 * systems.len() as u32).max(40);
+    let height = 80 + panel_h * metrics.len().max(1) as u32;
+    let root = SVGBackend::new(path, (1200, height)).into_drawing_area();
     root.fill(&WHITE).map_err(|x| err(&x))?;
     let root = root
         .titled(
             &format!(
-                "{} — {} cores, Linux {} (workers > {} = oversubscription)",
-                e.name, info.machine.cores, info.machine.kernel, info.machine.cores
+                "{} — median / best peer's median per table ({} cores, Linux {})",
+                e.name, info.machine.cores, info.machine.kernel
             ),
-            ("sans-serif", 22),
+            ("sans-serif", 20),
         )
         .map_err(|x| err(&x))?;
-    let n_groups = e.groups.len().max(1);
     let width = 0.8 / systems.len().max(1) as f64;
     for (i, (panel, metric)) in root
-        .split_evenly((rows, cols))
+        .split_evenly((metrics.len().max(1), 1))
         .iter()
         .zip(&metrics)
         .enumerate()
     {
-        let top = e
+        let ratios: Vec<Vec<(usize, f64)>> = e
             .groups
             .iter()
-            .flat_map(|g| g.rows.iter().filter_map(|r| r.median.get(metric)))
-            .fold(0.0f64, |a, &b| a.max(b));
-        let top = if top > 0.0 { top * 1.1 } else { 1.0 };
+            .map(|g| {
+                let Some(base) = reference(g, metric) else {
+                    return Vec::new();
+                };
+                g.rows
+                    .iter()
+                    .filter_map(|r| {
+                        let si = systems.iter().position(|s| *s == r.system)?;
+                        Some((si, r.median.get(*metric)? / base))
+                    })
+                    .collect()
+            })
+            .collect();
+        let top = ratios
+            .iter()
+            .flatten()
+            .map(|(_, v)| *v)
+            .fold(1.0f64, f64::max)
+            .min(20.0)
+            * 1.08;
+        let names: Vec<String> = e.groups.iter().map(|g| label(&g.title)).collect();
         let mut chart = ChartBuilder::on(panel)
-            .caption(metric, ("sans-serif", 18))
-            .margin(10)
-            .x_label_area_size(25)
-            .y_label_area_size(70)
-            .build_cartesian_2d(-0.5f64..n_groups as f64 - 0.5, 0f64..top)
+            .caption(
+                format!(
+                    "{metric} ({} is better)",
+                    if higher_is_better(metric) {
+                        "higher"
+                    } else {
+                        "lower"
+                    }
+                ),
+                ("sans-serif", 16),
+            )
+            .margin(8)
+            .x_label_area_size(22)
+            .y_label_area_size(330)
+            .build_cartesian_2d(0f64..top, -0.5f64..n_groups as f64 - 0.5)
             .map_err(|x| err(&x))?;
         chart
             .configure_mesh()
-            .disable_x_mesh()
-            .x_labels(n_groups)
-            // Clusters are centred on integers; only those get a label.
-            .x_label_formatter(&|x| {
-                if x.fract() == 0.0 && *x >= 0.0 {
-                    format!("G{}", *x as usize + 1)
+            .disable_y_mesh()
+            .y_labels(n_groups)
+            // Clusters are centred on integers; only those get a label, top table first.
+            .y_label_formatter(&|y| {
+                let k = y.round();
+                if (y - k).abs() < 1e-9 && k >= 0.0 && (k as usize) < n_groups {
+                    names[n_groups - 1 - k as usize].clone()
                 } else {
                     String::new()
                 }
@@ -108,11 +133,13 @@ pub fn write(path: &Path, e: &ExperimentSummary, info: &MachineInfo) -> Result<(
             .map_err(|x| err(&x))?;
         for (si, system) in systems.iter().enumerate() {
             let color = Palette99::pick(si).to_rgba();
-            let bars = e.groups.iter().enumerate().filter_map(|(gi, g)| {
-                let r = g.rows.iter().find(|r| r.system == *system)?;
-                let v = *r.median.get(metric)?;
-                let x0 = gi as f64 - 0.4 + si as f64 * width;
-                Some(Rectangle::new([(x0, 0.0), (x0 + width, v)], color.filled()))
+            let bars = ratios.iter().enumerate().flat_map(|(gi, rs)| {
+                let y0 = (n_groups - 1 - gi) as f64 + 0.4 - (si as f64 + 1.0) * width;
+                rs.iter()
+                    .filter(move |(s, _)| *s == si)
+                    .map(move |&(_, v)| {
+                        Rectangle::new([(0.0, y0), (v.min(top), y0 + width)], color.filled())
+                    })
             });
             let series = chart.draw_series(bars).map_err(|x| err(&x))?;
             if i == 0 {
@@ -121,12 +148,19 @@ pub fn write(path: &Path, e: &ExperimentSummary, info: &MachineInfo) -> Result<(
                 });
             }
         }
+        // The best peer's mark.
+        chart
+            .draw_series(std::iter::once(PathElement::new(
+                vec![(1.0, -0.5), (1.0, n_groups as f64 - 0.5)],
+                BLACK.stroke_width(1),
+            )))
+            .map_err(|x| err(&x))?;
         if i == 0 {
             chart
                 .configure_series_labels()
-                .background_style(WHITE.mix(0.8))
+                .background_style(WHITE.mix(0.85))
                 .border_style(BLACK)
-                .position(SeriesLabelPosition::UpperLeft)
+                .position(SeriesLabelPosition::UpperRight)
                 .draw()
                 .map_err(|x| err(&x))?;
         }
@@ -154,6 +188,7 @@ mod tests {
         let svg = std::fs::read_to_string(&path).unwrap();
         assert!(svg.starts_with("<svg") || svg.contains("<svg"));
         assert!(svg.contains("rayon"));
+        assert!(svg.contains("pools = 3"), "tables are named, not numbered");
         let _ = std::fs::remove_dir_all(&dir);
     }
 }

@@ -6,9 +6,11 @@
 //! `×0.30` means 30 % of it. A paired ratio (a `_vs_` column) reads `median (CI low–high)`,
 //! with the 95 % confidence interval of its median and no further ratio.
 
-use super::{higher_is_better, is_peer, ExperimentSummary, GroupSummary};
-use crate::machine::MachineInfo;
+use super::{higher_is_better, ExperimentSummary, GroupSummary};
+use crate::claims::ClaimResult;
+use crate::machine::{MachineInfo, Provenance};
 use crate::runner::is_paired;
+use crate::systems::Role;
 use std::fmt::Write;
 
 /// Metrics shown first, in this order; any others follow alphabetically.
@@ -126,7 +128,7 @@ fn ratio(g: &GroupSummary, metric: &str, v: f64) -> Option<f64> {
     let peers = g
         .rows
         .iter()
-        .filter(|r| is_peer(&r.system))
+        .filter(|r| r.role == Role::Peer)
         .filter_map(|r| r.median.get(metric).copied());
     let best = if higher_is_better(metric) {
         peers.reduce(f64::max)
@@ -140,9 +142,9 @@ fn ratio(g: &GroupSummary, metric: &str, v: f64) -> Option<f64> {
     }
 }
 
-/// Every table of one experiment under a heading.
+/// Every table of one experiment under a heading that gives the time it took.
 pub fn experiment_tables(e: &ExperimentSummary, info: &MachineInfo) -> String {
-    let mut s = format!("## {}\n\n", e.name);
+    let mut s = format!("## {} ({:.0} s)\n\n", e.name, e.seconds);
     for g in &e.groups {
         s.push_str(&group_table(g, info));
         s.push('\n');
@@ -150,22 +152,65 @@ pub fn experiment_tables(e: &ExperimentSummary, info: &MachineInfo) -> String {
     s
 }
 
-/// The whole `report.md`. `charts` maps an experiment name to its chart's file name.
+/// The systems that appear in the report, with their role and what they are.
+fn systems_glossary(experiments: &[ExperimentSummary]) -> String {
+    let mut names: Vec<&str> = experiments
+        .iter()
+        .flat_map(|e| e.groups.iter().flat_map(|g| g.rows.iter()))
+        .map(|r| r.system.as_str())
+        .collect();
+    names.sort_unstable();
+    names.dedup();
+    let mut s = String::from("## Systems\n\n| row | role | what it is |\n|---|---|---|\n");
+    for name in names {
+        // A row named with a suffix (`crossbeam-batch20`) is its registry entry's.
+        let entry = crate::systems::find(name)
+            .or_else(|| crate::systems::find(name.trim_end_matches(|c: char| c.is_ascii_digit())));
+        if let Some(sys) = entry {
+            let _ = writeln!(s, "| `{name}` | {:?} | {} |", sys.role, sys.about);
+        }
+    }
+    s
+}
+
+/// The whole `report.md`: the claims table first, then every experiment's tables. `charts`
+/// maps an experiment name to its chart's file name.
 pub fn report(
     info: &MachineInfo,
+    provenance: &Provenance,
+    claims: &[ClaimResult],
     experiments: &[ExperimentSummary],
     charts: &[(String, String)],
 ) -> String {
     let mut s = String::from("# ember-lab report\n\n");
     let _ = writeln!(s, "{}\n", info.describe());
+    let _ = writeln!(
+        s,
+        "Commit {}, {}, CPU {}; peers: {}; {}.\n",
+        provenance.commit,
+        provenance.rustc,
+        provenance.cpu_model,
+        provenance
+            .peer_versions
+            .iter()
+            .map(|(n, v)| format!("{n} {v}"))
+            .collect::<Vec<_>>()
+            .join(", "),
+        provenance
+            .go
+            .as_ref()
+            .map_or("Go peer not run".to_string(), |g| format!("Go peer {g}"))
+    );
+    s.push_str(&super::summary::claims_table(claims));
+    s.push('\n');
     for e in experiments {
         s.push_str(&experiment_tables(e, info));
         if let Some((_, file)) = charts.iter().find(|(n, _)| *n == e.name) {
-            let _ = writeln!(s, "![{}]({file})\n", e.name);
-            for (i, g) in e.groups.iter().enumerate() {
-                let _ = writeln!(s, "- G{}: {}", i + 1, g.title);
-            }
-            s.push('\n');
+            let _ = writeln!(
+                s,
+                "![{}: each row's median over the best peer's of its table]({file})\n",
+                e.name
+            );
         }
         for a in &e.artifacts {
             if a.file.ends_with(".svg") || a.file.ends_with(".png") {
@@ -175,13 +220,14 @@ pub fn report(
             }
         }
     }
+    s.push_str(&systems_glossary(experiments));
     s
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::report::json::tests::fake;
+    use crate::report::json::tests::{claims, fake, provenance};
 
     fn info(perf: bool) -> MachineInfo {
         let (machine, _) = fake();
@@ -204,14 +250,17 @@ mod tests {
     #[test]
     fn one_table_per_group() {
         let (_, exps) = fake();
-        let md = report(&info(false), &exps, &[]);
+        let md = report(&info(false), &provenance(), &claims(), &exps, &[]);
+        assert!(md.find("## Claims").unwrap() < md.find("## fake").unwrap());
         assert_eq!(md.matches("| system |").count(), 2);
         assert_eq!(md.matches("#### pools = ").count(), 2);
         assert!(md.contains("2 cores"));
         assert!(md.contains("oversubscription"));
-        // Each table: header, separator, three rows.
+        // Each table: header and three rows (a separator starts `|---`); the claims: two; the
+        // systems glossary: header and three.
         let rows = md.lines().filter(|l| l.starts_with("| ")).count();
-        assert_eq!(rows, 2 * 4);
+        assert_eq!(rows, 2 * 4 + 2 + 4);
+        assert!(md.contains("| `rayon` | Peer |"), "{md}");
     }
 
     #[test]
@@ -259,7 +308,7 @@ mod tests {
                 file: "t.json".into(),
             },
         ];
-        let md = report(&info(true), &exps, &[]);
+        let md = report(&info(true), &provenance(), &[], &exps, &[]);
         assert!(md.contains("![t.svg](t.svg)"), "{md}");
         assert!(md.contains("- [trace](t.json)"), "{md}");
     }

@@ -1,18 +1,23 @@
 //! What the lab writes: summaries of the measured runs and their three renderings.
 //!
-//! * [`json`]: `report.json`, the one shape of DESIGN §4 that scripts read.
+//! * [`json`]: `report.json`, the one shape that scripts read.
 //! * [`markdown`]: the comparison tables, printed and written to `report.md`.
+//! * [`summary`]: the claims table and the compact per-experiment tables shown first.
+//! * [`html`]: `report.html`, `report.md` with every chart and timeline inline.
 //! * [`chart`]: one SVG per experiment.
 //! * [`timeline`]: per-thread timelines of a traced pool, for experiments that show them.
 
 pub mod chart;
+pub mod html;
 pub mod json;
 pub mod markdown;
+pub mod summary;
 pub mod timeline;
 
 use crate::experiment::{Artifact, Metrics, Params};
 use crate::metrics::stats::{median_ci95, summarize};
 use crate::runner::{is_paired, ExperimentRuns};
+use crate::systems::Role;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -23,6 +28,8 @@ use std::path::PathBuf;
 #[serde(deny_unknown_fields)]
 pub struct RowSummary {
     pub system: String,
+    /// The system's role in the registry: `ember`, `peer` or `floor`.
+    pub role: Role,
     pub params: Params,
     pub median: Metrics,
     pub min: Metrics,
@@ -49,6 +56,10 @@ pub struct ExperimentSummary {
     pub groups: Vec<GroupSummary>,
     /// Extra files the experiment wrote beside the report (`Experiment::artifacts`).
     pub artifacts: Vec<Artifact>,
+    /// Wall time the experiment took.
+    pub seconds: f64,
+    /// The metrics the experiment is about (`Experiment::headline`).
+    pub headline: &'static [&'static str],
 }
 
 impl ExperimentSummary {
@@ -77,6 +88,7 @@ impl ExperimentSummary {
                                 .collect();
                             RowSummary {
                                 system: r.system.clone(),
+                                role: r.role,
                                 params: r.params.clone(),
                                 median,
                                 min,
@@ -89,6 +101,8 @@ impl ExperimentSummary {
                 })
                 .collect(),
             artifacts: Vec::new(),
+            seconds: 0.0,
+            headline: &[],
         }
     }
 }
@@ -116,12 +130,6 @@ impl ExperimentSummary {
             group.rows.sort_by(better_first);
         }
     }
-}
-
-/// A peer is any system that is neither ember nor a `floor` (a bound an experiment measures
-/// for reference, not a pool anyone runs); ratios are taken against the best of them.
-pub fn is_peer(system: &str) -> bool {
-    !system.starts_with("ember") && !system.starts_with("floor")
 }
 
 /// Whether a larger value of `metric` is better (throughputs, shares); otherwise smaller is.
@@ -155,22 +163,13 @@ mod tests {
         let metrics: Metrics = [(metric.to_owned(), value)].into_iter().collect();
         RowSummary {
             system: system.into(),
+            role: Role::Peer,
             params: Params::new(),
             median: metrics.clone(),
             min: metrics.clone(),
             max: metrics,
             repeats: 1,
             ci95: BTreeMap::new(),
-        }
-    }
-
-    #[test]
-    fn peers_are_neither_ember_nor_floors() {
-        for peer in ["rayon", "crossbeam-batch20", "tokio", "std-threads"] {
-            assert!(is_peer(peer), "{peer}");
-        }
-        for ours in ["ember", "ember-biased-consumers", "floor"] {
-            assert!(!is_peer(ours), "{ours}");
         }
     }
 
@@ -193,6 +192,8 @@ mod tests {
                 },
             ],
             artifacts: Vec::new(),
+            seconds: 0.0,
+            headline: &[],
         };
         summary.rank_rows(&["frame_ms", "ops_per_s"]);
         let order = |g: usize| -> Vec<String> {

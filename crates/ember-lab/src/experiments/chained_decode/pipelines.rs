@@ -157,19 +157,24 @@ fn spawn_reader(
 
 /// One measured run of `sys`: builds its pool or threads, decodes the whole stream, tears
 /// everything down, verifies the output.
-pub(super) fn run(sys: System, prep: &Arc<Prepared>, rate: Option<f64>, threads: usize) -> Metrics {
+pub(super) fn run(
+    pipeline: Pipeline,
+    prep: &Arc<Prepared>,
+    rate: Option<f64>,
+    threads: usize,
+) -> Metrics {
     let shared = Arc::new(Shared::new(prep.clone()));
     let mut stats = None;
-    let elapsed = match sys {
-        System::Ember { policy, delay_kick } => {
+    let elapsed = match pipeline {
+        Pipeline::Ember { policy, delay_kick } => {
             let pool = ember_pool(policy, delay_kick, false, threads);
             let (elapsed, s) = ember_pipeline(&shared, &pool, rate);
             drop(pool);
             stats = Some(s);
             elapsed
         }
-        System::Rayon => rayon_pipeline(&shared, rate, threads),
-        System::Channel => channel_pipeline(&shared, rate, threads),
+        Pipeline::Rayon => rayon_pipeline(&shared, rate, threads),
+        Pipeline::Channel => channel_pipeline(&shared, rate, threads),
     };
     let outcome = shared.finish();
     let mut m = Metrics::new();

@@ -16,6 +16,7 @@
 use std::collections::VecDeque;
 use std::sync::Mutex;
 
+use crate::systems::{self, System};
 use crossbeam_deque::{Steal, Stealer, Worker};
 use crossbeam_queue::{ArrayQueue, SegQueue};
 use ember_containers::{SpmcBatch, TreiberStack, WorkQueue};
@@ -51,16 +52,16 @@ impl Kind {
         Kind::Spmc,
     ];
 
-    /// The `system` name in `report.json`.
-    pub fn system(self) -> &'static str {
+    /// The row's registry entry.
+    pub fn system(self) -> &'static System {
         match self {
-            Kind::MutexVecDeque => "mutex-vecdeque",
-            Kind::Spsc => "spsc",
-            Kind::MpmcQueue => "mpmc-queue",
-            Kind::TreiberStack => "treiber-stack",
-            Kind::BoundedMpmc => "bounded-mpmc",
-            Kind::ChaseLev => "chase-lev",
-            Kind::Spmc => "spmc",
+            Kind::MutexVecDeque => systems::MUTEX_VECDEQUE,
+            Kind::Spsc => systems::SPSC,
+            Kind::MpmcQueue => systems::MPMC_QUEUE,
+            Kind::TreiberStack => systems::TREIBER_STACK,
+            Kind::BoundedMpmc => systems::BOUNDED_MPMC,
+            Kind::ChaseLev => systems::CHASE_LEV,
+            Kind::Spmc => systems::SPMC,
         }
     }
 

@@ -13,8 +13,8 @@ use ember::Pool;
 
 use super::kernels::{bits, fill, grid, jacobi_init, jacobi_kernel, wave_init, wave_kernel, Grid};
 use super::{band, flow_options, jacobi_accesses, wave_accesses, Sizes, Topology, MODES};
-use crate::experiment::{Group, Metrics, Trial};
-use crate::experiments::params;
+use crate::experiment::{Group, Metrics};
+use crate::experiments::{params, trial};
 
 /// The final grid of a sequential run.
 fn reference(topology: Topology, sizes: Sizes) -> Vec<u64> {
@@ -165,24 +165,21 @@ pub(super) fn group(topology: Topology, sizes: Sizes, threads: usize) -> Group {
             let expected = expected.clone();
             let data = data.clone();
             let pool = pool.clone();
-            Trial {
-                system: system.to_string(),
-                params: params([]),
-                run: Box::new(move || {
-                    let pool = pool.get_or_init(|| warmed_pool(threads));
-                    let run = run_stencil(pool, topology, sizes, mode, bands, &data);
-                    assert!(
-                        run.result == *expected,
-                        "flow: {} in {system} mode differs from the sequential reference",
-                        topology.name()
-                    );
-                    let mut m = Metrics::new();
-                    m.insert("run_s".into(), run.run.as_secs_f64());
-                    m.insert("submit_s".into(), run.submit.as_secs_f64());
-                    m.insert("first_task_s".into(), run.first_task.as_secs_f64());
-                    m
-                }),
-            }
+            trial(system, move || {
+                let pool = pool.get_or_init(|| warmed_pool(threads));
+                let run = run_stencil(pool, topology, sizes, mode, bands, &data);
+                assert!(
+                    run.result == *expected,
+                    "flow: {} in {} mode differs from the sequential reference",
+                    topology.name(),
+                    system.name
+                );
+                let mut m = Metrics::new();
+                m.insert("run_s".into(), run.run.as_secs_f64());
+                m.insert("submit_s".into(), run.submit.as_secs_f64());
+                m.insert("first_task_s".into(), run.first_task.as_secs_f64());
+                m
+            })
         })
         .collect();
     Group {

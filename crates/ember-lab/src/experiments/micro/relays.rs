@@ -3,6 +3,7 @@
 
 use super::*;
 use crate::experiments::baton::{hop_ember, hop_tokio, Baton, Report};
+use crate::systems;
 
 /// A set of relays: `concurrent` relays run at once, `waves` times one after another, each
 /// `length` task runs long. Ping-pong is one wave of `pairs` relays (the two tasks of a
@@ -79,14 +80,14 @@ pub(super) fn relay_trials(s: Sizes, relays: Relays) -> Vec<Trial> {
     ember_trials(move |v| relays_ember(s, relays, v))
         .into_iter()
         .chain([
-            trial("rayon", move || relays_rayon(s, relays)),
-            trial("tokio", move || relays_tokio(s, relays)),
+            trial(systems::RAYON, move || relays_rayon(s, relays)),
+            trial(systems::TOKIO, move || relays_tokio(s, relays)),
         ])
         .collect()
 }
 
 fn relays_ember(s: Sizes, relays: Relays, policy: EmberPolicy) -> Metrics {
-    let pool = policy.build(s.threads, BIASED_BATCH, "micro");
+    let pool = policy.build(s.threads, "micro");
     let (tx, rx) = crossbeam_channel::unbounded();
     let start = Instant::now();
     for _ in 0..relays.waves {
@@ -95,12 +96,12 @@ fn relays_ember(s: Sizes, relays: Relays, policy: EmberPolicy) -> Metrics {
             let tx = tx.clone();
             pool.spawn(move || hop_ember(handle, baton, tx));
         }
-        relays.collect(&rx, policy.system());
+        relays.collect(&rx, policy.system().name);
     }
     let elapsed = start.elapsed();
     drop(tx);
     let metrics = finish_ember(pool, rate(relays.ops(), elapsed));
-    relays.check_quiet(&rx, policy.system());
+    relays.check_quiet(&rx, policy.system().name);
     metrics
 }
 
@@ -130,7 +131,7 @@ fn relays_rayon(s: Sizes, relays: Relays) -> Metrics {
 }
 
 fn relays_tokio(s: Sizes, relays: Relays) -> Metrics {
-    let rt = tokio_runtime(s.threads);
+    let rt = tokio_runtime(s.threads, "micro-tokio");
     let (tx, rx) = crossbeam_channel::unbounded();
     let start = Instant::now();
     for _ in 0..relays.waves {
@@ -172,7 +173,7 @@ pub(super) fn ping_pong_tokio_mpsc(s: Sizes) -> Metrics {
         }
     }
 
-    let rt = tokio_runtime(s.threads);
+    let rt = tokio_runtime(s.threads, "micro-tokio");
     let bounces = s.bounces;
     let start = Instant::now();
     let finals = rt.block_on(async move {

@@ -1,0 +1,3 @@
+module ember-lab/go-peer
+
+go 1.21

@@ -1,0 +1,632 @@
+//! The claims the lab checks: one entry per published claim (and per claim of ember's own),
+//! each declaring — before anything is measured — the table it is read from, the rows it
+//! compares, the metric, and the bound the paired ratio must meet. The verdict is computed
+//! from the measured rounds ([`evaluate`]); nothing here holds a result.
+//!
+//! A claim compares its `subject` row with its `baseline` row (or the better of several) in
+//! the same table, round by round: the ratio subject / baseline of each round, and the
+//! sign-test 95 % confidence interval of the median of those ratios. The claim is
+//! `reproduced` when the median and the whole interval are on the claimed side of the bounds,
+//! `not reproduced` otherwise, and `not reproducible on this machine` only when a measured
+//! property of the machine (its core count) is below the minimum the entry declares. Fewer
+//! than [`MIN_ROUNDS`] rounds (`--quick`, a small `--repeat`) give no verdict.
+//!
+//! Beside the verdict, every claim with an ember row shows ember against the best peer of a
+//! table it names, the same way: a per-round ratio with its interval.
+
+use crate::metrics::stats::{median_ci95, spread};
+use crate::runner::ExperimentRuns;
+use crate::systems::Role;
+use serde::{Deserialize, Serialize};
+
+/// Rounds a verdict needs: the fewest for which the sign-test interval leaves out the
+/// extremes of the rounds.
+pub const MIN_ROUNDS: usize = 9;
+
+/// A publication (or ember's own documentation).
+#[derive(Clone, Copy, Debug)]
+pub struct Source {
+    pub title: &'static str,
+    pub url: &'static str,
+}
+
+/// Which rows a ratio divides by.
+#[derive(Clone, Copy, Debug)]
+pub enum Baseline {
+    /// The named row.
+    Row(&'static str),
+    /// The best (by median) of the named rows.
+    BestOf(&'static [&'static str]),
+    /// The best (by median) of the table's peers.
+    BestPeer,
+}
+
+/// Which way the claim points.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Direction {
+    /// The ratio must be small: its median at most `median`, the interval's top at most `ci`.
+    AtMost,
+    /// The ratio must be large: its median at least `median`, the interval's bottom at least `ci`.
+    AtLeast,
+}
+
+/// What is compared, and how it must come out.
+#[derive(Clone, Copy, Debug)]
+pub struct Comparison {
+    /// `(param, value)` pairs that pick the table out of the experiment's.
+    pub table: &'static [(&'static str, &'static str)],
+    pub metric: &'static str,
+    pub subject: &'static str,
+    pub baseline: Baseline,
+}
+
+/// One claim, declared before measurement.
+#[derive(Clone, Copy, Debug)]
+pub struct Claim {
+    pub id: &'static str,
+    pub source: Source,
+    /// The claim, in a sentence.
+    pub claim: &'static str,
+    /// The published figure and the machine it was measured on.
+    pub published: &'static str,
+    pub experiment: &'static str,
+    pub check: Comparison,
+    pub direction: Direction,
+    pub median: f64,
+    pub ci: f64,
+    /// Cores the effect needs to show; fewer makes the claim not reproducible here.
+    pub min_cores: usize,
+    /// Where ember is compared with the best peer (`subject` is the ember row), if anywhere.
+    pub ember: Option<Comparison>,
+}
+
+/// A paired ratio over the rounds of a table.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Ratio {
+    pub subject: String,
+    pub baseline: String,
+    pub metric: String,
+    /// Medians of the metric over the rounds, subject and baseline.
+    pub subject_median: f64,
+    pub baseline_median: f64,
+    pub median: f64,
+    /// `[low, high]`, absent below 6 rounds.
+    pub ci95: Option<[f64; 2]>,
+    /// Rounds with a ratio (rounds whose baseline value is 0 or negative have none).
+    pub rounds: usize,
+}
+
+/// The outcome of one claim.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ClaimResult {
+    pub id: String,
+    pub source_title: String,
+    pub source_url: String,
+    pub claim: String,
+    pub published: String,
+    pub experiment: String,
+    /// The declared test, in words (`ratio ≤ 0.5, CI high ≤ 0.5`).
+    pub test: String,
+    pub ratio: Option<Ratio>,
+    pub ember_vs_best_peer: Option<Ratio>,
+    /// `reproduced`, `not reproduced`, `not reproducible on this machine`, or `no verdict`.
+    pub verdict: String,
+    /// Why, one line.
+    pub reason: String,
+}
+
+const BIASED: Source = Source {
+    title: "R. O'Callahan, \"Biased work queues\" (Pernosco)",
+    url: "https://github.com/rocallahan/biased-work-queues",
+};
+const LIBFIBRE: Source = Source {
+    title: "P. Cai, libfibre merge request \"Avoid atomic operations when the local queue is not empty\" (after Go and Tokio)",
+    url: "https://git.uwaterloo.ca/mkarsten/libfibre",
+};
+const SINILO: Source = Source {
+    title: "M. Sinilo, \"Clash of the Thread Pools\" (blog)",
+    url: "https://msinilo.pl/blog2/",
+};
+const CELERITY: Source = Source {
+    title:
+        "Celerity runtime PR #111, \"Improve scheduler performance by reducing lock contention\"",
+    url: "https://github.com/celerity/celerity-runtime/pull/111",
+};
+const BLOOM: Source = Source {
+    title: "C. Bloom, \"Worker Thread Forward Permit Delay-Kicks\" (cbloom rants, 2013-04-04)",
+    url: "https://cbloomrants.blogspot.com/2013/04/",
+};
+const EMBER: Source = Source {
+    title: "ember's own claim (README: the throughput of the best pools, far fewer wake-ups)",
+    url: "README.md",
+};
+
+const PUBLISHED_PC: &[(&str, &str)] = &[("shape", "published")];
+const ONE_CHAIN: &[(&str, &str)] = &[("bound", "cpu"), ("reset_every", "chunks")];
+
+/// ember against the best peer of `table` on `metric`.
+const fn ember_vs_best_peer(
+    table: &'static [(&'static str, &'static str)],
+    metric: &'static str,
+) -> Option<Comparison> {
+    Some(Comparison {
+        table,
+        metric,
+        subject: "ember",
+        baseline: Baseline::BestPeer,
+    })
+}
+
+const CYCLE_100: &[(&str, &str)] = &[("workers", "100"), ("rings", "100")];
+const FIB: &[(&str, &str)] = &[("benchmark", "fork-join")];
+const TREE_2_24: &[(&str, &str)] = &[
+    ("benchmark", "tree-sum"),
+    ("nodes", "16777215"),
+    ("workers", "2"),
+];
+
+/// Every claim, in the order of the claims table.
+pub const CLAIMS: &[Claim] = &[
+    Claim {
+        id: "biased-queue-switches",
+        source: BIASED,
+        claim: "A biased work queue removes most of the context switches a channel or rayon pays per item",
+        published: "context switches crossbeam 315,292, rayon 23,359, biased 2,148 (3 pools × 8 threads, 8 CPUs)",
+        experiment: "producer-consumer",
+        check: Comparison {
+            table: PUBLISHED_PC,
+            metric: "avoidable_ctx_switches",
+            subject: "biased-work-queue",
+            baseline: Baseline::BestOf(&["crossbeam", "rayon"]),
+        },
+        direction: Direction::AtMost,
+        median: 0.5,
+        ci: 0.5,
+        min_cores: 2,
+        // Plain switches: a peer below the floor (Go multiplexes goroutines on fewer threads)
+        // has a negative avoidable count, which no ratio can be taken against.
+        ember: ember_vs_best_peer(PUBLISHED_PC, "ctx_switches"),
+    },
+    Claim {
+        id: "searching-many-workers",
+        source: LIBFIBRE,
+        claim: "Waking a sleeper only when nobody is searching keeps a token ring fast with 100 workers on few cores",
+        published: "no figure restated here: the rule as Go and Tokio apply it",
+        experiment: "cycle",
+        check: Comparison {
+            table: CYCLE_100,
+            metric: "ns_per_op",
+            subject: "ember-searching",
+            baseline: Baseline::Row("ember-eager"),
+        },
+        direction: Direction::AtMost,
+        median: 1.0,
+        ci: 1.0,
+        min_cores: 2,
+        ember: ember_vs_best_peer(CYCLE_100, "ns_per_op"),
+    },
+    Claim {
+        id: "container-pop-cost",
+        source: SINILO,
+        claim: "Per-worker SPSC rings pop far cheaper than a lock-based queue",
+        published: "pop cycles at 1–7 threads: lock-based 198–404, per-worker SPSC 24–30, work-stealing deque 100–139 (8 cores)",
+        experiment: "containers",
+        check: Comparison {
+            table: &[("workload", "pop"), ("threads", "2")],
+            metric: "pop_ns",
+            subject: "spsc",
+            baseline: Baseline::Row("mutex-vecdeque"),
+        },
+        direction: Direction::AtMost,
+        median: 0.5,
+        ci: 0.5,
+        min_cores: 2,
+        ember: ember_vs_best_peer(&[("workload", "raycast")], "frame_ms"),
+    },
+    Claim {
+        id: "double-buffered-generation",
+        source: CELERITY,
+        claim: "A double-buffered submission queue cuts task-graph generation time against a lock-step scheduler thread",
+        published: "wave_sim 2.94 → 1.65 ms, chain 421 → 242 µs",
+        experiment: "flow",
+        check: Comparison {
+            table: &[("topology", "wave_sim"), ("submission", "immediate"), ("workload", "generation")],
+            metric: "generation_s",
+            subject: "double-buffered",
+            baseline: Baseline::Row("lockstep"),
+        },
+        direction: Direction::AtMost,
+        median: 0.9,
+        ci: 0.9,
+        min_cores: 2,
+        ember: None,
+    },
+    Claim {
+        id: "delay-kick-wakeups",
+        source: BLOOM,
+        claim: "Delay-kick keeps a chain of decodes on one thread instead of waking a sleeper per successor",
+        published: "a chain of decompression jobs stays on one thread (Oodle, game-engine runtime)",
+        experiment: "chained-decode",
+        check: Comparison {
+            table: ONE_CHAIN,
+            metric: "wakeups",
+            subject: "ember",
+            baseline: Baseline::Row("ember-no-delay-kick"),
+        },
+        direction: Direction::AtMost,
+        median: 0.5,
+        ci: 0.5,
+        min_cores: 2,
+        ember: ember_vs_best_peer(ONE_CHAIN, "ctx_switches"),
+    },
+    Claim {
+        id: "delay-kick-same-thread",
+        source: BLOOM,
+        claim: "… so more successors run on their predecessor's thread",
+        published: "the chain stays on one thread",
+        experiment: "chained-decode",
+        check: Comparison {
+            table: ONE_CHAIN,
+            metric: "same_thread_share",
+            subject: "ember",
+            baseline: Baseline::Row("ember-no-delay-kick"),
+        },
+        direction: Direction::AtLeast,
+        median: 1.1,
+        ci: 1.0,
+        min_cores: 2,
+        ember: ember_vs_best_peer(ONE_CHAIN, "same_thread_share"),
+    },
+    Claim {
+        id: "delay-kick-speed",
+        source: BLOOM,
+        claim: "… and so cuts wall time",
+        published: "about 10 % of wall time",
+        experiment: "chained-decode",
+        check: Comparison {
+            table: ONE_CHAIN,
+            metric: "wall_s",
+            subject: "ember",
+            baseline: Baseline::Row("ember-no-delay-kick"),
+        },
+        direction: Direction::AtMost,
+        median: 0.97,
+        ci: 1.0,
+        min_cores: 2,
+        ember: ember_vs_best_peer(ONE_CHAIN, "wall_s"),
+    },
+    Claim {
+        id: "light-load-cpu",
+        source: EMBER,
+        claim: "Under light load ember's threads burn no more CPU than the best peer's",
+        published: "ember's claim; no external figure",
+        experiment: "light-load",
+        check: Comparison {
+            table: &[("interval_us", "1000")],
+            metric: "pool_cpu_s",
+            subject: "ember",
+            baseline: Baseline::BestPeer,
+        },
+        direction: Direction::AtMost,
+        median: 1.0,
+        ci: 1.0,
+        min_cores: 2,
+        ember: None,
+    },
+    Claim {
+        id: "fork-join-fib",
+        source: EMBER,
+        claim: "ember's join is at least as fast as rayon's: fib(30), no cut-off",
+        published: "ember's claim (issue 13's bar: median ≤ 1.00, CI high ≤ 1.05)",
+        experiment: "micro",
+        check: Comparison {
+            table: FIB,
+            metric: "ns_per_op",
+            subject: "ember",
+            baseline: Baseline::Row("rayon"),
+        },
+        direction: Direction::AtMost,
+        median: 1.0,
+        ci: 1.05,
+        min_cores: 1,
+        ember: ember_vs_best_peer(FIB, "ns_per_op"),
+    },
+    Claim {
+        id: "fork-join-tree-sum",
+        source: EMBER,
+        claim: "… and on the tree-sum, 2^24 nodes, 2 workers",
+        published: "ember's claim; chili publishes 13.6 ms for 2^24 nodes on 8 cores (rayon 58.1 ms)",
+        experiment: "micro",
+        check: Comparison {
+            table: TREE_2_24,
+            metric: "ns_per_op",
+            subject: "ember",
+            baseline: Baseline::Row("rayon"),
+        },
+        direction: Direction::AtMost,
+        median: 1.0,
+        ci: 1.05,
+        min_cores: 2,
+        ember: ember_vs_best_peer(TREE_2_24, "ns_per_op"),
+    },
+];
+
+/// Lower is better unless the metric is a throughput or a share.
+fn higher_is_better(metric: &str) -> bool {
+    crate::report::higher_is_better(metric)
+}
+
+/// Whether a group's params match a table selector. The value `"chunks"` matches the
+/// group's own `chunks` param (one chain: reset every `chunks` chunks).
+fn matches(params: &crate::experiment::Params, table: &[(&str, &str)]) -> bool {
+    table.iter().all(|(k, v)| {
+        let want = if *v == "chunks" {
+            params.get("chunks").map(|c| c.to_string())
+        } else {
+            Some(v.to_string())
+        };
+        params.get(*k).map(|p| match p {
+            serde_json::Value::String(s) => s.clone(),
+            other => other.to_string(),
+        }) == want
+    })
+}
+
+/// The paired ratio of `c` in `runs`, or why there is none.
+pub fn ratio(runs: &ExperimentRuns, c: &Comparison) -> Result<Ratio, String> {
+    let group = runs
+        .groups
+        .iter()
+        .find(|g| g.rows.first().is_some_and(|r| matches(&r.params, c.table)))
+        .ok_or_else(|| format!("no table with {:?} in this run", c.table))?;
+    let series = |name: &str| -> Option<Vec<Option<f64>>> {
+        let row = group.rows.iter().find(|r| r.system == name)?;
+        Some(row.runs.iter().map(|m| m.get(c.metric).copied()).collect())
+    };
+    let median_of = |v: &[Option<f64>]| {
+        let vals: Vec<f64> = v.iter().flatten().copied().collect();
+        spread(&vals).map(|s| s.median)
+    };
+    let subject = series(c.subject).ok_or_else(|| format!("no `{}` row", c.subject))?;
+    let candidates: Vec<&str> = match c.baseline {
+        Baseline::Row(name) => vec![name],
+        Baseline::BestOf(names) => names.to_vec(),
+        Baseline::BestPeer => group
+            .rows
+            .iter()
+            .filter(|r| r.role == Role::Peer)
+            .map(|r| r.system.as_str())
+            .collect(),
+    };
+    let better = |a: f64, b: f64| {
+        if higher_is_better(c.metric) {
+            a > b
+        } else {
+            a < b
+        }
+    };
+    let mut best: Option<(&str, Vec<Option<f64>>, f64)> = None;
+    for name in candidates {
+        let Some(values) = series(name) else { continue };
+        let Some(m) = median_of(&values) else {
+            continue;
+        };
+        if best.as_ref().is_none_or(|(_, _, b)| better(m, *b)) {
+            best = Some((name, values, m));
+        }
+    }
+    let (baseline, base, baseline_median) =
+        best.ok_or_else(|| format!("no baseline row with `{}`", c.metric))?;
+    let ratios: Vec<f64> = subject
+        .iter()
+        .zip(&base)
+        .filter_map(|(s, b)| match (s, b) {
+            (Some(s), Some(b)) if *b > 0.0 => Some(s / b),
+            _ => None,
+        })
+        .collect();
+    let median = spread(&ratios)
+        .map(|s| s.median)
+        .ok_or_else(|| format!("no round where `{baseline}` has a positive `{}`", c.metric))?;
+    Ok(Ratio {
+        subject: c.subject.to_string(),
+        baseline: baseline.to_string(),
+        metric: c.metric.to_string(),
+        subject_median: median_of(&subject).unwrap_or(f64::NAN),
+        baseline_median,
+        median,
+        ci95: median_ci95(&ratios).map(|(lo, hi)| [lo, hi]),
+        rounds: ratios.len(),
+    })
+}
+
+impl Claim {
+    fn test(&self) -> String {
+        let (op, end) = match self.direction {
+            Direction::AtMost => ("≤", "high"),
+            Direction::AtLeast => ("≥", "low"),
+        };
+        format!(
+            "{} / {} {}: median {op} {}, CI {end} {op} {}",
+            self.check.subject,
+            match self.check.baseline {
+                Baseline::Row(r) => r.to_string(),
+                Baseline::BestOf(rs) => format!("best of {}", rs.join(", ")),
+                Baseline::BestPeer => "best peer".into(),
+            },
+            self.check.metric,
+            self.median,
+            self.ci
+        )
+    }
+
+    /// The verdict for this claim from its experiment's runs (`None`: not run).
+    pub fn evaluate(&self, runs: Option<&ExperimentRuns>, cores: usize) -> ClaimResult {
+        let mut result = ClaimResult {
+            id: self.id.into(),
+            source_title: self.source.title.into(),
+            source_url: self.source.url.into(),
+            claim: self.claim.into(),
+            published: self.published.into(),
+            experiment: self.experiment.into(),
+            test: self.test(),
+            ratio: None,
+            ember_vs_best_peer: None,
+            verdict: "no verdict".into(),
+            reason: String::new(),
+        };
+        let Some(runs) = runs else {
+            result.reason = format!("`{}` was not run", self.experiment);
+            return result;
+        };
+        result.ember_vs_best_peer = self.ember.and_then(|e| ratio(runs, &e).ok());
+        let r = match ratio(runs, &self.check) {
+            Ok(r) => r,
+            Err(why) => {
+                result.reason = why;
+                return result;
+            }
+        };
+        let (verdict, reason) = verdict(self, &r, cores);
+        result.verdict = verdict.into();
+        result.reason = reason;
+        result.ratio = Some(r);
+        result
+    }
+}
+
+/// The verdict on `r` against `claim`'s declared bounds, and why.
+fn verdict(claim: &Claim, r: &Ratio, cores: usize) -> (&'static str, String) {
+    if cores < claim.min_cores {
+        return (
+            "not reproducible on this machine",
+            format!(
+                "{cores} cores; the effect needs at least {}",
+                claim.min_cores
+            ),
+        );
+    }
+    let Some([lo, hi]) = r.ci95.filter(|_| r.rounds >= MIN_ROUNDS) else {
+        return (
+            "no verdict",
+            format!("{} rounds; a verdict needs {MIN_ROUNDS}", r.rounds),
+        );
+    };
+    let holds = match claim.direction {
+        Direction::AtMost => r.median <= claim.median && hi <= claim.ci,
+        Direction::AtLeast => r.median >= claim.median && lo >= claim.ci,
+    };
+    let shown = format!(
+        "ratio {:.3} (CI {:.3}–{:.3}, {} rounds)",
+        r.median, lo, hi, r.rounds
+    );
+    if holds {
+        ("reproduced", shown)
+    } else {
+        ("not reproduced", shown)
+    }
+}
+
+/// Every claim evaluated against the experiments that ran.
+pub fn evaluate(ran: &[ExperimentRuns], cores: usize) -> Vec<ClaimResult> {
+    CLAIMS
+        .iter()
+        .map(|c| c.evaluate(ran.iter().find(|r| r.name == c.experiment), cores))
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::experiment::{Metrics, Params};
+    use crate::runner::{GroupRuns, RowRuns};
+
+    fn row(system: &str, role: Role, values: &[f64]) -> RowRuns {
+        let mut params = Params::new();
+        params.insert("benchmark".into(), "fork-join".into());
+        RowRuns {
+            system: system.into(),
+            role,
+            params,
+            runs: values
+                .iter()
+                .map(|&v| -> Metrics { [("ns_per_op".to_string(), v)].into_iter().collect() })
+                .collect(),
+        }
+    }
+
+    fn runs(ember: &[f64], rayon: &[f64]) -> ExperimentRuns {
+        ExperimentRuns {
+            name: "micro".into(),
+            groups: vec![GroupRuns {
+                title: "t".into(),
+                rows: vec![
+                    row("ember", Role::Ember, ember),
+                    row("rayon", Role::Peer, rayon),
+                    row("serial", Role::Floor, &vec![0.1; rayon.len()]),
+                ],
+            }],
+        }
+    }
+
+    fn fib_claim() -> &'static Claim {
+        CLAIMS.iter().find(|c| c.id == "fork-join-fib").unwrap()
+    }
+
+    #[test]
+    fn a_clear_lead_over_enough_rounds_is_reproduced() {
+        let r = runs(&[0.9; 11], &[1.0; 11]);
+        let out = fib_claim().evaluate(Some(&r), 2);
+        assert_eq!(out.verdict, "reproduced", "{out:?}");
+        let ratio = out.ratio.unwrap();
+        assert_eq!(ratio.baseline, "rayon");
+        assert!((ratio.median - 0.9).abs() < 1e-12);
+        // The floor row is never the best peer, though it is the fastest.
+        assert_eq!(out.ember_vs_best_peer.unwrap().baseline, "rayon");
+    }
+
+    #[test]
+    fn a_wide_interval_is_not_reproduced_and_few_rounds_give_no_verdict() {
+        let ember = [0.9, 1.2, 0.9, 1.2, 0.9, 1.2, 0.9, 1.2, 0.9, 1.2, 1.0];
+        let out = fib_claim().evaluate(Some(&runs(&ember, &[1.0; 11])), 2);
+        assert_eq!(out.verdict, "not reproduced", "{out:?}");
+        let out = fib_claim().evaluate(Some(&runs(&[0.5; 5], &[1.0; 5])), 2);
+        assert_eq!(out.verdict, "no verdict");
+        assert!(out.reason.contains("5 rounds"), "{}", out.reason);
+        let out = fib_claim().evaluate(None, 2);
+        assert_eq!(out.verdict, "no verdict");
+    }
+
+    #[test]
+    fn too_few_cores_is_the_only_way_to_not_reproducible() {
+        let tree = CLAIMS
+            .iter()
+            .find(|c| c.id == "fork-join-tree-sum")
+            .unwrap();
+        let mut r = runs(&[0.9; 11], &[1.0; 11]);
+        for row in &mut r.groups[0].rows {
+            row.params.insert("benchmark".into(), "tree-sum".into());
+            row.params.insert("nodes".into(), 16777215.into());
+            row.params.insert("workers".into(), 2.into());
+        }
+        assert_eq!(
+            tree.evaluate(Some(&r), 1).verdict,
+            "not reproducible on this machine"
+        );
+        assert_eq!(tree.evaluate(Some(&r), 2).verdict, "reproduced");
+    }
+
+    #[test]
+    fn claims_are_declared_completely() {
+        for c in CLAIMS {
+            assert!(
+                !c.source.url.is_empty() && !c.published.is_empty(),
+                "{}",
+                c.id
+            );
+            assert!(c.median.is_finite() && c.ci.is_finite(), "{}", c.id);
+        }
+    }
+}
