@@ -20,6 +20,14 @@ pub enum BuildError {
     /// `WakePolicy::Biased { batch: 0 }`: a worker must take at least one job before it
     /// counts as overloaded.
     ZeroBatch,
+    /// `EMBER_NUM_THREADS` is set to something that is not a number of threads.
+    NumThreadsVar {
+        /// What it is set to.
+        value: String,
+    },
+    /// [`PoolBuilder::build_global`](crate::PoolBuilder::build_global) after the global pool
+    /// was built (explicitly, or by a free function that needed it).
+    GlobalPoolExists,
     /// The operating system refused to start worker `index`.
     Spawn {
         /// The worker that could not be started (those before it were stopped again).
@@ -40,6 +48,16 @@ impl fmt::Display for BuildError {
             BuildError::ZeroBatch => write!(
                 f,
                 "WakePolicy::Biased {{ batch: 0 }}: batch must be at least 1 (20 is a good start)"
+            ),
+            BuildError::NumThreadsVar { value } => write!(
+                f,
+                "EMBER_NUM_THREADS={value:?} is not a number of threads; set it to a count, or \
+                 to 0 (or unset it) for one thread per CPU"
+            ),
+            BuildError::GlobalPoolExists => write!(
+                f,
+                "the global pool exists already; call build_global once, before anything uses \
+                 the global pool (ember::join, ember::spawn, ember::scope, … outside a pool)"
             ),
             BuildError::Spawn { index, source } => write!(
                 f,

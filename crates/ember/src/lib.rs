@@ -88,7 +88,9 @@ mod trace;
 mod wake;
 
 pub use error::BuildError;
-pub use pool::{Pool, PoolBuilder, Scope};
+pub use pool::{
+    current_num_threads, current_thread_index, join, scope, spawn, Pool, PoolBuilder, Scope,
+};
 pub use stats::{PoolStats, WorkerStats};
 pub use task::{Dependency, Event, Task, TaskBuilder, TaskError};
 pub use trace::{Trace, TraceEvent, TraceKind};

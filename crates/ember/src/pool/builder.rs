@@ -157,6 +157,29 @@ impl PoolBuilder {
         self
     }
 
+    /// Whether `threads` was set.
+    pub(crate) fn has_threads(&self) -> bool {
+        self.threads.is_some()
+    }
+
+    /// Builds the pool and makes it the global pool, which the free functions
+    /// ([`ember::join`](crate::join), …) use outside every pool. Unless [`threads`](Self::threads)
+    /// was set, `EMBER_NUM_THREADS` sizes it (`0` or unset: one per CPU).
+    ///
+    /// # Errors
+    /// [`BuildError::GlobalPoolExists`] if the global pool was built already (explicitly, or
+    /// by a free function that needed it), [`BuildError::NumThreadsVar`] if `EMBER_NUM_THREADS`
+    /// is not a number, and what [`build`](Self::build) returns.
+    ///
+    /// ```no_run
+    /// ember::Pool::builder().threads(4).name("app").build_global()?;
+    /// assert_eq!(ember::current_num_threads(), 4);
+    /// # Ok::<(), ember::BuildError>(())
+    /// ```
+    pub fn build_global(self) -> Result<(), BuildError> {
+        super::ambient::build_global(self)
+    }
+
     /// Checks the configuration and starts the workers.
     ///
     /// ```
@@ -201,11 +224,11 @@ impl PoolBuilder {
                 }
             }
         }
-        Ok(Pool {
-            inner: Arc::new(PoolInner {
-                registry,
-                handles: std::sync::Mutex::new(handles),
-            }),
-        })
+        let inner = Arc::new(PoolInner {
+            registry,
+            handles: std::sync::Mutex::new(handles),
+        });
+        let _ = inner.registry.handle.set(Arc::downgrade(&inner));
+        Ok(Pool { inner })
     }
 }

@@ -34,7 +34,8 @@ where
     in_worker(registry, |worker| join_on_worker(worker, a, b))
 }
 
-fn join_on_worker<A, B, RA, RB>(worker: &WorkerThread, a: A, b: B) -> (RA, RB)
+/// `join` on `worker`, this thread's: the fast path every `join` from inside a pool takes.
+pub(super) fn join_on_worker<A, B, RA, RB>(worker: &WorkerThread, a: A, b: B) -> (RA, RB)
 where
     A: FnOnce() -> RA + Send,
     B: FnOnce() -> RB + Send,

@@ -3,6 +3,7 @@
 //! | file | holds |
 //! | --- | --- |
 //! | `builder.rs` | [`PoolBuilder`]: configuration and start-up |
+//! | `ambient.rs` | the free functions on the current pool, and the global pool |
 //! | `registry.rs` | what the workers share: queues, sleep state, counters, shutdown |
 //! | `worker.rs` | the worker loop: own deque, stealing, spinning, sleeping |
 //! | `spin.rs` | whether an idle worker spins before it sleeps |
@@ -16,6 +17,7 @@
 //! | `idle.rs` | counting tasks in and out; telling `wait_idle` callers the pool is idle |
 //! | `debug.rs` | the state dump `{:?}` of a pool prints |
 
+mod ambient;
 mod builder;
 mod debug;
 mod idle;
@@ -34,6 +36,7 @@ use std::panic::{self, AssertUnwindSafe};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 
+pub use ambient::{current_num_threads, current_thread_index, join, scope, spawn};
 pub use builder::PoolBuilder;
 pub use scope::Scope;
 
@@ -160,26 +163,7 @@ impl Pool {
     where
         F: FnOnce() + Send + 'static,
     {
-        let job = HeapJob::new(move |runner: job::Runner<'_>| {
-            runner.start_counted();
-            let span = runner.registry.trace.task_span(runner.worker, None);
-            let outcome = panic::catch_unwind(AssertUnwindSafe(f));
-            drop(span);
-            runner.registry.finish_spawned(runner.worker, outcome.err());
-        });
-        // SAFETY: `f` is 'static, so nothing it holds can end before it runs.
-        let job = unsafe { job.into_job_ref() };
-        let registry = &self.inner.registry;
-        WorkerThread::with_current(registry.id, |worker| match worker {
-            Some(worker) => {
-                worker.count_spawn();
-                worker.push_shared(job);
-            }
-            None => {
-                registry.count_external_spawn();
-                registry.inject(job);
-            }
-        });
+        spawn_on(&self.inner.registry, f);
     }
 
     /// Runs `a` and `b`, potentially in parallel, and returns both results. On a worker, the
@@ -209,6 +193,26 @@ impl Pool {
         RB: Send,
     {
         join::join(&self.inner.registry, a, b)
+    }
+
+    /// Runs `op` on one of the pool's workers and returns its value, so that the free
+    /// functions ([`ember::join`](crate::join), [`ember::scope`](crate::scope),
+    /// [`ember::spawn`](crate::spawn), parallel iterators) inside it use this pool. On one of
+    /// this pool's workers it runs `op` at once; on a worker of another pool, that worker runs
+    /// its own pool's jobs while it waits; elsewhere the caller blocks. A panic in `op` is
+    /// re-raised here.
+    ///
+    /// ```
+    /// let pool = ember::Pool::builder().threads(2).build().unwrap();
+    /// let (a, b) = pool.install(|| ember::join(|| ember::current_num_threads(), || 7));
+    /// assert_eq!((a, b), (2, 7));
+    /// ```
+    pub fn install<OP, R>(&self, op: OP) -> R
+    where
+        OP: FnOnce() -> R + Send,
+        R: Send,
+    {
+        worker::in_worker(&self.inner.registry, |_| op())
     }
 
     /// Runs `f` with a [`Scope`] whose jobs may borrow from the caller's frame, and returns
@@ -400,6 +404,33 @@ impl Pool {
     pub(crate) fn registry_id(&self) -> usize {
         self.inner.registry.id
     }
+}
+
+/// `spawn` on `registry`: onto the current worker's own deque if this thread is one of its
+/// workers, else onto its global queue.
+pub(crate) fn spawn_on<F>(registry: &Registry, f: F)
+where
+    F: FnOnce() + Send + 'static,
+{
+    let job = HeapJob::new(move |runner: job::Runner<'_>| {
+        runner.start_counted();
+        let span = runner.registry.trace.task_span(runner.worker, None);
+        let outcome = panic::catch_unwind(AssertUnwindSafe(f));
+        drop(span);
+        runner.registry.finish_spawned(runner.worker, outcome.err());
+    });
+    // SAFETY: `f` is 'static, so nothing it holds can end before it runs.
+    let job = unsafe { job.into_job_ref() };
+    WorkerThread::with_current(registry.id, |worker| match worker {
+        Some(worker) => {
+            worker.count_spawn();
+            worker.push_shared(job);
+        }
+        None => {
+            registry.count_external_spawn();
+            registry.inject(job);
+        }
+    });
 }
 
 /// Queues a job made runnable by a dependency: held for delay-kick when a task finishing on a

@@ -109,6 +109,9 @@ pub(crate) struct Registry {
     panic_handler: Option<Contained<PanicHandler>>,
     pub(crate) delay_kick: bool,
     pub(crate) trace: Tracer,
+    /// The pool's handles, for `Pool::current` (set once the pool is built; dead once the
+    /// last handle is dropped).
+    pub(super) handle: std::sync::OnceLock<std::sync::Weak<super::PoolInner>>,
 }
 
 impl Registry {
@@ -136,6 +139,7 @@ impl Registry {
             panic_handler: panic_handler.map(Contained::new),
             delay_kick,
             trace,
+            handle: std::sync::OnceLock::new(),
         }
     }
 

@@ -124,7 +124,17 @@ where
     F: FnOnce(&Scope<'scope>) -> R + Send,
     R: Send,
 {
-    in_worker(registry, |worker| {
+    in_worker(registry, |worker| scope_on_worker(worker, f))
+}
+
+/// `scope` on `worker`, this thread's.
+pub(super) fn scope_on_worker<'scope, F, R>(worker: &WorkerThread, f: F) -> R
+where
+    F: FnOnce(&Scope<'scope>) -> R + Send,
+    R: Send,
+{
+    let registry = &worker.registry;
+    {
         let scope = Scope {
             registry: Arc::clone(registry),
             pending: CountLatch::new(Waiter::Sleeper(Sleeper::Worker {
@@ -157,5 +167,5 @@ where
                 panic::resume_unwind(payload)
             }
         }
-    })
+    }
 }

@@ -1,0 +1,195 @@
+//! The ambient pool, rayon's convention: free functions act on the pool of the worker they
+//! are called on, and elsewhere on a global pool built the first time it is needed.
+//!
+//! The global pool has one worker per available CPU, or `EMBER_NUM_THREADS` of them (`0`
+//! meaning automatic, as `RAYON_NUM_THREADS` does); [`PoolBuilder::build_global`] configures it
+//! instead, before its first use. It lives until the process exits.
+
+use std::sync::OnceLock;
+
+use super::join::join_on_worker;
+use super::scope::{scope_on_worker, Scope};
+use super::worker::WorkerThread;
+use super::{spawn_on, Pool, PoolBuilder};
+use crate::error::BuildError;
+
+/// The environment variable that sizes the global pool.
+pub(crate) const NUM_THREADS_VAR: &str = "EMBER_NUM_THREADS";
+
+static GLOBAL: OnceLock<Pool> = OnceLock::new();
+
+/// `EMBER_NUM_THREADS`: `None` when unset or `0` (automatic), an error when it is not a count.
+fn threads_from_env() -> Result<Option<usize>, BuildError> {
+    match std::env::var(NUM_THREADS_VAR) {
+        Err(std::env::VarError::NotPresent) => Ok(None),
+        Ok(value) => match value.trim().parse::<usize>() {
+            Ok(0) => Ok(None),
+            Ok(threads) => Ok(Some(threads)),
+            Err(_) => Err(BuildError::NumThreadsVar { value }),
+        },
+        Err(std::env::VarError::NotUnicode(value)) => Err(BuildError::NumThreadsVar {
+            value: value.to_string_lossy().into_owned(),
+        }),
+    }
+}
+
+/// The global pool, built on first use.
+///
+/// # Panics
+/// If the operating system refuses to start its threads (there is nobody to return the
+/// error to).
+pub(crate) fn global() -> &'static Pool {
+    GLOBAL.get_or_init(|| {
+        let threads = threads_from_env().unwrap_or_else(|error| {
+            eprintln!("ember: {error}; the global pool uses one thread per CPU");
+            None
+        });
+        let mut builder = PoolBuilder::new().name("ember-global");
+        if let Some(threads) = threads {
+            builder = builder.threads(threads);
+        }
+        builder
+            .build()
+            .unwrap_or_else(|error| panic!("ember: could not build the global pool: {error}"))
+    })
+}
+
+/// Installs `builder`'s pool as the global pool ([`PoolBuilder::build_global`]).
+pub(crate) fn build_global(mut builder: PoolBuilder) -> Result<(), BuildError> {
+    if GLOBAL.get().is_some() {
+        return Err(BuildError::GlobalPoolExists);
+    }
+    if !builder.has_threads() {
+        if let Some(threads) = threads_from_env()? {
+            builder = builder.threads(threads);
+        }
+    }
+    let pool = builder.build()?;
+    GLOBAL
+        .set(pool)
+        .map_err(|_lost_the_race| BuildError::GlobalPoolExists)
+}
+
+/// Runs `a` and `b`, potentially in parallel, on the current pool (the worker's, or the
+/// global pool outside every pool), and returns both results; see [`Pool::join`].
+///
+/// ```
+/// fn fib(n: u64) -> u64 {
+///     if n < 2 {
+///         return n;
+///     }
+///     let (a, b) = ember::join(|| fib(n - 1), || fib(n - 2));
+///     a + b
+/// }
+/// assert_eq!(fib(20), 6765);
+/// ```
+pub fn join<A, B, RA, RB>(a: A, b: B) -> (RA, RB)
+where
+    A: FnOnce() -> RA + Send,
+    B: FnOnce() -> RB + Send,
+    RA: Send,
+    RB: Send,
+{
+    match WorkerThread::with_any_current(move |worker| match worker {
+        Some(worker) => Ok(join_on_worker(worker, a, b)),
+        None => Err((a, b)),
+    }) {
+        Ok(results) => results,
+        Err((a, b)) => global().join(a, b),
+    }
+}
+
+/// Runs `f` with a [`Scope`] on the current pool (the worker's, or the global pool outside
+/// every pool), and returns once `f` and every job spawned in it have finished; see
+/// [`Pool::scope`].
+///
+/// ```
+/// let mut squares = vec![0u64; 8];
+/// ember::scope(|s| {
+///     for (i, square) in squares.iter_mut().enumerate() {
+///         s.spawn(move |_| *square = (i * i) as u64);
+///     }
+/// });
+/// assert_eq!(squares[7], 49);
+/// ```
+pub fn scope<'scope, F, R>(f: F) -> R
+where
+    F: FnOnce(&Scope<'scope>) -> R + Send,
+    R: Send,
+{
+    match WorkerThread::with_any_current(move |worker| match worker {
+        Some(worker) => Ok(scope_on_worker(worker, f)),
+        None => Err(f),
+    }) {
+        Ok(result) => result,
+        Err(f) => global().scope(f),
+    }
+}
+
+/// Runs `f` on the current pool (the worker's, or the global pool outside every pool), some
+/// time later; see [`Pool::spawn`].
+///
+/// ```
+/// let (tx, rx) = std::sync::mpsc::channel();
+/// ember::spawn(move || tx.send(6 * 7).unwrap());
+/// assert_eq!(rx.recv().unwrap(), 42);
+/// ```
+pub fn spawn<F>(f: F)
+where
+    F: FnOnce() + Send + 'static,
+{
+    match WorkerThread::with_any_current(move |worker| match worker {
+        Some(worker) => {
+            spawn_on(&worker.registry, f);
+            None
+        }
+        None => Some(f),
+    }) {
+        None => {}
+        Some(f) => global().spawn(f),
+    }
+}
+
+/// The number of worker threads of the current pool: the worker's, or, outside every pool,
+/// the global pool's (which this builds if it does not exist yet).
+///
+/// ```
+/// let pool = ember::Pool::builder().threads(3).build().unwrap();
+/// assert_eq!(pool.install(ember::current_num_threads), 3);
+/// ```
+pub fn current_num_threads() -> usize {
+    WorkerThread::with_any_current(|worker| worker.map(|worker| worker.registry.workers()))
+        .unwrap_or_else(|| global().threads())
+}
+
+/// The index of the worker running this code in its pool (`0..threads()`), or `None` on a
+/// thread that is no pool's worker.
+///
+/// ```
+/// assert_eq!(ember::current_thread_index(), None);
+/// let pool = ember::Pool::builder().threads(2).build().unwrap();
+/// let index = pool.install(ember::current_thread_index).unwrap();
+/// assert!(index < 2);
+/// ```
+pub fn current_thread_index() -> Option<usize> {
+    WorkerThread::with_any_current(|worker| worker.map(|worker| worker.index))
+}
+
+impl Pool {
+    /// A handle to the pool whose worker runs this code, or `None` on a thread that is no
+    /// pool's worker (or while the pool shuts down, its last handle gone). The handle keeps
+    /// the pool alive, like any clone.
+    ///
+    /// ```
+    /// assert!(ember::Pool::current().is_none());
+    /// let pool = ember::Pool::builder().threads(1).build().unwrap();
+    /// let same = pool.install(|| ember::Pool::current().unwrap());
+    /// assert_eq!(same.threads(), 1);
+    /// ```
+    pub fn current() -> Option<Pool> {
+        WorkerThread::with_any_current(|worker| {
+            let inner = worker?.registry.handle.get()?.upgrade()?;
+            Some(Pool { inner })
+        })
+    }
+}
