@@ -24,6 +24,8 @@ mod idle;
 mod job;
 mod join;
 mod latch;
+#[cfg(all(test, loom))]
+mod loom_tests;
 mod parallel_for;
 mod registry;
 mod scope;

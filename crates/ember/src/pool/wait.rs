@@ -34,10 +34,10 @@
 
 use std::cell::RefCell;
 use std::sync::Arc;
-use std::thread::Thread;
 use std::time::Instant;
 
 use crate::sync::atomic::{fence, AtomicBool, AtomicUsize, Ordering};
+use crate::sync::thread::{self, Thread};
 use crate::sync::{lock, Mutex};
 
 use super::registry::Registry;
@@ -53,7 +53,8 @@ pub(crate) enum Sleeper {
         registry: Arc<Registry>,
         index: usize,
     },
-    /// A thread that is no pool's worker: it parks with [`std::thread::park`].
+    /// A thread that is no pool's worker: it parks with [`std::thread::park`] (loom's, in the
+    /// models).
     Thread(Thread),
 }
 
@@ -65,7 +66,7 @@ impl Sleeper {
                 registry: Arc::clone(&worker.registry),
                 index: worker.index,
             },
-            None => Sleeper::Thread(std::thread::current()),
+            None => Sleeper::Thread(thread::current()),
         })
     }
 
@@ -94,17 +95,28 @@ pub(crate) fn block_until(done: &dyn Fn() -> bool, deadline: Option<Instant>) ->
             // The park token covers a wake-up between the look above and the park; spurious
             // returns loop.
             match deadline {
-                None => std::thread::park(),
+                None => thread::park(),
                 Some(deadline) => {
                     let now = Instant::now();
                     if now >= deadline {
                         return done();
                     }
-                    std::thread::park_timeout(deadline - now);
+                    park_timeout(deadline - now);
                 }
             }
         },
     })
+}
+
+#[cfg(not(loom))]
+fn park_timeout(timeout: std::time::Duration) {
+    thread::park_timeout(timeout);
+}
+
+/// The models never wait with a deadline; loom has no timed park.
+#[cfg(loom)]
+fn park_timeout(_timeout: std::time::Duration) {
+    thread::park();
 }
 
 /// Sleepers waiting for one condition, woken all at once when it may have come true (an idle

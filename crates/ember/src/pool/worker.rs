@@ -477,7 +477,7 @@ where
             wait::blocked_pools_with(Some(worker.registry.id)),
         ),
         None => (
-            Sleeper::Thread(std::thread::current()),
+            Sleeper::Thread(crate::sync::thread::current()),
             wait::blocked_pools_with(None),
         ),
     });

@@ -313,4 +313,10 @@ impl Sleep {
 }
 
 #[cfg(all(test, loom))]
+mod loom_lifecycle;
+#[cfg(all(test, loom))]
+mod loom_local_push;
+#[cfg(all(test, loom))]
 mod loom_tests;
+#[cfg(all(test, loom))]
+pub(crate) mod model_deque;

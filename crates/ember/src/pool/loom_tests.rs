@@ -1,0 +1,156 @@
+//! loom models of the waits in `wait.rs`: a worker waiting on another pool, and a `WaitList`
+//! waiter racing its notifier. Same conventions as the wake models (`wake/loom_*.rs`): each
+//! names the step it guards, and a `#[ignore]`d `mutant_*` without that step fails.
+
+use loom::sync::atomic::{fence, AtomicBool, AtomicU64, Ordering};
+use loom::sync::Arc;
+use loom::thread;
+
+use super::wait::WaitList;
+use crate::wake::model_deque::ModelPool;
+use crate::wake::{WakePolicy, WakeState};
+
+fn model(bound: usize, f: impl Fn() + Sync + Send + 'static) {
+    let mut builder = loom::model::Builder::new();
+    builder.preemption_bound = Some(bound);
+    builder.check(f);
+}
+
+/// The job of pool B that calls back into A, and that callback, on pool A.
+const CALL: usize = 1;
+const CALLBACK: usize = 2;
+
+/// Waits, as worker 0 of `pool`, until `latch` is set, running `pool`'s jobs with `run`
+/// meanwhile and sleeping on `pool`'s own parker when there are none
+/// (`WorkerThread::wait_for`). With `help` false it only sleeps: the wait of a worker parked
+/// like a thread outside every pool.
+fn wait_on_worker(
+    pool: &ModelPool,
+    latch: &AtomicBool,
+    help: bool,
+    run: impl Fn(usize),
+) -> WakeState {
+    let set = || latch.load(Ordering::Acquire);
+    let mut me = WakeState::default();
+    while !set() {
+        if !help {
+            // Parked like a thread outside every pool: its pool's work does not wake it.
+            pool.sleep.sleep(0, &mut me, || false, set, None);
+            continue;
+        }
+        match pool.find(0, &mut me) {
+            Some(job) => run(job),
+            None if set() => {}
+            None => pool.idle(0, &mut me, set),
+        }
+    }
+    me
+}
+
+/// Sets a latch the way `Latch::set` does for a worker of any pool: the store, then a
+/// targeted wake-up of the waiter on its own pool's parker.
+fn set_latch(latch: &AtomicBool, waiter_pool: &ModelPool) {
+    latch.store(true, Ordering::Release);
+    waiter_pool.sleep.wake_worker(0);
+}
+
+/// Two one-worker pools. A job of pool A (the main thread) calls into pool B and waits for
+/// it; B's job calls back into A and waits for that: rayon's `thread_pool_mutual_install`
+/// pattern. A's only worker must run the callback while it waits for B.
+///
+/// Guards the helping wait of `wait.rs`: a worker waiting on another pool runs its own pool's
+/// jobs (and is woken on its own parker). `mutant_cross_pool_wait_parks` waits without
+/// helping, as the pool did before, and deadlocks.
+fn cross_pool_callback(help: bool) {
+    model(3, move || {
+        let a = ModelPool::new(WakePolicy::Searching, 1);
+        let b = ModelPool::new(WakePolicy::Searching, 1);
+        let (call_done, callback_done) = (
+            Arc::new(AtomicBool::new(false)),
+            Arc::new(AtomicBool::new(false)),
+        );
+        let b_worker = {
+            let (a, b) = (a.clone(), b.clone());
+            let (call_done, callback_done) = (call_done.clone(), callback_done.clone());
+            thread::spawn(move || {
+                let stop = || call_done.load(Ordering::Acquire);
+                let mut me = WakeState::default();
+                while !stop() {
+                    match b.find(0, &mut me) {
+                        Some(CALL) => {
+                            a.inject(CALLBACK);
+                            wait_on_worker(&b, &callback_done, true, |job| b.ran(job));
+                            b.ran(CALL);
+                            set_latch(&call_done, &a);
+                        }
+                        Some(job) => b.ran(job),
+                        None if stop() => {}
+                        None => b.idle(0, &mut me, stop),
+                    }
+                }
+            })
+        };
+        b.inject(CALL);
+        wait_on_worker(&a, &call_done, help, |job| {
+            assert_eq!(job, CALLBACK);
+            a.ran(job);
+            set_latch(&callback_done, &b);
+        });
+        b_worker.join().unwrap();
+        assert!(a.has_run(CALLBACK) && b.has_run(CALL));
+    });
+}
+
+#[test]
+fn loom_cross_pool_callback() {
+    cross_pool_callback(true);
+}
+
+#[test]
+#[ignore = "fails by design: the model without the step it guards"]
+fn mutant_cross_pool_wait_parks() {
+    cross_pool_callback(false);
+}
+
+/// A `wait_idle` caller racing the end of the last task. The waiter is the real `WaitList`;
+/// the task's end mirrors `Registry::count_completion` and the check point's
+/// `notify_if_idle`: count out, fence, look at the waiter list, and notify if idle.
+///
+/// Guards the fence of `notify_if_idle`: without it the count can still be in the
+/// completer's store buffer when the waiter looks while the completer reads an empty list
+/// (`mutant_idle_check_unfenced`, a deadlock).
+fn last_task_races_waiter(fenced: bool) {
+    model(3, move || {
+        let list = Arc::new(WaitList::new());
+        let (spawned, completed) = (Arc::new(AtomicU64::new(1)), Arc::new(AtomicU64::new(0)));
+        let idle = {
+            let (spawned, completed) = (spawned.clone(), completed.clone());
+            move || completed.load(Ordering::Acquire) == spawned.load(Ordering::Acquire)
+        };
+        let completer = {
+            let (list, completed, idle) = (list.clone(), completed.clone(), idle.clone());
+            thread::spawn(move || {
+                completed.store(1, Ordering::Release);
+                if fenced {
+                    fence(Ordering::SeqCst);
+                }
+                if !list.is_empty() && idle() {
+                    list.notify_all();
+                }
+            })
+        };
+        assert!(list.wait(&idle, None));
+        completer.join().unwrap();
+    });
+}
+
+#[test]
+fn loom_last_task_races_idle_waiter() {
+    last_task_races_waiter(true);
+}
+
+#[test]
+#[ignore = "fails by design: the model without the step it guards"]
+fn mutant_idle_check_unfenced() {
+    last_task_races_waiter(false);
+}

@@ -1,0 +1,210 @@
+//! loom models of a worker's life around the wake protocol: leaving a wait, shutdown, exit.
+//! Same pool in miniature as `loom_local_push.rs` (`model_deque.rs`); same `mutant_*`
+//! convention: each removes the step its model guards, fails, and is `#[ignore]`d.
+
+use loom::sync::atomic::{AtomicBool, Ordering};
+use loom::sync::Arc;
+use loom::thread;
+
+use super::model_deque::ModelPool;
+use super::{WakePolicy, WakeState};
+use crate::task::kick::Held;
+
+fn model(bound: usize, f: impl Fn() + Sync + Send + 'static) {
+    let mut builder = loom::model::Builder::new();
+    builder.preemption_bound = Some(bound);
+    builder.check(f);
+}
+
+const JOB: usize = 1;
+
+/// A latch's targeted wake-up racing a policy wake-up (Searching). Worker 0 waits for its
+/// latch, running jobs meanwhile and sleeping when there are none (`WorkerThread::wait_for`);
+/// worker 1 is idle. The main thread pushes `JOB` on the global queue — which may wake worker
+/// 0 as a searcher — and sets worker 0's latch and wakes it. Worker 0 then returns to user
+/// code that blocks until `JOB` has run, so worker 1 must run it.
+///
+/// Guards `Sleep::leave` when a wait ends: a worker woken as a searcher that returns to user
+/// code still counted as searching makes every push skip its wake-up, and `JOB` is stranded
+/// (`mutant_wait_ends_still_searching`).
+fn latch_races_policy_wake(leave: bool) {
+    model(3, move || {
+        let pool = ModelPool::new(WakePolicy::Searching, 2);
+        let latch = Arc::new(AtomicBool::new(false));
+        let helper = {
+            let pool = pool.clone();
+            thread::spawn(move || {
+                pool.work(1, || pool.has_run(JOB));
+            })
+        };
+        let waiter = {
+            let (pool, latch) = (pool.clone(), latch.clone());
+            thread::spawn(move || {
+                let set = || latch.load(Ordering::Acquire);
+                let mut me = WakeState::default();
+                while !set() {
+                    match pool.find(0, &mut me) {
+                        Some(job) => pool.ran(job),
+                        None if set() => {}
+                        None => pool.idle(0, &mut me, set),
+                    }
+                }
+                if leave {
+                    pool.sleep.leave(&mut me, || pool.has_work());
+                }
+                pool.block_until_run(JOB);
+            })
+        };
+        pool.inject(JOB);
+        latch.store(true, Ordering::Release);
+        pool.sleep.wake_worker(0);
+        waiter.join().unwrap();
+        // Worker 0 may have run `JOB` itself while it waited; worker 1 then sleeps with
+        // nothing to do, and the end of the run wakes it (as shutdown would).
+        pool.sleep.wake_all();
+        helper.join().unwrap();
+    });
+}
+
+#[test]
+fn loom_latch_wake_races_policy_wake() {
+    latch_races_policy_wake(true);
+}
+
+#[test]
+#[ignore = "fails by design: the model without the step it guards"]
+fn mutant_wait_ends_still_searching() {
+    latch_races_policy_wake(false);
+}
+
+/// Shutdown landing between a worker's last look and its park: the main thread sets the
+/// flag and wakes every worker (`Registry::terminate`); the worker, looking for work with the
+/// flag as its `done`, must exit. Two steps guard it, each enough alone: the sleeper's last
+/// look reads the flag after listing itself, and `Sleep::wake_all` unparks every worker, not
+/// only the listed ones, so an unpark before the park leaves a token. Removing both makes the
+/// worker sleep forever (checked by hand: a `done` that ignores the flag and a `wake_all`
+/// that unparks only drained sleepers deadlock here).
+fn shutdown_races_park(policy: WakePolicy) {
+    model(3, move || {
+        let pool = ModelPool::new(policy, 1);
+        let terminating = Arc::new(AtomicBool::new(false));
+        let worker = {
+            let (pool, terminating) = (pool.clone(), terminating.clone());
+            thread::spawn(move || {
+                pool.work(0, || terminating.load(Ordering::SeqCst));
+            })
+        };
+        terminating.store(true, Ordering::SeqCst);
+        pool.sleep.wake_all();
+        worker.join().unwrap();
+    });
+}
+
+#[test]
+fn loom_shutdown_races_park_eager() {
+    shutdown_races_park(WakePolicy::Eager);
+}
+
+#[test]
+fn loom_shutdown_races_park_searching() {
+    shutdown_races_park(WakePolicy::Searching);
+}
+
+#[test]
+fn loom_shutdown_races_park_biased() {
+    shutdown_races_park(WakePolicy::Biased { batch: 2 });
+}
+
+/// Two workers exit at shutdown, each possibly counted as a searcher when it sees the flag.
+/// Afterwards nobody may be counted (a count nobody takes back would make every later push
+/// skip its wake-up: harmless in a pool that is shutting down, but the count is also what
+/// `{:?}` of a pool reports).
+///
+/// Guards the `Sleep::leave` of a worker's exit (`WorkerThread::exit`):
+/// `mutant_exit_still_searching` skips it and the assertion fails.
+fn exit_while_searching(leave: bool) {
+    model(3, move || {
+        let pool = ModelPool::new(WakePolicy::Searching, 2);
+        let terminating = Arc::new(AtomicBool::new(false));
+        let workers: Vec<_> = (0..2)
+            .map(|index| {
+                let (pool, terminating) = (pool.clone(), terminating.clone());
+                thread::spawn(move || {
+                    let mut me = pool.work(index, || terminating.load(Ordering::SeqCst));
+                    if leave {
+                        pool.sleep.leave(&mut me, || pool.has_work());
+                    }
+                })
+            })
+            .collect();
+        terminating.store(true, Ordering::SeqCst);
+        pool.sleep.wake_all();
+        for worker in workers {
+            worker.join().unwrap();
+        }
+        assert_eq!(
+            pool.sleep.searching(),
+            0,
+            "an exited worker is still counted"
+        );
+    });
+}
+
+#[test]
+fn loom_exit_while_searching() {
+    exit_while_searching(true);
+}
+
+#[test]
+#[ignore = "fails by design: the model without the step it guards"]
+fn mutant_exit_still_searching() {
+    exit_while_searching(false);
+}
+
+/// A worker holding delay-kick successors when shutdown begins: it must run or kick every
+/// one before it exits; worker 1 may take a kicked one. Guards the order of
+/// `WorkerThread::find_work`, which takes held successors before anything else, so that "no
+/// work found" (the exit condition) implies nothing is held: `mutant_exit_before_held` looks
+/// at the flag first and loses the jobs.
+fn exit_holding_successors(held_first: bool) {
+    model(3, move || {
+        let pool = ModelPool::new(WakePolicy::Searching, 2);
+        let terminating = Arc::new(AtomicBool::new(true));
+        let helper = {
+            let (pool, terminating) = (pool.clone(), terminating.clone());
+            thread::spawn(move || {
+                pool.work(1, || terminating.load(Ordering::SeqCst) && !pool.has_work());
+            })
+        };
+        let held = Held::new();
+        held.hold(10);
+        held.hold(11);
+        loop {
+            if !held_first && terminating.load(Ordering::SeqCst) {
+                break;
+            }
+            let mut me = WakeState::default();
+            let job = held
+                .take_and_kick(|job| pool.push_local(0, job, true))
+                .or_else(|| pool.find(0, &mut me));
+            match job {
+                Some(job) => pool.ran(job),
+                None => break,
+            }
+        }
+        pool.sleep.wake_all();
+        helper.join().unwrap();
+        assert!(pool.has_run(10) && pool.has_run(11), "a held job was lost");
+    });
+}
+
+#[test]
+fn loom_exit_holding_successors() {
+    exit_holding_successors(true);
+}
+
+#[test]
+#[ignore = "fails by design: the model without the step it guards"]
+fn mutant_exit_before_held() {
+    exit_holding_successors(false);
+}
