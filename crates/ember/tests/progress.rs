@@ -1,0 +1,108 @@
+//! Progress under load: `wait_idle` wakes as soon as the last task ends, whoever ends it, and
+//! a job injected from outside does not wait behind a worker's endless local work.
+//!
+//! Both tests hung on the pool before these guarantees (commit 1540555): `wait_idle` was
+//! woken only by a worker going to sleep, and a worker looked at the global queue only when
+//! its own deque was empty.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::thread;
+use std::time::Duration;
+
+use ember::Pool;
+
+mod common;
+use common::{no_deadlock, pool};
+
+/// A spawned task ends on a worker that then goes on with user code for as long as the test
+/// likes, and the other worker is already asleep: nobody goes to sleep after the task ends,
+/// and `wait_idle` must still return. Timeline (workers W1, W2; one `join` from outside):
+///
+/// 1. W1 runs the outer job: a `join` of A and B. B is stolen by W2 and waits there until the
+///    task has started; A waits until the task is queued, then W1 waits for B and, while it
+///    waits, takes the task from the global queue.
+/// 2. The task lets B finish, then takes 50 ms; W2 runs out of work and sleeps, the test
+///    thread calls `wait_idle`.
+/// 3. The task ends; W1 sees B done and returns to the outer job, which spins until the test
+///    is over. Before, only a worker going to sleep woke `wait_idle`: it hung here.
+#[test]
+fn wait_idle_wakes_when_the_last_task_ends_on_a_busy_worker() {
+    // Not Biased: it leaves B to W1 by design (one pushed half is not overload), and A waits
+    // for B to start elsewhere.
+    for (name, policy) in [
+        ("Searching", ember::WakePolicy::Searching),
+        ("Eager", ember::WakePolicy::Eager),
+    ] {
+        let pool = pool(policy, 2);
+        let flags: Arc<[AtomicBool; 4]> = Arc::new(Default::default());
+        let [b_started, task_queued, task_started, stop] = [0, 1, 2, 3];
+        let set = |flags: &[AtomicBool; 4], flag: usize| flags[flag].store(true, Ordering::SeqCst);
+        let wait = |flags: &[AtomicBool; 4], flag: usize| {
+            while !flags[flag].load(Ordering::SeqCst) {
+                thread::yield_now();
+            }
+        };
+        let outer = {
+            let (pool, flags) = (pool.clone(), flags.clone());
+            thread::spawn(move || {
+                let inner = pool.clone();
+                pool.join(
+                    move || {
+                        inner.join(
+                            || {
+                                wait(&flags, b_started);
+                                wait(&flags, task_queued);
+                            },
+                            || {
+                                set(&flags, b_started);
+                                wait(&flags, task_started);
+                            },
+                        );
+                        wait(&flags, stop);
+                    },
+                    || (),
+                )
+            })
+        };
+        wait(&flags, b_started);
+        let task_flags = flags.clone();
+        pool.spawn(move || {
+            set(&task_flags, task_started);
+            thread::sleep(Duration::from_millis(50));
+        });
+        set(&flags, task_queued);
+        let waiter = pool.clone();
+        no_deadlock(name, move || waiter.wait_idle());
+        set(&flags, stop);
+        outer.join().unwrap();
+    }
+}
+
+/// A one-worker pool whose job keeps spawning its successor (on the worker's own deque)
+/// until a job injected from outside stops it: the injected job must get its turn.
+#[test]
+fn an_injected_job_does_not_wait_behind_endless_local_work() {
+    for (name, policy) in common::policies() {
+        let pool = pool(policy, 1);
+        let stop = Arc::new(AtomicBool::new(false));
+        fn relay(pool: Pool, stop: Arc<AtomicBool>) {
+            if !stop.load(Ordering::SeqCst) {
+                let next = pool.clone();
+                pool.spawn(move || relay(next, stop));
+            }
+        }
+        relay(pool.clone(), stop.clone());
+        let (tx, rx) = std::sync::mpsc::channel();
+        let stopper = stop.clone();
+        pool.spawn(move || {
+            stopper.store(true, Ordering::SeqCst);
+            tx.send(()).unwrap();
+        });
+        let waiter = pool.clone();
+        no_deadlock(name, move || {
+            rx.recv().unwrap();
+            waiter.wait_idle();
+        });
+    }
+}
