@@ -11,7 +11,9 @@
 //! Instruction counts are repeatable where wall time on a shared machine is not. The pool
 //! has one worker so that no thief interleaves differently from run to run.
 //!
-//! * `join N`: N calls of `Pool::join` with empty halves, made from inside a pool job.
+//! * `join N`: N calls of `ember::join` with empty halves, made from inside a pool job (the
+//!   ambient pool: rayon's `rayon::join` inside `install`).
+//! * `pool-join N`: the same through `Pool::join` on the pool's handle.
 //! * `spawn N`: N `Pool::spawn`s of empty jobs from inside a pool job (onto the worker's own
 //!   deque), then `wait_idle`.
 //! * `spawn-outside N`: the same, spawned from the main thread (onto the global queue).
@@ -23,7 +25,7 @@ fn main() {
     let (what, n) = match (args.next(), args.next().map(|n| n.parse::<u64>())) {
         (Some(what), Some(Ok(n))) => (what, n),
         _ => {
-            eprintln!("usage: hot_paths join|spawn|spawn-outside N");
+            eprintln!("usage: hot_paths join|pool-join|spawn|spawn-outside N");
             std::process::exit(2);
         }
     };
@@ -32,7 +34,12 @@ fn main() {
         .build()
         .expect("a one-thread pool");
     match what.as_str() {
-        "join" => {
+        "join" => pool.install(|| {
+            for i in 0..n {
+                black_box(ember::join(|| black_box(i), || black_box(i + 1)));
+            }
+        }),
+        "pool-join" => {
             let inner = pool.clone();
             pool.join(
                 move || {
@@ -63,7 +70,7 @@ fn main() {
             pool.wait_idle();
         }
         other => {
-            eprintln!("unknown hot path `{other}`: join, spawn or spawn-outside");
+            eprintln!("unknown hot path `{other}`: join, pool-join, spawn or spawn-outside");
             std::process::exit(2);
         }
     }

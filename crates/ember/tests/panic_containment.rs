@@ -195,23 +195,36 @@ fn join_reports_the_second_panic_before_re_raising_the_first() {
     }
 }
 
-/// One half of a `join` panics; the other returns a value whose `Drop` panics: the value is
-/// dropped (its panic reported) before the re-raise. Before, it was dropped while the panic
-/// unwound (where a panicking `Drop` aborts the process), and not reported.
+/// A value whose `Drop` panics even while another panic unwinds.
+struct AlwaysPanicsOnDrop;
+
+impl Drop for AlwaysPanicsOnDrop {
+    fn drop(&mut self) {
+        panic!("dropped while another panic unwinds");
+    }
+}
+
+/// One half of a `join` panics; the other returns a value whose `Drop` panics, even during
+/// an unwind: the value is dropped (while the panic unwinds, or before the re-raise), its
+/// drop's panic contained and reported, and the first panic reaches the caller. Aborted the
+/// process before ("panic in a destructor during cleanup").
 #[test]
-fn join_drops_the_other_value_before_re_raising() {
+fn join_contains_the_drop_of_the_other_value() {
     for (name, policy) in policies() {
         let (pool, handled) = counted_pool(policy);
-        let caught = panic::catch_unwind(AssertUnwindSafe(|| {
-            pool.join(
-                || PanicsOnDrop("the other half's value"),
-                || -> u32 { panic!("second") },
-            )
-        }));
-        assert!(caught.is_err(), "{name}");
+        for b_panics in [true, false] {
+            let caught = panic::catch_unwind(AssertUnwindSafe(|| {
+                if b_panics {
+                    pool.join(|| AlwaysPanicsOnDrop, || -> u32 { panic!("second") });
+                } else {
+                    pool.join(|| -> u32 { panic!("first") }, || AlwaysPanicsOnDrop);
+                }
+            }));
+            assert!(caught.is_err(), "{name}");
+        }
         still_works(name, &pool);
-        assert_eq!(handled.load(Ordering::SeqCst), 1, "{name}");
-        assert_eq!(pool.stats().panics, 1, "{name}");
+        assert_eq!(handled.load(Ordering::SeqCst), 2, "{name}");
+        assert_eq!(pool.stats().panics, 2, "{name}");
     }
 }
 

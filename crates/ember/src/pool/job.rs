@@ -113,6 +113,7 @@ where
     F: FnOnce() -> R + Send,
     R: Send,
 {
+    #[inline]
     pub(crate) fn new(func: F, latch: Latch<'r>) -> Self {
         StackJob {
             latch,
@@ -129,18 +130,21 @@ where
         unsafe { JobRef::new(self) }
     }
 
+    #[inline]
     pub(crate) fn latch(&self) -> &Latch<'r> {
         &self.latch
     }
 
     /// Runs the closure on the current thread; the job must not have been executed from a
     /// queue (the caller popped its `JobRef` back).
+    #[inline]
     pub(crate) fn run_inline(self) -> R {
         let func = self.func.into_inner().expect("a job runs once");
         func()
     }
 
     /// The result once the latch is set: the value, or the panic to re-raise.
+    #[inline]
     pub(crate) fn into_result(self) -> Result<R, Panic> {
         match self.result.into_inner() {
             JobResult::Ok(value) => Ok(value),

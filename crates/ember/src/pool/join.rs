@@ -8,7 +8,9 @@
 //! A panic in either closure is re-raised only after the other one finished: `b` may borrow
 //! from the caller's frame, which must outlive it. If both panic, the first (`a`'s) is
 //! re-raised and the other is reported (`unwind.rs`); if one panics, the other's value is
-//! dropped before the re-raise, its own panic reported.
+//! dropped before the re-raise (or, for a `b` run inline, while it unwinds), a panic of that
+//! drop reported. A `b` popped back and run inline is not wrapped in `catch_unwind` (as in
+//! rayon): nothing else refers to the frame then, so its panic may unwind straight through.
 
 use std::panic::{self, AssertUnwindSafe};
 use std::sync::Arc;
@@ -16,7 +18,7 @@ use std::sync::Arc;
 use super::job::{Panic, StackJob};
 use super::latch::{Latch, Waiter};
 use super::registry::Registry;
-use super::unwind::{drop_catching, guarded_frame, AbortOnUnwind};
+use super::unwind::{drop_catching, guarded_frame, AbortOnUnwind, DropContainedOnUnwind};
 use super::worker::{in_worker, WorkerThread};
 
 guarded_frame!(
@@ -61,32 +63,44 @@ where
 
     let result_a = panic::catch_unwind(AssertUnwindSafe(a));
 
-    let result_b = loop {
+    loop {
         if job_b.latch().probe() {
-            break job_b.into_result();
+            break;
         }
         match worker.pop_local() {
             Some(job) if job == job_b_ref => {
-                // `b` is user code: successors held by jobs run in this loop go to thieves
-                // first (`b` might even wait for one of them).
-                worker.kick_held();
-                break panic::catch_unwind(AssertUnwindSafe(|| job_b.run_inline()));
+                // Nobody else has `b`: the frame is ours alone again.
+                guard.disarm();
+                return match result_a {
+                    // The common case. `b` runs uncaught: a panic of it unwinds from here, and
+                    // `a`'s value, dropped on the way, has a panic of its `Drop` contained.
+                    Ok(value_a) => {
+                        let value_a = DropContainedOnUnwind::new(value_a, &worker.registry);
+                        let value_b = job_b.run_inline();
+                        (value_a.into_inner(), value_b)
+                    }
+                    Err(payload) => {
+                        let result_b = panic::catch_unwind(AssertUnwindSafe(|| job_b.run_inline()));
+                        reraise(&worker.registry, Err::<RA, _>(payload), result_b)
+                    }
+                };
             }
             // Something `a` spawned and left above `b`; it runs here as it would have anyway.
+            // It may have released successors (delay-kick): they go to thieves before user
+            // code runs again.
             Some(job) => {
                 worker.run_job(job);
                 worker.check_idle();
+                worker.kick_held();
             }
             None => {
                 worker.wait_until(job_b.latch());
-                break job_b.into_result();
+                break;
             }
         }
-    };
+    }
     guard.disarm();
-    // Jobs run above may have released successors; user code resumes now.
-    worker.kick_held();
-    finish(&worker.registry, result_a, result_b)
+    finish(&worker.registry, result_a, job_b.into_result())
 }
 
 /// Both results, or the first panic re-raised.

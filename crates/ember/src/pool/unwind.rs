@@ -112,6 +112,43 @@ pub(crate) fn drop_catching<T>(value: T) -> Option<Panic> {
     panic::catch_unwind(AssertUnwindSafe(move || drop(value))).err()
 }
 
+/// A user value held by one of ember's frames while more user code runs: if that code
+/// panics, the value is dropped on the way out with a panic of its `Drop` contained and
+/// reported, not left to abort the process (a panic while unwinding); otherwise
+/// [`into_inner`](Self::into_inner) hands it back without a trace.
+pub(crate) struct DropContainedOnUnwind<'r, T> {
+    value: ManuallyDrop<T>,
+    registry: &'r super::Registry,
+}
+
+impl<'r, T> DropContainedOnUnwind<'r, T> {
+    #[inline]
+    pub(crate) fn new(value: T, registry: &'r super::Registry) -> Self {
+        DropContainedOnUnwind {
+            value: ManuallyDrop::new(value),
+            registry,
+        }
+    }
+
+    #[inline]
+    pub(crate) fn into_inner(self) -> T {
+        let mut this = ManuallyDrop::new(self);
+        // SAFETY: `this` is never dropped, so the value is taken exactly once, here.
+        unsafe { ManuallyDrop::take(&mut this.value) }
+    }
+}
+
+impl<T> Drop for DropContainedOnUnwind<'_, T> {
+    #[cold]
+    fn drop(&mut self) {
+        // SAFETY: `drop` runs once and nothing touches `value` afterwards.
+        let value = unsafe { ManuallyDrop::take(&mut self.value) };
+        if let Some(payload) = drop_catching(value) {
+            self.registry.report_panic(payload);
+        }
+    }
+}
+
 /// A value whose drop may run user code (a handler's captured values) that is dropped by
 /// ember's own frames: a panic of that drop is caught and dropped.
 pub(crate) struct Contained<T>(ManuallyDrop<T>);

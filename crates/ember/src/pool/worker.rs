@@ -220,7 +220,9 @@ impl WorkerThread {
     #[inline]
     fn push_with(&self, job: JobRef, fenced: bool) {
         self.local.push(job);
-        self.registry.sleep.notify_local(self.local.len(), fenced);
+        self.registry
+            .sleep
+            .notify_local(|| self.local.len(), fenced);
     }
 
     /// Pops the job this worker pushed last, if it is still there.

@@ -145,7 +145,8 @@ impl Sleep {
         }
     }
 
-    /// Worker-side: a job was pushed on the caller's own deque, which now holds `local_len`.
+    /// Worker-side: a job was pushed on the caller's own deque, which now holds `local_len()`
+    /// (asked only by the policy that needs it).
     ///
     /// `fenced` pushes are jobs somebody may count on another worker to run: a spawned job or
     /// task (the job that spawned it may block until it has run), a kicked successor. They
@@ -156,7 +157,7 @@ impl Sleep {
     /// or not, re-reads the searcher count and the sleeper set, so a wake-up an unfenced push
     /// missed is made up by the pusher's next push (README, "Searching").
     #[inline]
-    pub(crate) fn notify_local(&self, local_len: usize, fenced: bool) {
+    pub(crate) fn notify_local(&self, local_len: impl FnOnce() -> usize, fenced: bool) {
         match self.policy {
             WakePolicy::Eager => {
                 if fenced {
@@ -172,7 +173,7 @@ impl Sleep {
             }
             // The pusher runs its own deque before it sleeps; overload wake-ups only add
             // parallelism and carry their own fence (README, "Biased").
-            WakePolicy::Biased { batch } => self.notify_biased_local(batch, local_len),
+            WakePolicy::Biased { batch } => self.notify_biased_local(batch, local_len()),
         }
     }
 

@@ -140,7 +140,7 @@ impl ModelPool {
     /// Worker `me` pushes `job` on its own deque (`WorkerThread::push_with`).
     pub(crate) fn push_local(&self, me: usize, job: usize, fenced: bool) {
         self.deques[me].push(job);
-        self.sleep.notify_local(self.deques[me].len(), fenced);
+        self.sleep.notify_local(|| self.deques[me].len(), fenced);
     }
 
     /// Anybody pushes `job` on the global queue (`Registry::inject`).
