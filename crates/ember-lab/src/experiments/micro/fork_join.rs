@@ -3,7 +3,7 @@
 //!
 //! Workers are the threads running the work, a helping caller included, counted the same way
 //! for every system: ember and rayon get a pool of `workers` threads and the work starts
-//! inside it (a spawned task, `install`) while the caller waits; chili's pool of `workers`
+//! inside it (`install`, then the free `join` of each) while the caller waits; chili's pool of `workers`
 //! threads is `workers - 1` threads plus the calling thread, which runs the work (chili also
 //! runs a heartbeat thread, which does no work); `serial` is one thread calling the recursion
 //! directly, the floor.
@@ -120,21 +120,7 @@ recursions!(fib_serial, sum_serial, (), serial_join);
 recursions!(fib_rayon, sum_rayon, (), rayon::join);
 recursions!(fib_chili, sum_chili, (s: &mut chili::Scope<'_>), chili_join);
 
-fn fib_ember(pool: &ember::Pool, n: u32) -> u64 {
-    if n < 2 {
-        return u64::from(n);
-    }
-    let (a, b) = pool.join(|| fib_ember(pool, n - 1), || fib_ember(pool, n - 2));
-    a + b
-}
-
-fn sum_ember(pool: &ember::Pool, node: &Node) -> u64 {
-    let (a, b) = pool.join(
-        || node.left.as_deref().map_or(0, |n| sum_ember(pool, n)),
-        || node.right.as_deref().map_or(0, |n| sum_ember(pool, n)),
-    );
-    node.val + a + b
-}
+recursions!(fib_ember, sum_ember, (), ember::join);
 
 /// Evaluations of `work` by `eval`, each checked, until `target` has passed; their time
 /// and count. `black_box` keeps the compiler from hoisting a pure evaluation out of the loop.
@@ -203,21 +189,16 @@ pub(super) fn on_ember(
     policy: EmberPolicy,
 ) -> Metrics {
     let pool = policy.build(workers, "micro");
-    let (tx, rx) = crossbeam_channel::bounded(1);
-    let (handle, work) = (pool.clone(), work.clone());
     let name = policy.system().name;
-    // Started inside a pool task, as rayon's `install` does, so that only the pool's own
-    // threads do the work.
-    pool.spawn(move || {
-        let timing = timed(&work, target, name, |w| match w {
-            Work::Fib(n) => fib_ember(&handle, *n),
-            Work::TreeSum(_, tree) => sum_ember(&handle, tree),
-        });
-        drop(handle);
-        let _ = tx.send((timing, work));
+    // Inside the pool, with the free `ember::join`, as a rayon user writes `rayon::join`
+    // inside `install`: only the pool's own threads do the work.
+    let timing = pool.install(|| {
+        timed(work, target, name, |w| match w {
+            Work::Fib(n) => fib_ember(*n),
+            Work::TreeSum(_, tree) => sum_ember(tree),
+        })
     });
-    let (timing, work) = recv_or_die(&rx, "fork-join on ember");
-    finish_ember(pool, metrics(&work, timing))
+    finish_ember(pool, metrics(work, timing))
 }
 
 #[cfg(test)]
