@@ -1,6 +1,8 @@
 //! loom models of the forward-permit hand-off (`node.rs`) and of the successor list
 //! (`successors.rs`), driving the real `Header`, `end` and `Successors`.
 //!
+//! The last models drive the real [`Event`](super::Event) and its clones.
+//!
 //! The nodes are small test doubles: `schedule` and `record_cancelled` only count their calls
 //! (in loom atomics) and check what must hold when they are called. The registry is a real one
 //! with no workers; nothing in these models reaches its queues.
@@ -15,6 +17,7 @@ use loom::thread;
 
 use super::node::{self, end, Ending, Header, Node};
 use super::successors::Successors;
+use super::Event;
 use crate::pool::Registry;
 use crate::trace::Tracer;
 use crate::wake::WakePolicy;
@@ -74,8 +77,9 @@ impl Node for TestNode {
     }
 
     fn record_cancelled(&self) {
+        // (A node waiting on an event, not on test nodes, has no `inputs` to check.)
         assert!(
-            self.inputs.iter().any(|input| input.header.has_ended()),
+            self.inputs.is_empty() || self.inputs.iter().any(|input| input.header.has_ended()),
             "a successor was cancelled before any input ended"
         );
         self.cancelled.fetch_add(1, Ordering::SeqCst);
@@ -178,5 +182,72 @@ fn loom_successors_push_races_close() {
             assert_eq!(times, 1, "a pushed successor was lost or returned twice");
         }
         assert_eq!(closed.len() + handed_back.len(), nodes.len());
+    });
+}
+
+/// A test node waiting on `event` alone (registered as `TaskBuilder::spawn` would).
+fn after_event(registry: &Registry, event: &Event) -> Arc<TestNode> {
+    let node = Arc::new(TestNode {
+        header: Header::new(0, 1),
+        inputs: Vec::new(),
+        scheduled: AtomicUsize::new(0),
+        cancelled: AtomicUsize::new(0),
+    });
+    node::register(registry, node.clone(), &[event.node_arc()]);
+    node
+}
+
+/// One clone of an event completes it on one thread while another clone is dropped on a
+/// second thread and the original on a third: the dependent runs exactly once and is never
+/// cancelled, whichever clone goes last.
+///
+/// Seen failing (cancelled in the interleavings where a drop comes before the completion)
+/// with `Event`'s drop ending the event on *every* clone's drop instead of the last one's.
+#[test]
+fn loom_event_clone_completes_while_others_drop() {
+    model(|| {
+        let registry = registry();
+        let event = Event::on(registry.clone(), None);
+        let dependent = after_event(&registry, &event);
+        let completer = {
+            let clone = event.clone();
+            thread::spawn(move || clone.complete())
+        };
+        let dropper = {
+            let clone = event.clone();
+            thread::spawn(move || drop(clone))
+        };
+        drop(event);
+        completer.join().unwrap();
+        dropper.join().unwrap();
+        assert_eq!(dependent.scheduled.load(Ordering::SeqCst), 1, "ran once");
+        assert_eq!(
+            dependent.cancelled.load(Ordering::SeqCst),
+            0,
+            "never cancelled"
+        );
+    });
+}
+
+/// Every clone of an event is dropped uncompleted, on two threads at once: the dependent is
+/// cancelled exactly once, by whichever drop was the last.
+#[test]
+fn loom_event_clones_all_dropped_cancel_once() {
+    model(|| {
+        let registry = registry();
+        let event = Event::on(registry.clone(), None);
+        let dependent = after_event(&registry, &event);
+        let dropper = {
+            let clone = event.clone();
+            thread::spawn(move || drop(clone))
+        };
+        drop(event);
+        dropper.join().unwrap();
+        assert_eq!(dependent.scheduled.load(Ordering::SeqCst), 0, "never ran");
+        assert_eq!(
+            dependent.cancelled.load(Ordering::SeqCst),
+            1,
+            "cancelled once"
+        );
     });
 }
