@@ -16,10 +16,12 @@
 //! | `unwind.rs` | where panics of user code are caught, and the guard where they must not go |
 //! | `idle.rs` | counting tasks in and out; telling `wait_idle` callers the pool is idle |
 //! | `debug.rs` | the state dump `{:?}` of a pool prints |
+//! | `handlers.rs` | the user's panic, start and exit handlers, contained |
 
 mod ambient;
 mod builder;
 mod debug;
+mod handlers;
 mod idle;
 mod job;
 mod join;
@@ -40,6 +42,8 @@ pub use ambient::{current_num_threads, current_thread_index, join, scope, spawn}
 pub use builder::PoolBuilder;
 pub use scope::Scope;
 
+#[cfg(all(test, loom))]
+pub(crate) use handlers::Handlers;
 pub(crate) use job::Runner;
 pub(crate) use registry::Registry;
 pub(crate) use unwind::drop_catching;

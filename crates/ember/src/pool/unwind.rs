@@ -19,8 +19,10 @@
 //! | the drop of a cancelled task's closure | whoever ends it (a worker, or a thread dropping an event) | the task | reported |
 //! | the drop of a task's result or panic payload nobody joined | whoever drops the last reference | the task | reported |
 //! | the drop of any panic payload ember drops | wherever it drops it | [`drop_payload`] | counted |
+//! | a start or exit handler | its worker | `Registry::run_worker_handler` | reported |
+//! | the naming closure of `thread_name` | the thread calling `build` | `build` | re-raised by `build` before any thread starts |
 //! | the panic handler | the thread that caught the panic | [`Registry::report_panic`] | counted, its payload dropped |
-//! | the drop of the panic handler | whoever drops the pool last | [`Contained`] | ignored |
+//! | the drop of the panic, start or exit handler | whoever drops the pool last | [`Contained`] | ignored |
 //!
 //! Where an unwind would break an invariant of ember's own — a `join` whose second half is a
 //! job in its stack frame that a thief may still run — the frame holds an [`AbortOnUnwind`]

@@ -19,6 +19,7 @@ use std::time::{Duration, Instant};
 
 use crossbeam_deque::{Steal, Worker};
 
+use super::handlers::WorkerEvent;
 use super::job::{JobRef, Runner, StackJob};
 use super::latch::{Latch, Waiter};
 use super::registry::{bump, unbump, Registry, WorkerState};
@@ -114,8 +115,16 @@ impl WorkerThread {
         let _unregister = Unregister;
         // Says the worker is gone however its body ends, so that nobody waits for it forever.
         let _exited = Exited(&worker);
+        worker
+            .registry
+            .run_worker_handler(WorkerEvent::Start, index);
         worker.main_loop();
         worker.exit();
+        if worker.registry.run_worker_handler(WorkerEvent::Exit, index) {
+            // What the exit handler queued runs before the worker leaves.
+            worker.main_loop();
+            worker.exit();
+        }
     }
 
     fn main_loop(&self) {

@@ -18,7 +18,7 @@ use loom::thread;
 use super::node::{self, end, Ending, Header, Node};
 use super::successors::Successors;
 use super::Event;
-use crate::pool::Registry;
+use crate::pool::{Handlers, Registry};
 use crate::trace::Tracer;
 use crate::wake::WakePolicy;
 
@@ -35,7 +35,7 @@ fn registry() -> Arc<Registry> {
         Vec::new(),
         WakePolicy::Eager,
         false,
-        None,
+        Handlers::default(),
         Tracer::new(false, "loom".to_owned(), 0),
     ))
 }
