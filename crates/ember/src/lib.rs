@@ -89,7 +89,8 @@ mod wake;
 
 pub use error::BuildError;
 pub use pool::{
-    current_num_threads, current_thread_index, join, scope, spawn, Pool, PoolBuilder, Scope,
+    broadcast, current_num_threads, current_thread_index, join, scope, spawn, BroadcastContext,
+    Pool, PoolBuilder, Scope,
 };
 pub use stats::{PoolStats, WorkerStats};
 pub use task::{Dependency, Event, Task, TaskBuilder, TaskError};

@@ -7,6 +7,7 @@
 
 use std::sync::OnceLock;
 
+use super::broadcast::{self, BroadcastContext};
 use super::join::join_on_worker;
 use super::scope::{scope_on_worker, Scope};
 use super::worker::WorkerThread;
@@ -147,6 +148,27 @@ where
     }) {
         None => {}
         Some(f) => global().spawn(f),
+    }
+}
+
+/// Runs `op` once on every worker of the current pool (the worker's, or the global pool
+/// outside every pool), and returns the results in worker order; see [`Pool::broadcast`].
+///
+/// ```
+/// let indices = ember::broadcast(|ctx| ctx.index());
+/// assert_eq!(indices, (0..ember::current_num_threads()).collect::<Vec<_>>());
+/// ```
+pub fn broadcast<OP, R>(op: OP) -> Vec<R>
+where
+    OP: Fn(BroadcastContext<'_>) -> R + Sync,
+    R: Send,
+{
+    match WorkerThread::with_any_current(move |worker| match worker {
+        Some(worker) => Ok(broadcast::broadcast(&worker.registry, op)),
+        None => Err(op),
+    }) {
+        Ok(results) => results,
+        Err(op) => global().broadcast(op),
     }
 }
 

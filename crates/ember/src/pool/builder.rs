@@ -171,9 +171,8 @@ impl PoolBuilder {
     ///     })
     ///     .build()
     ///     .unwrap();
-    /// while started.load(Ordering::SeqCst) < 3 {
-    ///     std::thread::yield_now(); // the workers start in the background
-    /// }
+    /// pool.broadcast(|_| ()); // runs on every worker, so every worker has started
+    /// assert_eq!(started.load(Ordering::SeqCst), 3);
     /// ```
     pub fn start_handler<H>(mut self, handler: H) -> Self
     where

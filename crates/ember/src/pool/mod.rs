@@ -4,6 +4,7 @@
 //! | --- | --- |
 //! | `builder.rs` | [`PoolBuilder`]: configuration and start-up |
 //! | `ambient.rs` | the free functions on the current pool, and the global pool |
+//! | `broadcast.rs` | running a closure once on every worker: per-worker queues, targeted wake-ups |
 //! | `registry.rs` | what the workers share: queues, sleep state, counters, shutdown |
 //! | `worker.rs` | the worker loop: own deque, stealing, spinning, sleeping |
 //! | `spin.rs` | whether an idle worker spins before it sleeps |
@@ -19,6 +20,7 @@
 //! | `handlers.rs` | the user's panic, start and exit handlers, contained |
 
 mod ambient;
+mod broadcast;
 mod builder;
 mod debug;
 mod handlers;
@@ -38,7 +40,8 @@ use std::panic::{self, AssertUnwindSafe};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 
-pub use ambient::{current_num_threads, current_thread_index, join, scope, spawn};
+pub use ambient::{broadcast, current_num_threads, current_thread_index, join, scope, spawn};
+pub use broadcast::BroadcastContext;
 pub use builder::PoolBuilder;
 pub use scope::Scope;
 
@@ -217,6 +220,42 @@ impl Pool {
         R: Send,
     {
         worker::in_worker(&self.inner.registry, |_| op())
+    }
+
+    /// Runs `op` once on every worker of the pool and returns the results in worker order:
+    /// element `i` is what worker `i` ([`BroadcastContext::index`]) returned. `op` may borrow
+    /// from the caller's frame.
+    ///
+    /// Each worker runs it when its own deque is empty, before it steals (rayon's order); a
+    /// sleeping worker is woken for it. A worker busy with a job runs it after that job, so a
+    /// broadcast waits for every worker's current job. The caller waits as
+    /// [`install`](Self::install) does: a worker of this pool or of another one runs its own
+    /// pool's jobs meanwhile (including, on this pool, its own share of the broadcast).
+    ///
+    /// If `op` panics on one or more workers, the panic of the lowest-numbered one is
+    /// re-raised here once every worker has finished; the other panics, and the drops of the
+    /// other results, are reported to the pool (counted, and passed to the panic handler).
+    ///
+    /// # Panics
+    /// Besides `op`'s panics: if the pool is shutting down (called through
+    /// [`ember::broadcast`](crate::broadcast) from a job or exit handler of a pool whose last
+    /// handle is gone, once a worker has left); a broadcast can no longer reach every worker.
+    ///
+    /// ```
+    /// use std::sync::atomic::{AtomicUsize, Ordering};
+    /// let pool = ember::Pool::builder().threads(3).build().unwrap();
+    /// let squares = pool.broadcast(|ctx| ctx.index() * ctx.index());
+    /// assert_eq!(squares, [0, 1, 4]);
+    /// let count = AtomicUsize::new(0); // borrowed by every worker
+    /// pool.broadcast(|_| count.fetch_add(1, Ordering::Relaxed));
+    /// assert_eq!(count.into_inner(), 3);
+    /// ```
+    pub fn broadcast<OP, R>(&self, op: OP) -> Vec<R>
+    where
+        OP: Fn(BroadcastContext<'_>) -> R + Sync,
+        R: Send,
+    {
+        broadcast::broadcast(&self.inner.registry, op)
     }
 
     /// Runs `f` with a [`Scope`] whose jobs may borrow from the caller's frame, and returns

@@ -10,6 +10,7 @@ use std::sync::atomic::{fence, AtomicBool, AtomicU64, AtomicU8, AtomicUsize, Ord
 use crossbeam_deque::{Injector, Stealer};
 use crossbeam_utils::CachePadded;
 
+use super::broadcast::BroadcastQueue;
 use super::handlers::{ContainedHandlers, Handlers};
 use super::job::{JobRef, Panic};
 use super::unwind::drop_payload;
@@ -91,6 +92,8 @@ pub(crate) struct Registry {
     pub(crate) stealers: Box<[Stealer<JobRef>]>,
     pub(crate) sleep: Sleep,
     pub(crate) counters: Box<[CachePadded<WorkerCounters>]>,
+    /// Each worker's broadcast queue (`broadcast.rs`).
+    pub(crate) broadcasts: Box<[CachePadded<BroadcastQueue>]>,
     /// `spawn`s and tasks made outside the pool (several threads may add).
     pub(super) external_spawns: CachePadded<AtomicU64>,
     /// Tasks that ended outside the pool (cancelled there by a dropped event).
@@ -128,6 +131,7 @@ impl Registry {
             stealers: stealers.into_boxed_slice(),
             sleep: Sleep::new(policy, workers),
             counters: (0..workers).map(|_| CachePadded::default()).collect(),
+            broadcasts: (0..workers).map(|_| CachePadded::default()).collect(),
             external_spawns: CachePadded::default(),
             external_completions: CachePadded::default(),
             external_panics: CachePadded::default(),

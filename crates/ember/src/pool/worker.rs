@@ -125,6 +125,11 @@ impl WorkerThread {
             worker.main_loop();
             worker.exit();
         }
+        // Broadcasts that came meanwhile run before the worker leaves (`broadcast.rs`).
+        while !worker.registry.close_broadcasts(index) {
+            worker.main_loop();
+            worker.exit();
+        }
     }
 
     fn main_loop(&self) {
@@ -285,6 +290,9 @@ impl WorkerThread {
         if let Some(job) = self.pop_local() {
             return Some(job);
         }
+        if let Some(job) = self.take_broadcast() {
+            return Some(job);
+        }
         let mut wake = self.wake.get();
         let searching = self.registry.sleep.start_searching(&mut wake);
         self.wake.set(wake);
@@ -331,7 +339,7 @@ impl WorkerThread {
     }
 
     #[inline]
-    fn found_work(&self) {
+    pub(super) fn found_work(&self) {
         let mut wake = self.wake.get();
         self.registry
             .sleep
