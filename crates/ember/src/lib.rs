@@ -89,8 +89,8 @@ mod wake;
 
 pub use error::BuildError;
 pub use pool::{
-    broadcast, current_num_threads, current_thread_index, join, scope, spawn, BroadcastContext,
-    Pool, PoolBuilder, Scope,
+    broadcast, current_num_threads, current_thread_index, join, scope, spawn, yield_local,
+    yield_now, BroadcastContext, Pool, PoolBuilder, Scope, Yield,
 };
 pub use stats::{PoolStats, WorkerStats};
 pub use task::{Dependency, Event, Task, TaskBuilder, TaskError};

@@ -197,7 +197,98 @@ pub fn current_thread_index() -> Option<usize> {
     WorkerThread::with_any_current(|worker| worker.map(|worker| worker.index))
 }
 
+/// What [`yield_now`] or [`yield_local`] did on a worker.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Yield {
+    /// A pending job was found and run.
+    Executed,
+    /// No pending job was found.
+    Idle,
+}
+
+/// Runs one pending job of the current worker's pool, if there is one, and says whether it
+/// did: `Some(Yield::Executed)` or `Some(Yield::Idle)`, or `None` on a thread that is no
+/// pool's worker. It looks where the worker looks for work — its own deque, then the global
+/// queue and the other workers' deques — but never spins or sleeps. The job runs on this
+/// stack, on top of the caller (as in rayon); like [`std::thread::yield_now`] it suits a
+/// polling loop, which may yield to the OS itself when this returns `Idle`.
+///
+/// ```
+/// assert_eq!(ember::yield_now(), None); // not on a worker
+/// let pool = ember::Pool::builder().threads(1).build().unwrap();
+/// let (tx, rx) = std::sync::mpsc::channel();
+/// let ran = pool.install(|| {
+///     ember::spawn(move || tx.send(42).unwrap()); // queued on this worker
+///     ember::yield_now() // and run here
+/// });
+/// assert_eq!(ran, Some(ember::Yield::Executed));
+/// assert_eq!(rx.try_recv(), Ok(42));
+/// ```
+pub fn yield_now() -> Option<Yield> {
+    yield_here(false)
+}
+
+/// [`yield_now`], but only for work local to this worker (its own deque and its share of
+/// broadcasts): never the global queue or other workers' deques.
+///
+/// ```
+/// let pool = ember::Pool::builder().threads(1).build().unwrap();
+/// assert_eq!(pool.install(ember::yield_local), Some(ember::Yield::Idle));
+/// ```
+pub fn yield_local() -> Option<Yield> {
+    yield_here(true)
+}
+
+/// Yields on the current worker, whatever its pool.
+fn yield_here(local_only: bool) -> Option<Yield> {
+    WorkerThread::with_any_current(|worker| worker.map(|worker| yielded(worker, local_only)))
+}
+
+fn yielded(worker: &WorkerThread, local_only: bool) -> Yield {
+    if worker.yield_once(local_only) {
+        Yield::Executed
+    } else {
+        Yield::Idle
+    }
+}
+
 impl Pool {
+    /// [`ember::yield_now`](yield_now), on one of this pool's workers only: `None` on any
+    /// other thread.
+    pub fn yield_now(&self) -> Option<Yield> {
+        self.yield_here(false)
+    }
+
+    /// [`ember::yield_local`](yield_local), on one of this pool's workers only: `None` on
+    /// any other thread.
+    pub fn yield_local(&self) -> Option<Yield> {
+        self.yield_here(true)
+    }
+
+    fn yield_here(&self, local_only: bool) -> Option<Yield> {
+        WorkerThread::with_current(self.registry_id(), |worker| {
+            worker.map(|worker| yielded(worker, local_only))
+        })
+    }
+
+    /// The index of the worker running this code if it is one of this pool's workers, else
+    /// `None` (compare [`ember::current_thread_index`](current_thread_index), which answers
+    /// for any pool).
+    ///
+    /// ```
+    /// let pool = ember::Pool::builder().threads(2).build().unwrap();
+    /// assert_eq!(pool.current_thread_index(), None);
+    /// assert!(pool.install(|| pool.current_thread_index()).unwrap() < 2);
+    /// ```
+    pub fn current_thread_index(&self) -> Option<usize> {
+        WorkerThread::with_current(self.registry_id(), |worker| worker.map(|w| w.index))
+    }
+
+    /// The number of worker threads: [`threads`](Self::threads), under rayon's name.
+    pub fn current_num_threads(&self) -> usize {
+        self.threads()
+    }
+
     /// A handle to the pool whose worker runs this code, or `None` on a thread that is no
     /// pool's worker (or while the pool shuts down, its last handle gone). The handle keeps
     /// the pool alive, like any clone.

@@ -40,7 +40,10 @@ use std::panic::{self, AssertUnwindSafe};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 
-pub use ambient::{broadcast, current_num_threads, current_thread_index, join, scope, spawn};
+pub use ambient::{
+    broadcast, current_num_threads, current_thread_index, join, scope, spawn, yield_local,
+    yield_now, Yield,
+};
 pub use broadcast::BroadcastContext;
 pub use builder::PoolBuilder;
 pub use scope::Scope;

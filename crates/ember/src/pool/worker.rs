@@ -331,6 +331,38 @@ impl WorkerThread {
         None
     }
 
+    /// Runs one pending job, if there is one, and returns whether it did
+    /// ([`ember::yield_now`](crate::yield_now)): a held successor, the own deque, the own
+    /// broadcast queue, and unless `local_only`, the global queue and the other workers'
+    /// deques. It never spins or sleeps.
+    pub(crate) fn yield_once(&self, local_only: bool) -> bool {
+        // Not `find_work`'s code for held successors: a second caller of it would keep the
+        // compiler from inlining it there, where every job pays for it.
+        let held = self.held.take_and_kick(|job| self.kick(job)).inspect(|_| {
+            unbump(&self.registry.counters[self.index].held);
+            self.found_work();
+        });
+        let job = held
+            .or_else(|| self.pop_local())
+            .or_else(|| self.take_broadcast())
+            .or_else(|| {
+                if local_only {
+                    return None;
+                }
+                let job = self.steal()?;
+                self.found_work();
+                Some(job)
+            });
+        let Some(job) = job else {
+            return false;
+        };
+        self.run_job(job);
+        // Back to the caller's code, as from a job run inside a `join`.
+        self.check_idle();
+        self.kick_held();
+        true
+    }
+
     /// A spin found `job`: spinning paid, so it stays on (`spin.rs`).
     fn found_by_spinning(&self, job: JobRef) -> JobRef {
         self.spin_governor.record(true);
