@@ -89,8 +89,9 @@ mod wake;
 
 pub use error::BuildError;
 pub use pool::{
-    broadcast, current_num_threads, current_thread_index, join, scope, spawn, yield_local,
-    yield_now, BroadcastContext, Pool, PoolBuilder, Scope, Yield,
+    broadcast, current_num_threads, current_thread_index, in_place_scope, in_place_scope_fifo,
+    join, scope, scope_fifo, spawn, spawn_fifo, yield_local, yield_now, BroadcastContext, Pool,
+    PoolBuilder, Scope, ScopeFifo, Yield,
 };
 pub use stats::{PoolStats, WorkerStats};
 pub use task::{Dependency, Event, Task, TaskBuilder, TaskError};

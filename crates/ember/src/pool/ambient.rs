@@ -9,9 +9,9 @@ use std::sync::OnceLock;
 
 use super::broadcast::{self, BroadcastContext};
 use super::join::join_on_worker;
-use super::scope::{scope_on_worker, Scope};
+use super::scope::{self, Scope, ScopeFifo};
 use super::worker::WorkerThread;
-use super::{spawn_on, Pool, PoolBuilder};
+use super::{spawn_fifo_on, spawn_on, Pool, PoolBuilder};
 use crate::error::BuildError;
 
 /// The environment variable that sizes the global pool.
@@ -100,6 +100,20 @@ where
     }
 }
 
+/// Calls `on_worker` with the worker running on this thread, of whatever pool, or else
+/// `on_global` with the global pool; `arg` goes to whichever is called.
+#[inline]
+fn on_current_pool<A, R>(
+    arg: A,
+    on_worker: impl FnOnce(&WorkerThread, A) -> R,
+    on_global: impl FnOnce(&'static Pool, A) -> R,
+) -> R {
+    WorkerThread::with_any_current(move |worker| match worker {
+        Some(worker) => on_worker(worker, arg),
+        None => on_global(global(), arg),
+    })
+}
+
 /// Runs `f` with a [`Scope`] on the current pool (the worker's, or the global pool outside
 /// every pool), and returns once `f` and every job spawned in it have finished; see
 /// [`Pool::scope`].
@@ -118,13 +132,78 @@ where
     F: FnOnce(&Scope<'scope>) -> R + Send,
     R: Send,
 {
-    match WorkerThread::with_any_current(move |worker| match worker {
-        Some(worker) => Ok(scope_on_worker(worker, f)),
-        None => Err(f),
-    }) {
-        Ok(result) => result,
-        Err(f) => global().scope(f),
-    }
+    on_current_pool(
+        f,
+        |worker, f| scope::in_place_scope(&worker.registry, f),
+        Pool::scope,
+    )
+}
+
+/// [`scope`] with a [`ScopeFifo`]: jobs spawned from one worker start in the order they were
+/// spawned; see [`Pool::scope_fifo`].
+///
+/// ```
+/// use std::sync::atomic::{AtomicUsize, Ordering};
+/// let total = AtomicUsize::new(0);
+/// ember::scope_fifo(|s| {
+///     for i in 1..=10 {
+///         let total = &total;
+///         s.spawn_fifo(move |_| {
+///             total.fetch_add(i, Ordering::Relaxed);
+///         });
+///     }
+/// });
+/// assert_eq!(total.into_inner(), 55);
+/// ```
+pub fn scope_fifo<'scope, F, R>(f: F) -> R
+where
+    F: FnOnce(&ScopeFifo<'scope>) -> R + Send,
+    R: Send,
+{
+    on_current_pool(
+        f,
+        |worker, f| scope::in_place_scope_fifo(&worker.registry, f),
+        Pool::scope_fifo,
+    )
+}
+
+/// Runs `f` with a [`Scope`] on the calling thread, whatever it is, and returns once `f` and
+/// every job spawned in it have finished; the jobs run on the current pool (the worker's, or
+/// the global pool outside every pool). See [`Pool::in_place_scope`].
+///
+/// ```
+/// let mut parts = [0u64; 4];
+/// let here = std::thread::current().id();
+/// let ran_here = ember::in_place_scope(|s| {
+///     for (i, part) in parts.iter_mut().enumerate() {
+///         s.spawn(move |_| *part = i as u64);
+///     }
+///     std::thread::current().id() == here
+/// });
+/// assert!(ran_here);
+/// assert_eq!(parts, [0, 1, 2, 3]);
+/// ```
+pub fn in_place_scope<'scope, F, R>(f: F) -> R
+where
+    F: FnOnce(&Scope<'scope>) -> R,
+{
+    on_current_pool(
+        f,
+        |worker, f| scope::in_place_scope(&worker.registry, f),
+        Pool::in_place_scope,
+    )
+}
+
+/// [`in_place_scope`] with a [`ScopeFifo`]; see [`Pool::in_place_scope_fifo`].
+pub fn in_place_scope_fifo<'scope, F, R>(f: F) -> R
+where
+    F: FnOnce(&ScopeFifo<'scope>) -> R,
+{
+    on_current_pool(
+        f,
+        |worker, f| scope::in_place_scope_fifo(&worker.registry, f),
+        Pool::in_place_scope_fifo,
+    )
 }
 
 /// Runs `f` on the current pool (the worker's, or the global pool outside every pool), some
@@ -139,16 +218,26 @@ pub fn spawn<F>(f: F)
 where
     F: FnOnce() + Send + 'static,
 {
-    match WorkerThread::with_any_current(move |worker| match worker {
-        Some(worker) => {
-            spawn_on(&worker.registry, f);
-            None
-        }
-        None => Some(f),
-    }) {
-        None => {}
-        Some(f) => global().spawn(f),
-    }
+    on_current_pool(f, |worker, f| spawn_on(&worker.registry, f), Pool::spawn)
+}
+
+/// [`spawn`], but jobs spawned from one worker start in the order they were spawned; see
+/// [`Pool::spawn_fifo`].
+///
+/// ```
+/// let (tx, rx) = std::sync::mpsc::channel();
+/// ember::spawn_fifo(move || tx.send(6 * 7).unwrap());
+/// assert_eq!(rx.recv().unwrap(), 42);
+/// ```
+pub fn spawn_fifo<F>(f: F)
+where
+    F: FnOnce() + Send + 'static,
+{
+    on_current_pool(
+        f,
+        |worker, f| spawn_fifo_on(&worker.registry, f),
+        Pool::spawn_fifo,
+    )
 }
 
 /// Runs `op` once on every worker of the current pool (the worker's, or the global pool
@@ -163,13 +252,11 @@ where
     OP: Fn(BroadcastContext<'_>) -> R + Sync,
     R: Send,
 {
-    match WorkerThread::with_any_current(move |worker| match worker {
-        Some(worker) => Ok(broadcast::broadcast(&worker.registry, op)),
-        None => Err(op),
-    }) {
-        Ok(results) => results,
-        Err(op) => global().broadcast(op),
-    }
+    on_current_pool(
+        op,
+        |worker, op| broadcast::broadcast(&worker.registry, op),
+        Pool::broadcast,
+    )
 }
 
 /// The number of worker threads of the current pool: the worker's, or, outside every pool,

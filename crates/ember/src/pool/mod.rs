@@ -11,7 +11,8 @@
 //! | `job.rs` | type-erased jobs on the stack or the heap |
 //! | `latch.rs` | one-shot completion flags that wake their waiter |
 //! | `join.rs` | fork-join |
-//! | `scope.rs` | borrowing scopes |
+//! | `scope.rs` | borrowing scopes, FIFO scopes, scopes in place |
+//! | `fifo.rs` | FIFO order for a worker's own spawns: the indirection through a queue |
 //! | `parallel_for.rs` | the parallel loop, on a worker and from outside |
 //! | `wait.rs` | waiting for other threads' work without taking a worker from its pool |
 //! | `unwind.rs` | where panics of user code are caught, and the guard where they must not go |
@@ -23,6 +24,7 @@ mod ambient;
 mod broadcast;
 mod builder;
 mod debug;
+mod fifo;
 mod handlers;
 mod idle;
 mod job;
@@ -41,12 +43,12 @@ use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 
 pub use ambient::{
-    broadcast, current_num_threads, current_thread_index, join, scope, spawn, yield_local,
-    yield_now, Yield,
+    broadcast, current_num_threads, current_thread_index, in_place_scope, in_place_scope_fifo,
+    join, scope, scope_fifo, spawn, spawn_fifo, yield_local, yield_now, Yield,
 };
 pub use broadcast::BroadcastContext;
 pub use builder::PoolBuilder;
-pub use scope::Scope;
+pub use scope::{Scope, ScopeFifo};
 
 #[cfg(all(test, loom))]
 pub(crate) use handlers::Handlers;
@@ -176,6 +178,30 @@ impl Pool {
         spawn_on(&self.inner.registry, f);
     }
 
+    /// [`spawn`](Self::spawn), but the jobs one worker spawns this way start in the order
+    /// they were spawned, where `spawn`'s start newest first (rayon's `spawn_fifo`: the order
+    /// holds for one worker's own spawns; from outside the pool the job goes on the global
+    /// queue, which is FIFO anyway). Panics are handled as for `spawn`.
+    ///
+    /// ```
+    /// let pool = ember::Pool::builder().threads(1).build().unwrap();
+    /// let (tx, rx) = std::sync::mpsc::channel();
+    /// pool.install(|| {
+    ///     for i in 0..4 {
+    ///         let tx = tx.clone();
+    ///         ember::spawn_fifo(move || tx.send(i).unwrap());
+    ///     }
+    /// });
+    /// drop(tx);
+    /// assert_eq!(rx.iter().collect::<Vec<_>>(), [0, 1, 2, 3]);
+    /// ```
+    pub fn spawn_fifo<F>(&self, f: F)
+    where
+        F: FnOnce() + Send + 'static,
+    {
+        spawn_fifo_on(&self.inner.registry, f);
+    }
+
     /// Runs `a` and `b`, potentially in parallel, and returns both results. On a worker, the
     /// worker runs `a` itself, offers `b` to thieves on its deque, and most often pops `b` back
     /// and runs it inline (a deque push and pop is the whole cost); while a thief runs `b` it
@@ -284,6 +310,61 @@ impl Pool {
         R: Send,
     {
         scope::scope(&self.inner.registry, f)
+    }
+
+    /// [`scope`](Self::scope) with a [`ScopeFifo`]: the jobs spawned from one worker with
+    /// [`ScopeFifo::spawn_fifo`] (by the body or by other jobs) start in the order they were
+    /// spawned, where `scope`'s start newest first (rayon's `scope_fifo`).
+    ///
+    /// ```
+    /// use std::sync::Mutex;
+    /// let pool = ember::Pool::builder().threads(1).build().unwrap();
+    /// let order = Mutex::new(Vec::new());
+    /// pool.scope_fifo(|s| {
+    ///     for i in 0..4 {
+    ///         let order = &order;
+    ///         s.spawn_fifo(move |_| order.lock().unwrap().push(i));
+    ///     }
+    /// });
+    /// assert_eq!(order.into_inner().unwrap(), [0, 1, 2, 3]);
+    /// ```
+    pub fn scope_fifo<'scope, F, R>(&self, f: F) -> R
+    where
+        F: FnOnce(&ScopeFifo<'scope>) -> R + Send,
+        R: Send,
+    {
+        scope::scope_fifo(&self.inner.registry, f)
+    }
+
+    /// A [`scope`](Self::scope) whose body runs on the calling thread, whatever it is, while
+    /// its jobs run on this pool (so `f` need not be `Send`). The caller then waits for the
+    /// jobs: a worker (of this pool or another) runs its own pool's jobs meanwhile, any other
+    /// thread blocks. On one of this pool's workers it is exactly `scope`.
+    ///
+    /// The body may block on its jobs (e.g. on a channel they feed) even in a one-thread pool,
+    /// since it does not occupy a worker.
+    ///
+    /// ```
+    /// let pool = ember::Pool::builder().threads(1).build().unwrap();
+    /// let (tx, rx) = std::sync::mpsc::channel();
+    /// pool.in_place_scope(|s| {
+    ///     s.spawn(move |_| tx.send(7).unwrap());
+    ///     assert_eq!(rx.recv().unwrap(), 7); // the worker is free to run the job
+    /// });
+    /// ```
+    pub fn in_place_scope<'scope, F, R>(&self, f: F) -> R
+    where
+        F: FnOnce(&Scope<'scope>) -> R,
+    {
+        scope::in_place_scope(&self.inner.registry, f)
+    }
+
+    /// [`in_place_scope`](Self::in_place_scope) with a [`ScopeFifo`].
+    pub fn in_place_scope_fifo<'scope, F, R>(&self, f: F) -> R
+    where
+        F: FnOnce(&ScopeFifo<'scope>) -> R,
+    {
+        scope::in_place_scope_fifo(&self.inner.registry, f)
     }
 
     /// Calls `f(i)` for every `i` in `range`, in parallel, in chunks of at most `grain`
@@ -458,15 +539,7 @@ pub(crate) fn spawn_on<F>(registry: &Registry, f: F)
 where
     F: FnOnce() + Send + 'static,
 {
-    let job = HeapJob::new(move |runner: job::Runner<'_>| {
-        runner.start_counted();
-        let span = runner.registry.trace.task_span(runner.worker, None);
-        let outcome = panic::catch_unwind(AssertUnwindSafe(f));
-        drop(span);
-        runner.registry.finish_spawned(runner.worker, outcome.err());
-    });
-    // SAFETY: `f` is 'static, so nothing it holds can end before it runs.
-    let job = unsafe { job.into_job_ref() };
+    let job = spawned_job(f);
     WorkerThread::with_current(registry.id, |worker| match worker {
         Some(worker) => {
             worker.count_spawn();
@@ -477,6 +550,44 @@ where
             registry.inject(job);
         }
     });
+}
+
+/// `spawn_fifo` on `registry`: as [`spawn_on`], but on a worker the job goes to the back of
+/// the worker's FIFO queue and an indirection onto its deque (`fifo.rs`).
+pub(crate) fn spawn_fifo_on<F>(registry: &Registry, f: F)
+where
+    F: FnOnce() + Send + 'static,
+{
+    let job = spawned_job(f);
+    WorkerThread::with_current(registry.id, |worker| match worker {
+        Some(worker) => {
+            worker.count_spawn();
+            // SAFETY: the registry's fifos live as long as the registry, which every worker
+            // (the only runners of its queued refs) keeps alive.
+            worker.push_shared(unsafe { registry.fifos[worker.index].push(job) });
+        }
+        None => {
+            registry.count_external_spawn();
+            registry.inject(job);
+        }
+    });
+}
+
+/// The job of a spawned closure: a counted task whose panic is reported.
+#[inline]
+fn spawned_job<F>(f: F) -> job::JobRef
+where
+    F: FnOnce() + Send + 'static,
+{
+    let job = HeapJob::new(move |runner: job::Runner<'_>| {
+        runner.start_counted();
+        let span = runner.registry.trace.task_span(runner.worker, None);
+        let outcome = panic::catch_unwind(AssertUnwindSafe(f));
+        drop(span);
+        runner.registry.finish_spawned(runner.worker, outcome.err());
+    });
+    // SAFETY: `f` is 'static, so nothing it holds can end before it runs.
+    unsafe { job.into_job_ref() }
 }
 
 /// Queues a job made runnable by a dependency: held for delay-kick when a task finishing on a

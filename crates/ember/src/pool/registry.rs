@@ -11,6 +11,7 @@ use crossbeam_deque::{Injector, Stealer};
 use crossbeam_utils::CachePadded;
 
 use super::broadcast::BroadcastQueue;
+use super::fifo::Fifo;
 use super::handlers::{ContainedHandlers, Handlers};
 use super::job::{JobRef, Panic};
 use super::unwind::drop_payload;
@@ -94,6 +95,8 @@ pub(crate) struct Registry {
     pub(crate) counters: Box<[CachePadded<WorkerCounters>]>,
     /// Each worker's broadcast queue (`broadcast.rs`).
     pub(crate) broadcasts: Box<[CachePadded<BroadcastQueue>]>,
+    /// Each worker's queue of `spawn_fifo` jobs (`fifo.rs`).
+    pub(crate) fifos: Box<[Fifo]>,
     /// `spawn`s and tasks made outside the pool (several threads may add).
     pub(super) external_spawns: CachePadded<AtomicU64>,
     /// Tasks that ended outside the pool (cancelled there by a dropped event).
@@ -132,6 +135,7 @@ impl Registry {
             sleep: Sleep::new(policy, workers),
             counters: (0..workers).map(|_| CachePadded::default()).collect(),
             broadcasts: (0..workers).map(|_| CachePadded::default()).collect(),
+            fifos: (0..workers).map(|_| Fifo::default()).collect(),
             external_spawns: CachePadded::default(),
             external_completions: CachePadded::default(),
             external_panics: CachePadded::default(),
