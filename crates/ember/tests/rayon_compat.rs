@@ -51,3 +51,61 @@ fn random_u32s(len: usize, seed: u64) -> Vec<u32> {
         })
         .collect()
 }
+
+/// Checks the log of 10 outer jobs each spawning 10 inner ones (`i * 10 + j`), made by
+/// `order(outer_fifo, inner_fifo)` on one worker, for the four combinations of LIFO and FIFO
+/// levels: a LIFO level runs its jobs newest first, a FIFO level oldest first.
+fn assert_nested_orders(order: impl Fn(bool, bool) -> Vec<i32>) {
+    let level = |fifo: bool| -> Vec<i32> {
+        if fifo {
+            (0..10).collect()
+        } else {
+            (0..10).rev().collect()
+        }
+    };
+    for outer_fifo in [false, true] {
+        for inner_fifo in [false, true] {
+            let expected: Vec<i32> = level(outer_fifo)
+                .into_iter()
+                .flat_map(|i| level(inner_fifo).into_iter().map(move |j| i * 10 + j))
+                .collect();
+            assert_eq!(
+                order(outer_fifo, inner_fifo),
+                expected,
+                "outer FIFO: {outer_fifo}, inner FIFO: {inner_fifo}"
+            );
+        }
+    }
+}
+
+/// A scope of either kind, so that one test body covers `scope`/`spawn` and
+/// `scope_fifo`/`spawn_fifo`.
+#[derive(Clone, Copy)]
+enum AnyScope<'a, 's> {
+    Lifo(&'a ember::Scope<'s>),
+    Fifo(&'a ember::ScopeFifo<'s>),
+}
+
+impl<'s> AnyScope<'_, 's> {
+    /// Opens a scope, FIFO if `fifo`, on `pool` or (`None`) on the current pool.
+    fn open<R: Send>(
+        pool: Option<&ember::Pool>,
+        fifo: bool,
+        f: impl for<'b> FnOnce(AnyScope<'b, 's>) -> R + Send,
+    ) -> R {
+        match (pool, fifo) {
+            (None, false) => ember::scope(|s| f(AnyScope::Lifo(s))),
+            (None, true) => ember::scope_fifo(|s| f(AnyScope::Fifo(s))),
+            (Some(pool), false) => pool.scope(|s| f(AnyScope::Lifo(s))),
+            (Some(pool), true) => pool.scope_fifo(|s| f(AnyScope::Fifo(s))),
+        }
+    }
+
+    /// `spawn` or `spawn_fifo`, as the scope's kind says.
+    fn spawn(self, f: impl for<'b> FnOnce(AnyScope<'b, 's>) + Send + 's) {
+        match self {
+            AnyScope::Lifo(s) => s.spawn(move |s| f(AnyScope::Lifo(s))),
+            AnyScope::Fifo(s) => s.spawn_fifo(move |s| f(AnyScope::Fifo(s))),
+        }
+    }
+}

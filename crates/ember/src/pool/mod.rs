@@ -30,6 +30,8 @@ mod idle;
 mod job;
 mod join;
 mod latch;
+#[cfg(all(test, loom))]
+mod loom_support;
 mod parallel_for;
 mod registry;
 mod scope;
@@ -539,17 +541,7 @@ pub(crate) fn spawn_on<F>(registry: &Registry, f: F)
 where
     F: FnOnce() + Send + 'static,
 {
-    let job = spawned_job(f);
-    WorkerThread::with_current(registry.id, |worker| match worker {
-        Some(worker) => {
-            worker.count_spawn();
-            worker.push_shared(job);
-        }
-        None => {
-            registry.count_external_spawn();
-            registry.inject(job);
-        }
-    });
+    spawn_with(registry, f, |worker, job| worker.push_shared(job));
 }
 
 /// `spawn_fifo` on `registry`: as [`spawn_on`], but on a worker the job goes to the back of
@@ -558,13 +550,25 @@ pub(crate) fn spawn_fifo_on<F>(registry: &Registry, f: F)
 where
     F: FnOnce() + Send + 'static,
 {
+    spawn_with(registry, f, |worker, job| {
+        // SAFETY: the registry's fifos live as long as the registry, which every worker (the
+        // only runners of its queued refs) keeps alive.
+        worker.push_shared(unsafe { registry.fifos[worker.index].push(job) });
+    });
+}
+
+/// Counts the spawn of `f` and queues its job: through `push` on this thread's worker if it
+/// is one of `registry`'s, else on the global queue.
+#[inline]
+fn spawn_with<F>(registry: &Registry, f: F, push: impl FnOnce(&WorkerThread, job::JobRef))
+where
+    F: FnOnce() + Send + 'static,
+{
     let job = spawned_job(f);
     WorkerThread::with_current(registry.id, |worker| match worker {
         Some(worker) => {
             worker.count_spawn();
-            // SAFETY: the registry's fifos live as long as the registry, which every worker
-            // (the only runners of its queued refs) keeps alive.
-            worker.push_shared(unsafe { registry.fifos[worker.index].push(job) });
+            push(worker, job);
         }
         None => {
             registry.count_external_spawn();

@@ -25,13 +25,12 @@ use std::panic::{self, AssertUnwindSafe};
 use std::sync::Arc;
 
 use super::fifo::Fifo;
-use super::job::{HeapJob, JobRef, Panic, Runner};
+use super::job::{HeapJob, JobRef, Runner};
 use super::latch::{CountLatch, Waiter};
 use super::registry::Registry;
-use super::unwind::drop_catching;
+use super::unwind::{drop_catching, FirstPanic};
 use super::wait::{self, Sleeper};
 use super::worker::{in_worker, WorkerThread};
-use crate::sync::{lock, Mutex};
 
 /// A scope in which jobs may borrow anything that outlives `'scope`; see
 /// [`Pool::scope`](crate::Pool::scope).
@@ -50,7 +49,7 @@ pub struct Scope<'scope> {
     registry: Arc<Registry>,
     pending: CountLatch<'static>,
     /// The first panic of a spawned job, re-raised when the scope ends.
-    panic: Mutex<Option<Panic>>,
+    panic: FirstPanic,
     /// Pools with a job blocked until this scope ends (`wait.rs`): its jobs, which may run on
     /// other workers, carry them along.
     blocked: Vec<usize>,
@@ -128,7 +127,7 @@ impl<'scope> Scope<'scope> {
         Scope {
             registry: Arc::clone(registry),
             pending: CountLatch::new(Waiter::Sleeper(Sleeper::current())),
-            panic: Mutex::new(None),
+            panic: FirstPanic::new(),
             blocked,
             marker: PhantomData,
         }
@@ -161,20 +160,6 @@ impl<'scope> Scope<'scope> {
             Some(worker) => worker.push_shared(job),
             None => self.registry.inject(job),
         });
-    }
-
-    /// Keeps `payload` to re-raise if it is the scope's first panic; reports it otherwise.
-    fn keep_panic(&self, payload: Panic) {
-        let later = {
-            let mut first = lock(&self.panic);
-            match *first {
-                None => first.replace(payload),
-                Some(_) => Some(payload),
-            }
-        };
-        if let Some(later) = later {
-            self.registry.report_panic(later);
-        }
     }
 }
 
@@ -222,7 +207,7 @@ where
             panic::catch_unwind(AssertUnwindSafe(|| f(scope)))
         });
         if let Err(payload) = outcome {
-            base.keep_panic(payload);
+            base.panic.keep(&base.registry, payload);
         }
         // SAFETY: last use of `scope`; it may be freed once the count reaches zero.
         unsafe { CountLatch::decrement(&base.pending) };
@@ -283,7 +268,7 @@ where
     // can unwind (the body's panic is caught, the wait runs only jobs that catch their own).
     unsafe { CountLatch::decrement(&base.pending) };
     wait::block_until(&|| base.pending.latch().probe(), None);
-    let spawned_panic = lock(&base.panic).take();
+    let spawned_panic = base.panic.take();
     match (result, spawned_panic) {
         (Ok(value), None) => value,
         (Err(payload), spawned) => {

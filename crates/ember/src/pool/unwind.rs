@@ -35,6 +35,8 @@ use std::mem::ManuallyDrop;
 use std::panic::{self, AssertUnwindSafe};
 
 use super::job::Panic;
+use super::registry::Registry;
+use crate::sync::{lock, Mutex};
 
 /// A frame an unwind must never leave: names it in the abort message. One zero-sized type per
 /// frame, so that arming a guard costs nothing on the hot path (`join`).
@@ -112,6 +114,35 @@ pub(crate) fn drop_payload(payload: Panic) -> u64 {
 /// Drops `value`, catching a panic of its `Drop`; returns that panic's payload.
 pub(crate) fn drop_catching<T>(value: T) -> Option<Panic> {
     panic::catch_unwind(AssertUnwindSafe(move || drop(value))).err()
+}
+
+/// The first of the panics of several jobs (a scope's, a parallel loop's chunks), kept to be
+/// re-raised by whoever waits for them all; every later one is reported to the pool.
+pub(crate) struct FirstPanic(Mutex<Option<Panic>>);
+
+impl FirstPanic {
+    pub(crate) fn new() -> Self {
+        FirstPanic(Mutex::new(None))
+    }
+
+    /// Keeps `payload` if it is the first panic; reports it to `registry` otherwise.
+    pub(crate) fn keep(&self, registry: &Registry, payload: Panic) {
+        let later = {
+            let mut first = lock(&self.0);
+            match *first {
+                None => first.replace(payload),
+                Some(_) => Some(payload),
+            }
+        };
+        if let Some(later) = later {
+            registry.report_panic(later);
+        }
+    }
+
+    /// The first panic, if any.
+    pub(crate) fn take(&self) -> Option<Panic> {
+        lock(&self.0).take()
+    }
 }
 
 /// A value whose drop may run user code (a handler's captured values) that is dropped by

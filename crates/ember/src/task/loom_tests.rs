@@ -185,16 +185,33 @@ fn loom_successors_push_races_close() {
     });
 }
 
-/// A test node waiting on `event` alone (registered as `TaskBuilder::spawn` would).
-fn after_event(registry: &Registry, event: &Event) -> Arc<TestNode> {
-    let node = Arc::new(TestNode {
+/// An event of a worker-less registry, and a test node waiting on it alone (registered as
+/// `TaskBuilder::spawn` would).
+fn event_and_dependent() -> (Event, Arc<TestNode>) {
+    let registry = registry();
+    let event = Event::on(registry.clone(), None);
+    let dependent = Arc::new(TestNode {
         header: Header::new(0, 1),
         inputs: Vec::new(),
         scheduled: AtomicUsize::new(0),
         cancelled: AtomicUsize::new(0),
     });
-    node::register(registry, node.clone(), &[event.node_arc()]);
-    node
+    node::register(&registry, dependent.clone(), &[event.node_arc()]);
+    (event, dependent)
+}
+
+/// Runs `f` with a clone of `event` on a new thread.
+fn with_clone(event: &Event, f: fn(Event)) -> thread::JoinHandle<()> {
+    let clone = event.clone();
+    thread::spawn(move || f(clone))
+}
+
+/// How often `node` was scheduled and cancelled.
+fn endings(node: &TestNode) -> (usize, usize) {
+    (
+        node.scheduled.load(Ordering::SeqCst),
+        node.cancelled.load(Ordering::SeqCst),
+    )
 }
 
 /// One clone of an event completes it on one thread while another clone is dropped on a
@@ -206,26 +223,13 @@ fn after_event(registry: &Registry, event: &Event) -> Arc<TestNode> {
 #[test]
 fn loom_event_clone_completes_while_others_drop() {
     model(|| {
-        let registry = registry();
-        let event = Event::on(registry.clone(), None);
-        let dependent = after_event(&registry, &event);
-        let completer = {
-            let clone = event.clone();
-            thread::spawn(move || clone.complete())
-        };
-        let dropper = {
-            let clone = event.clone();
-            thread::spawn(move || drop(clone))
-        };
+        let (event, dependent) = event_and_dependent();
+        let completer = with_clone(&event, |clone| clone.complete());
+        let dropper = with_clone(&event, drop);
         drop(event);
         completer.join().unwrap();
         dropper.join().unwrap();
-        assert_eq!(dependent.scheduled.load(Ordering::SeqCst), 1, "ran once");
-        assert_eq!(
-            dependent.cancelled.load(Ordering::SeqCst),
-            0,
-            "never cancelled"
-        );
+        assert_eq!(endings(&dependent), (1, 0), "run once, never cancelled");
     });
 }
 
@@ -234,20 +238,10 @@ fn loom_event_clone_completes_while_others_drop() {
 #[test]
 fn loom_event_clones_all_dropped_cancel_once() {
     model(|| {
-        let registry = registry();
-        let event = Event::on(registry.clone(), None);
-        let dependent = after_event(&registry, &event);
-        let dropper = {
-            let clone = event.clone();
-            thread::spawn(move || drop(clone))
-        };
+        let (event, dependent) = event_and_dependent();
+        let dropper = with_clone(&event, drop);
         drop(event);
         dropper.join().unwrap();
-        assert_eq!(dependent.scheduled.load(Ordering::SeqCst), 0, "never ran");
-        assert_eq!(
-            dependent.cancelled.load(Ordering::SeqCst),
-            1,
-            "cancelled once"
-        );
+        assert_eq!(endings(&dependent), (0, 1), "cancelled once, never run");
     });
 }

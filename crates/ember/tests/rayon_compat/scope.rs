@@ -7,7 +7,7 @@ use std::sync::Mutex;
 
 use ember::{Scope, ScopeFifo};
 
-use super::{pool, random_u32s};
+use super::{assert_nested_orders, pool, random_u32s, AnyScope};
 
 #[test]
 fn an_empty_scope_returns() {
@@ -182,30 +182,9 @@ fn the_other_jobs_and_the_body_run_despite_a_panic() {
     }
 }
 
-/// A scope of either kind, so that one test body covers `scope`/`spawn` and
-/// `scope_fifo`/`spawn_fifo`.
-#[derive(Clone, Copy)]
-enum AnyScope<'a, 's> {
-    Lifo(&'a Scope<'s>),
-    Fifo(&'a ScopeFifo<'s>),
-}
-
-impl<'s> AnyScope<'_, 's> {
-    fn spawn(self, f: impl for<'b> FnOnce(AnyScope<'b, 's>) + Send + 's) {
-        match self {
-            AnyScope::Lifo(s) => s.spawn(move |s| f(AnyScope::Lifo(s))),
-            AnyScope::Fifo(s) => s.spawn_fifo(move |s| f(AnyScope::Fifo(s))),
-        }
-    }
-}
-
 /// `ember::scope`, or `ember::scope_fifo` if `fifo`.
 fn in_scope<'s, R: Send>(fifo: bool, f: impl for<'b> FnOnce(AnyScope<'b, 's>) -> R + Send) -> R {
-    if fifo {
-        ember::scope_fifo(|s| f(AnyScope::Fifo(s)))
-    } else {
-        ember::scope(|s| f(AnyScope::Lifo(s)))
-    }
+    AnyScope::open(None, fifo, f)
 }
 
 /// Runs `f` on a one-thread pool (no thief reorders anything) with a log to push to, and
@@ -270,13 +249,6 @@ fn mixed_scope_order(outer_fifo: bool, inner_fifo: bool) -> Vec<i32> {
     })
 }
 
-/// `i * 10 + j` for `i` and `j` in the given orders.
-fn grid(outer: impl Iterator<Item = i32>, inner: impl Iterator<Item = i32> + Clone) -> Vec<i32> {
-    outer
-        .flat_map(|i| inner.clone().map(move |j| i * 10 + j))
-        .collect()
-}
-
 #[test]
 fn scope_jobs_run_newest_first_without_stealing() {
     assert_eq!(same_scope_order(false), (0..100).rev().collect::<Vec<_>>());
@@ -289,11 +261,7 @@ fn scope_fifo_jobs_run_oldest_first_without_stealing() {
 
 #[test]
 fn nested_scopes_keep_their_own_order() {
-    let (up, down) = (|| 0..10, || (0..10).rev());
-    assert_eq!(nested_scope_order(false, false), grid(down(), down()));
-    assert_eq!(nested_scope_order(true, true), grid(up(), up()));
-    assert_eq!(nested_scope_order(false, true), grid(down(), up()));
-    assert_eq!(nested_scope_order(true, false), grid(up(), down()));
+    assert_nested_orders(nested_scope_order);
 }
 
 /// The inner scope's end runs some outer jobs before the outer body has spawned them all,

@@ -6,7 +6,7 @@ use std::sync::mpsc::{channel, Sender};
 use std::sync::Mutex;
 use std::time::Duration;
 
-use super::pool;
+use super::{assert_nested_orders, pool};
 
 #[test]
 fn a_job_spawned_inside_a_scope_runs() {
@@ -129,19 +129,9 @@ fn spawn_order(outer_fifo: bool, inner_fifo: bool) -> Vec<i32> {
     rx.iter().collect()
 }
 
-fn grid(outer: impl Iterator<Item = i32>, inner: impl Iterator<Item = i32> + Clone) -> Vec<i32> {
-    outer
-        .flat_map(|i| inner.clone().map(move |j| i * 10 + j))
-        .collect()
-}
-
 #[test]
 fn spawns_run_newest_first_and_fifo_spawns_oldest_first() {
-    let (up, down) = (|| 0..10, || (0..10).rev());
-    assert_eq!(spawn_order(false, false), grid(down(), down()));
-    assert_eq!(spawn_order(true, true), grid(up(), up()));
-    assert_eq!(spawn_order(false, true), grid(down(), up()));
-    assert_eq!(spawn_order(true, false), grid(up(), down()));
+    assert_nested_orders(spawn_order);
 }
 
 /// `spawn` and `spawn_fifo` interleaved on one worker: the FIFO jobs (negative) take the

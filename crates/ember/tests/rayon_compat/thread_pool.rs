@@ -6,9 +6,9 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use ember::{BuildError, Pool, Scope, ScopeFifo, Yield};
+use ember::{BuildError, Pool, Yield};
 
-use super::pool;
+use super::{pool, AnyScope};
 
 #[test]
 #[should_panic(expected = "Hello, world!")]
@@ -231,15 +231,20 @@ fn the_global_pool_is_built_once() {
 }
 
 /// One scope per pool, ten pools deep, and the innermost body spawns into every one of them,
-/// borrowing the same counter.
+/// borrowing the same counter; with `scope` and with `scope_fifo`.
 #[test]
 fn scopes_of_ten_pools_nest() {
-    fn nest<'s>(pools: &[Pool], scopes: Vec<&Scope<'s>>, counter: &'s AtomicUsize) {
+    fn nest<'s>(
+        pools: &[Pool],
+        fifo: bool,
+        scopes: Vec<AnyScope<'_, 's>>,
+        counter: &'s AtomicUsize,
+    ) {
         match pools.split_first() {
-            Some((pool, rest)) => pool.scope(move |s| {
+            Some((pool, rest)) => AnyScope::open(Some(pool), fifo, move |s| {
                 let mut scopes = scopes;
                 scopes.push(s);
-                nest(rest, scopes, counter)
+                nest(rest, fifo, scopes, counter)
             }),
             None => scopes.into_iter().for_each(|s| {
                 s.spawn(move |_| {
@@ -248,24 +253,10 @@ fn scopes_of_ten_pools_nest() {
             }),
         }
     }
-    fn nest_fifo<'s>(pools: &[Pool], scopes: Vec<&ScopeFifo<'s>>, counter: &'s AtomicUsize) {
-        match pools.split_first() {
-            Some((pool, rest)) => pool.scope_fifo(move |s| {
-                let mut scopes = scopes;
-                scopes.push(s);
-                nest_fifo(rest, scopes, counter)
-            }),
-            None => scopes.into_iter().for_each(|s| {
-                s.spawn_fifo(move |_| {
-                    counter.fetch_add(1, Ordering::Relaxed);
-                })
-            }),
-        }
-    }
     let pools: Vec<Pool> = (0..10).map(|_| pool(1)).collect();
     let counter = AtomicUsize::new(0);
-    nest(&pools, Vec::new(), &counter);
-    nest_fifo(&pools, Vec::new(), &counter);
+    nest(&pools, false, Vec::new(), &counter);
+    nest(&pools, true, Vec::new(), &counter);
     assert_eq!(counter.into_inner(), 2 * pools.len());
 }
 

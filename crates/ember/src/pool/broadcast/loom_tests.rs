@@ -7,33 +7,13 @@
 
 use std::sync::Arc;
 
-use crossbeam_deque::Worker;
 use loom::sync::atomic::{AtomicUsize, Ordering};
 use loom::thread;
 
 use crate::pool::job::{Job, JobRef, Runner};
-use crate::pool::{Handlers, Registry};
-use crate::trace::Tracer;
+use crate::pool::loom_support::{model, registry};
+use crate::pool::Registry;
 use crate::wake::{WakePolicy, WakeState};
-
-/// Explores every interleaving with at most three preemptions.
-fn model(f: impl Fn() + Sync + Send + 'static) {
-    let mut builder = loom::model::Builder::new();
-    builder.preemption_bound = Some(3);
-    builder.check(f);
-}
-
-/// A registry of `workers` workers (their deques stay empty: only broadcasts run here).
-fn registry(policy: WakePolicy, workers: usize) -> Arc<Registry> {
-    let stealers = (0..workers).map(|_| Worker::new_lifo().stealer()).collect();
-    Arc::new(Registry::new(
-        stealers,
-        policy,
-        false,
-        Handlers::default(),
-        Tracer::new(false, "loom".to_owned(), 0),
-    ))
-}
 
 /// A broadcast job that counts its runs in the model's frame (as a real broadcast's jobs live
 /// in the broadcasting frame, so a refused broadcast leaks nothing).

@@ -22,15 +22,14 @@
 
 use std::sync::Arc;
 
-use crossbeam_deque::Worker;
 use loom::sync::atomic::{AtomicUsize, Ordering};
 use loom::thread;
 
 use super::Fifo;
 use crate::pool::job::{Job, JobRef, Runner};
-use crate::pool::{Handlers, Registry};
+use crate::pool::loom_support::{model, registry};
+use crate::pool::Registry;
 use crate::sync::{lock, Condvar, Mutex};
-use crate::trace::Tracer;
 use crate::wake::{WakePolicy, WakeState};
 
 /// Worker 0's deque of indirections (all equal), no stronger than crossbeam's (module doc).
@@ -99,17 +98,8 @@ fn run_indirection(fifo: &Fifo, registry: &Registry, worker: usize) {
 }
 
 fn fifo_job_reaches_sleeper(policy: WakePolicy) {
-    let mut builder = loom::model::Builder::new();
-    builder.preemption_bound = Some(3);
-    builder.check(move || {
-        let stealers = (0..2).map(|_| Worker::new_lifo().stealer()).collect();
-        let registry = Arc::new(Registry::new(
-            stealers,
-            policy,
-            false,
-            Handlers::default(),
-            Tracer::new(false, "loom".to_owned(), 0),
-        ));
+    model(move || {
+        let registry = registry(policy, 2);
         let fifo = Arc::new(Fifo::default());
         let deque = Arc::new(Deque::default());
         let gate = Arc::new((Mutex::new(0usize), Condvar::new()));
