@@ -185,7 +185,7 @@ impl PoolBuilder {
     /// Called on every worker thread, with its index, as it leaves the pool at shutdown, after
     /// the queues have been drained; jobs it spawns still run before the worker exits.
     /// Dropping the last [`Pool`] handle outside the pool returns after every exit handler
-    /// has returned.
+    /// has returned (rayon's drop returns at once and the handlers run later).
     ///
     /// A panic in the handler is caught, counted in
     /// [`PoolStats::panics`](crate::PoolStats::panics) and passed to the

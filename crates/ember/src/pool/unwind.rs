@@ -3,10 +3,10 @@
 //! Users run code ember did not write inside its workers, and any of it may panic. The rule is
 //! that such a panic never unwinds through ember's own frames and never kills a worker: it is
 //! caught where the user code is called, and then either handed back to the caller who asked
-//! for the result (`join`, `scope`, `parallel_for`, `Task::join`, `install`), or, when nobody
-//! asked, *reported*: counted in [`PoolStats::panics`](crate::PoolStats::panics) and passed to
-//! the pool's [`panic_handler`](crate::PoolBuilder::panic_handler) (with no handler, std's
-//! panic hook has already printed it and the payload is dropped).
+//! for the result (`join`, `scope`, `parallel_for`, `Task::join`, `install`, `broadcast`), or,
+//! when nobody asked, *reported*: counted in [`PoolStats::panics`](crate::PoolStats::panics)
+//! and passed to the pool's [`panic_handler`](crate::PoolBuilder::panic_handler) (with no
+//! handler, std's panic hook has already printed it and the payload is dropped).
 //!
 //! | user code | runs on | caught by | then |
 //! | --- | --- | --- | --- |
@@ -14,6 +14,7 @@
 //! | a `join` half | the joining worker or a thief | `join` | the first re-raised by `join`; a second one reported |
 //! | the value of one `join` half, dropped because the other panicked | the joining worker | `join` | reported |
 //! | a scope job, a scope body | a worker | `scope` | the first re-raised by `scope`, later ones reported |
+//! | a `broadcast` closure, and the drop of its result when another panicked | every worker | `broadcast` | the lowest-numbered worker's re-raised, the others reported |
 //! | a `parallel_for` chunk | a worker or the caller | `parallel_for` | the first re-raised, later ones reported |
 //! | a task's closure | a worker | the task | [`TaskError::Panicked`](crate::TaskError) from `join`, and counted |
 //! | the drop of a cancelled task's closure | whoever ends it (a worker, or a thread dropping an event) | the task | reported |
