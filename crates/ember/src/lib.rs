@@ -30,6 +30,10 @@
 //! # Ok::<(), ember::BuildError>(())
 //! ```
 //!
+//! Coming from rayon: the free functions ([`join`], [`scope`], [`spawn`], [`broadcast`], …)
+//! and the builder keep rayon-core's names; the differences are listed in the README
+//! ("Coming from rayon") and, one line each, in the docs of the items concerned.
+//!
 //! For a serial producer feeding a channel, [`biased::spawn_consumers`] is the same idea
 //! without a pool: consumer 0 takes the items, and each consumer wakes the next only when
 //! it is overloaded.
@@ -66,7 +70,7 @@
 //!
 //! | module | holds |
 //! | --- | --- |
-//! | `pool` | [`Pool`], [`PoolBuilder`], [`Scope`]: the worker loop, `join`, `scope` |
+//! | `pool` | [`Pool`], [`PoolBuilder`], [`Scope`], [`ScopeFifo`]: the worker loop, `join`, `scope`, `spawn_fifo`, `broadcast`, the free functions on the current pool |
 //! | `wake` | [`WakePolicy`] and the wake protocols (`wake/README.md`) |
 //! | `park` | per-worker parking and the sleeper set that decides who wakes |
 //! | [`biased`] | the standalone biased consumer over any blocking queue |
@@ -89,7 +93,9 @@ mod wake;
 
 pub use error::BuildError;
 pub use pool::{
-    current_num_threads, current_thread_index, join, scope, spawn, Pool, PoolBuilder, Scope,
+    broadcast, current_num_threads, current_thread_index, in_place_scope, in_place_scope_fifo,
+    join, scope, scope_fifo, spawn, spawn_fifo, yield_local, yield_now, BroadcastContext, Pool,
+    PoolBuilder, Scope, ScopeFifo, Yield,
 };
 pub use stats::{PoolStats, WorkerStats};
 pub use task::{Dependency, Event, Task, TaskBuilder, TaskError};

@@ -36,9 +36,10 @@ pub struct PoolStats {
     pub steals: u64,
     /// Panics of user code the pool caught: spawned and dependent tasks that panicked, plus
     /// every other panic nobody waited for (a `Drop` of a result nobody joined or of a
-    /// cancelled task's closure, a second panic of a `join` or `scope`, a panicking panic
-    /// handler, a panicking drop of a panic payload). Panics re-raised to a caller by `join`,
-    /// `scope`, `install` or `parallel_for` are the caller's and not counted here.
+    /// cancelled task's closure, a second panic of a `join`, `scope` or `broadcast`, a
+    /// panicking start, exit or panic handler, a panicking drop of a panic payload). Panics
+    /// re-raised to a caller by `join`, `scope`, `install`, `broadcast` or `parallel_for` are
+    /// the caller's and not counted here.
     pub panics: u64,
     /// Successors made runnable by a finishing task that its worker held, then pushed for
     /// others after taking one for itself (delay-kick).

@@ -4,9 +4,9 @@
 //! production is what the model tests explore; otherwise they are `std`'s.
 
 #[cfg(loom)]
-pub(crate) use loom::sync::{atomic, Condvar, Mutex, MutexGuard};
+pub(crate) use loom::sync::{atomic, Arc, Condvar, Mutex, MutexGuard};
 #[cfg(not(loom))]
-pub(crate) use std::sync::{atomic, Condvar, Mutex, MutexGuard};
+pub(crate) use std::sync::{atomic, Arc, Condvar, Mutex, MutexGuard};
 
 /// Locks `mutex`, ignoring poisoning: every critical section in this crate leaves the protected
 /// data consistent before any code that could panic runs, so a poisoned lock carries no

@@ -7,10 +7,11 @@
 
 use std::sync::OnceLock;
 
+use super::broadcast::{self, BroadcastContext};
 use super::join::join_on_worker;
-use super::scope::{scope_on_worker, Scope};
+use super::scope::{self, Scope, ScopeFifo};
 use super::worker::WorkerThread;
-use super::{spawn_on, Pool, PoolBuilder};
+use super::{spawn_fifo_on, spawn_on, Pool, PoolBuilder};
 use crate::error::BuildError;
 
 /// The environment variable that sizes the global pool.
@@ -99,6 +100,20 @@ where
     }
 }
 
+/// Calls `on_worker` with the worker running on this thread, of whatever pool, or else
+/// `on_global` with the global pool; `arg` goes to whichever is called.
+#[inline]
+fn on_current_pool<A, R>(
+    arg: A,
+    on_worker: impl FnOnce(&WorkerThread, A) -> R,
+    on_global: impl FnOnce(&'static Pool, A) -> R,
+) -> R {
+    WorkerThread::with_any_current(move |worker| match worker {
+        Some(worker) => on_worker(worker, arg),
+        None => on_global(global(), arg),
+    })
+}
+
 /// Runs `f` with a [`Scope`] on the current pool (the worker's, or the global pool outside
 /// every pool), and returns once `f` and every job spawned in it have finished; see
 /// [`Pool::scope`].
@@ -117,13 +132,78 @@ where
     F: FnOnce(&Scope<'scope>) -> R + Send,
     R: Send,
 {
-    match WorkerThread::with_any_current(move |worker| match worker {
-        Some(worker) => Ok(scope_on_worker(worker, f)),
-        None => Err(f),
-    }) {
-        Ok(result) => result,
-        Err(f) => global().scope(f),
-    }
+    on_current_pool(
+        f,
+        |worker, f| scope::in_place_scope(&worker.registry, f),
+        Pool::scope,
+    )
+}
+
+/// [`scope`] with a [`ScopeFifo`]: jobs spawned from one worker start in the order they were
+/// spawned; see [`Pool::scope_fifo`].
+///
+/// ```
+/// use std::sync::atomic::{AtomicUsize, Ordering};
+/// let total = AtomicUsize::new(0);
+/// ember::scope_fifo(|s| {
+///     for i in 1..=10 {
+///         let total = &total;
+///         s.spawn_fifo(move |_| {
+///             total.fetch_add(i, Ordering::Relaxed);
+///         });
+///     }
+/// });
+/// assert_eq!(total.into_inner(), 55);
+/// ```
+pub fn scope_fifo<'scope, F, R>(f: F) -> R
+where
+    F: FnOnce(&ScopeFifo<'scope>) -> R + Send,
+    R: Send,
+{
+    on_current_pool(
+        f,
+        |worker, f| scope::in_place_scope_fifo(&worker.registry, f),
+        Pool::scope_fifo,
+    )
+}
+
+/// Runs `f` with a [`Scope`] on the calling thread, whatever it is, and returns once `f` and
+/// every job spawned in it have finished; the jobs run on the current pool (the worker's, or
+/// the global pool outside every pool). See [`Pool::in_place_scope`].
+///
+/// ```
+/// let mut parts = [0u64; 4];
+/// let here = std::thread::current().id();
+/// let ran_here = ember::in_place_scope(|s| {
+///     for (i, part) in parts.iter_mut().enumerate() {
+///         s.spawn(move |_| *part = i as u64);
+///     }
+///     std::thread::current().id() == here
+/// });
+/// assert!(ran_here);
+/// assert_eq!(parts, [0, 1, 2, 3]);
+/// ```
+pub fn in_place_scope<'scope, F, R>(f: F) -> R
+where
+    F: FnOnce(&Scope<'scope>) -> R,
+{
+    on_current_pool(
+        f,
+        |worker, f| scope::in_place_scope(&worker.registry, f),
+        Pool::in_place_scope,
+    )
+}
+
+/// [`in_place_scope`] with a [`ScopeFifo`]; see [`Pool::in_place_scope_fifo`].
+pub fn in_place_scope_fifo<'scope, F, R>(f: F) -> R
+where
+    F: FnOnce(&ScopeFifo<'scope>) -> R,
+{
+    on_current_pool(
+        f,
+        |worker, f| scope::in_place_scope_fifo(&worker.registry, f),
+        Pool::in_place_scope_fifo,
+    )
 }
 
 /// Runs `f` on the current pool (the worker's, or the global pool outside every pool), some
@@ -138,16 +218,45 @@ pub fn spawn<F>(f: F)
 where
     F: FnOnce() + Send + 'static,
 {
-    match WorkerThread::with_any_current(move |worker| match worker {
-        Some(worker) => {
-            spawn_on(&worker.registry, f);
-            None
-        }
-        None => Some(f),
-    }) {
-        None => {}
-        Some(f) => global().spawn(f),
-    }
+    on_current_pool(f, |worker, f| spawn_on(&worker.registry, f), Pool::spawn)
+}
+
+/// [`spawn`], but jobs spawned from one worker start in the order they were spawned; see
+/// [`Pool::spawn_fifo`].
+///
+/// ```
+/// let (tx, rx) = std::sync::mpsc::channel();
+/// ember::spawn_fifo(move || tx.send(6 * 7).unwrap());
+/// assert_eq!(rx.recv().unwrap(), 42);
+/// ```
+pub fn spawn_fifo<F>(f: F)
+where
+    F: FnOnce() + Send + 'static,
+{
+    on_current_pool(
+        f,
+        |worker, f| spawn_fifo_on(&worker.registry, f),
+        Pool::spawn_fifo,
+    )
+}
+
+/// Runs `op` once on every worker of the current pool (the worker's, or the global pool
+/// outside every pool), and returns the results in worker order; see [`Pool::broadcast`].
+///
+/// ```
+/// let indices = ember::broadcast(|ctx| ctx.index());
+/// assert_eq!(indices, (0..ember::current_num_threads()).collect::<Vec<_>>());
+/// ```
+pub fn broadcast<OP, R>(op: OP) -> Vec<R>
+where
+    OP: Fn(BroadcastContext<'_>) -> R + Sync,
+    R: Send,
+{
+    on_current_pool(
+        op,
+        |worker, op| broadcast::broadcast(&worker.registry, op),
+        Pool::broadcast,
+    )
 }
 
 /// The number of worker threads of the current pool: the worker's, or, outside every pool,
@@ -175,7 +284,98 @@ pub fn current_thread_index() -> Option<usize> {
     WorkerThread::with_any_current(|worker| worker.map(|worker| worker.index))
 }
 
+/// What [`yield_now`] or [`yield_local`] did on a worker.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Yield {
+    /// A pending job was found and run.
+    Executed,
+    /// No pending job was found.
+    Idle,
+}
+
+/// Runs one pending job of the current worker's pool, if there is one, and says whether it
+/// did: `Some(Yield::Executed)` or `Some(Yield::Idle)`, or `None` on a thread that is no
+/// pool's worker. It looks where the worker looks for work — its own deque, then the global
+/// queue and the other workers' deques — but never spins or sleeps. The job runs on this
+/// stack, on top of the caller (as in rayon); like [`std::thread::yield_now`] it suits a
+/// polling loop, which may yield to the OS itself when this returns `Idle`.
+///
+/// ```
+/// assert_eq!(ember::yield_now(), None); // not on a worker
+/// let pool = ember::Pool::builder().threads(1).build().unwrap();
+/// let (tx, rx) = std::sync::mpsc::channel();
+/// let ran = pool.install(|| {
+///     ember::spawn(move || tx.send(42).unwrap()); // queued on this worker
+///     ember::yield_now() // and run here
+/// });
+/// assert_eq!(ran, Some(ember::Yield::Executed));
+/// assert_eq!(rx.try_recv(), Ok(42));
+/// ```
+pub fn yield_now() -> Option<Yield> {
+    yield_here(false)
+}
+
+/// [`yield_now`], but only for work local to this worker (its own deque and its share of
+/// broadcasts): never the global queue or other workers' deques.
+///
+/// ```
+/// let pool = ember::Pool::builder().threads(1).build().unwrap();
+/// assert_eq!(pool.install(ember::yield_local), Some(ember::Yield::Idle));
+/// ```
+pub fn yield_local() -> Option<Yield> {
+    yield_here(true)
+}
+
+/// Yields on the current worker, whatever its pool.
+fn yield_here(local_only: bool) -> Option<Yield> {
+    WorkerThread::with_any_current(|worker| worker.map(|worker| yielded(worker, local_only)))
+}
+
+fn yielded(worker: &WorkerThread, local_only: bool) -> Yield {
+    if worker.yield_once(local_only) {
+        Yield::Executed
+    } else {
+        Yield::Idle
+    }
+}
+
 impl Pool {
+    /// [`ember::yield_now`](yield_now), on one of this pool's workers only: `None` on any
+    /// other thread.
+    pub fn yield_now(&self) -> Option<Yield> {
+        self.yield_here(false)
+    }
+
+    /// [`ember::yield_local`](yield_local), on one of this pool's workers only: `None` on
+    /// any other thread.
+    pub fn yield_local(&self) -> Option<Yield> {
+        self.yield_here(true)
+    }
+
+    fn yield_here(&self, local_only: bool) -> Option<Yield> {
+        WorkerThread::with_current(self.registry_id(), |worker| {
+            worker.map(|worker| yielded(worker, local_only))
+        })
+    }
+
+    /// The index of the worker running this code if it is one of this pool's workers, else
+    /// `None` (compare [`ember::current_thread_index`](current_thread_index), which answers
+    /// for any pool).
+    ///
+    /// ```
+    /// let pool = ember::Pool::builder().threads(2).build().unwrap();
+    /// assert_eq!(pool.current_thread_index(), None);
+    /// assert!(pool.install(|| pool.current_thread_index()).unwrap() < 2);
+    /// ```
+    pub fn current_thread_index(&self) -> Option<usize> {
+        WorkerThread::with_current(self.registry_id(), |worker| worker.map(|w| w.index))
+    }
+
+    /// The number of worker threads: [`threads`](Self::threads), under rayon's name.
+    pub fn current_num_threads(&self) -> usize {
+        self.threads()
+    }
+
     /// A handle to the pool whose worker runs this code, or `None` on a thread that is no
     /// pool's worker (or while the pool shuts down, its last handle gone). The handle keeps
     /// the pool alive, like any clone.

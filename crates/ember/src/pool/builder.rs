@@ -1,12 +1,15 @@
 //! `PoolBuilder`: configuration, checked before any thread starts.
 
+use std::panic::{self, AssertUnwindSafe};
 use std::sync::Arc;
 use std::time::Duration;
 
 use crossbeam_deque::Worker;
 
+use super::handlers::{ContainedHandlers, Handlers, PanicHandler, ThreadHandler};
 use super::job::Panic;
 use super::registry::Registry;
+use super::unwind::{drop_catching, drop_payload};
 use super::worker::WorkerThread;
 use super::{Pool, PoolInner};
 use crate::error::BuildError;
@@ -40,8 +43,16 @@ pub struct PoolBuilder {
     spin: Duration,
     stack_size: Option<usize>,
     trace: bool,
-    panic_handler: Option<Box<dyn Fn(Panic) + Send + Sync>>,
+    /// `thread_name`'s closure; a `Mutex` (never contended) keeps the builder `Sync` with an
+    /// `FnMut` that is only `Send`.
+    thread_name: Option<std::sync::Mutex<ThreadNamer>>,
+    panic_handler: Option<PanicHandler>,
+    start_handler: Option<ThreadHandler>,
+    exit_handler: Option<ThreadHandler>,
 }
+
+/// Names worker `index`'s thread.
+type ThreadNamer = Box<dyn FnMut(usize) -> String + Send>;
 
 impl Default for PoolBuilder {
     fn default() -> Self {
@@ -53,7 +64,10 @@ impl Default for PoolBuilder {
             spin: DEFAULT_SPIN,
             stack_size: None,
             trace: false,
+            thread_name: None,
             panic_handler: None,
+            start_handler: None,
+            exit_handler: None,
         }
     }
 }
@@ -68,7 +82,10 @@ impl std::fmt::Debug for PoolBuilder {
             .field("spin", &self.spin)
             .field("stack_size", &self.stack_size)
             .field("trace", &self.trace)
+            .field("thread_name", &self.thread_name.is_some())
             .field("panic_handler", &self.panic_handler.is_some())
+            .field("start_handler", &self.start_handler.is_some())
+            .field("exit_handler", &self.exit_handler.is_some())
             .finish()
     }
 }
@@ -81,6 +98,8 @@ impl PoolBuilder {
     }
 
     /// Number of worker threads (at least 1). Default: [`std::thread::available_parallelism`].
+    /// (rayon's `num_threads(0)` means "automatic"; here `threads(0)` is a
+    /// [`BuildError::ZeroThreads`]: leave it unset for automatic.)
     pub fn threads(mut self, threads: usize) -> Self {
         self.threads = Some(threads);
         self
@@ -101,8 +120,97 @@ impl PoolBuilder {
     }
 
     /// Prefix of the worker threads' names: `name-0`, `name-1`, … (default `ember`).
+    /// [`thread_name`](Self::thread_name) overrides it for the threads themselves; the prefix
+    /// still names the pool in traces.
     pub fn name(mut self, name: impl Into<String>) -> Self {
         self.name = name.into();
+        self
+    }
+
+    /// Names worker `i`'s thread `f(i)`, instead of `name-i` (see [`name`](Self::name)).
+    ///
+    /// `f` is called for every worker before any thread starts. A panic in it is re-raised by
+    /// [`build`](Self::build), and no thread is started. (rayon starts the threads named so
+    /// far and stops them again; ember starts none.)
+    ///
+    /// ```
+    /// let pool = ember::Pool::builder()
+    ///     .threads(2)
+    ///     .thread_name(|i| format!("decoder #{i}"))
+    ///     .build()
+    ///     .unwrap();
+    /// let name = pool.install(|| std::thread::current().name().map(str::to_owned));
+    /// assert!(name.unwrap().starts_with("decoder #"));
+    /// ```
+    pub fn thread_name<F>(mut self, f: F) -> Self
+    where
+        F: FnMut(usize) -> String + Send + 'static,
+    {
+        self.thread_name = Some(std::sync::Mutex::new(Box::new(f)));
+        self
+    }
+
+    /// Called on every worker thread, with its index, when it starts, before it runs any job
+    /// (e.g. to set up thread-local state). The worker is already part of the pool there:
+    /// [`current_thread_index`](crate::current_thread_index) is its index, and the free
+    /// functions ([`ember::spawn`](crate::spawn), …) act on this pool.
+    ///
+    /// A panic in the handler is caught on the worker, counted in
+    /// [`PoolStats::panics`](crate::PoolStats::panics) and passed to the
+    /// [`panic_handler`](Self::panic_handler); the worker then starts as usual, as in rayon.
+    ///
+    /// ```
+    /// use std::sync::atomic::{AtomicUsize, Ordering};
+    /// use std::sync::Arc;
+    /// let started = Arc::new(AtomicUsize::new(0));
+    /// let counter = Arc::clone(&started);
+    /// let pool = ember::Pool::builder()
+    ///     .threads(3)
+    ///     .start_handler(move |_index| {
+    ///         counter.fetch_add(1, Ordering::SeqCst);
+    ///     })
+    ///     .build()
+    ///     .unwrap();
+    /// pool.broadcast(|_| ()); // runs on every worker, so every worker has started
+    /// assert_eq!(started.load(Ordering::SeqCst), 3);
+    /// ```
+    pub fn start_handler<H>(mut self, handler: H) -> Self
+    where
+        H: Fn(usize) + Send + Sync + 'static,
+    {
+        self.start_handler = Some(Box::new(handler));
+        self
+    }
+
+    /// Called on every worker thread, with its index, as it leaves the pool at shutdown, after
+    /// the queues have been drained; jobs it spawns still run before the worker exits.
+    /// Dropping the last [`Pool`] handle outside the pool returns after every exit handler
+    /// has returned (rayon's drop returns at once and the handlers run later).
+    ///
+    /// A panic in the handler is caught, counted in
+    /// [`PoolStats::panics`](crate::PoolStats::panics) and passed to the
+    /// [`panic_handler`](Self::panic_handler), as for [`start_handler`](Self::start_handler).
+    ///
+    /// ```
+    /// use std::sync::atomic::{AtomicUsize, Ordering};
+    /// use std::sync::Arc;
+    /// let exited = Arc::new(AtomicUsize::new(0));
+    /// let counter = Arc::clone(&exited);
+    /// let pool = ember::Pool::builder()
+    ///     .threads(3)
+    ///     .exit_handler(move |_index| {
+    ///         counter.fetch_add(1, Ordering::SeqCst);
+    ///     })
+    ///     .build()
+    ///     .unwrap();
+    /// drop(pool); // outside the pool: waits for the workers to exit
+    /// assert_eq!(exited.load(Ordering::SeqCst), 3);
+    /// ```
+    pub fn exit_handler<H>(mut self, handler: H) -> Self
+    where
+        H: Fn(usize) + Send + Sync + 'static,
+    {
+        self.exit_handler = Some(Box::new(handler));
         self
     }
 
@@ -130,8 +238,10 @@ impl PoolBuilder {
     }
 
     /// Called with the payload of every panic that escapes a [`Pool::spawn`]ed closure, on
-    /// the thread that ran it. The worker survives either way; the panic is also counted in
-    /// [`PoolStats::panics`](crate::PoolStats::panics).
+    /// the thread that ran it, and of every other panic of user code nobody waits for (a
+    /// start or exit handler's, a second panic of a `join`, …). The worker survives either
+    /// way; the panic is also counted in [`PoolStats::panics`](crate::PoolStats::panics).
+    /// (Without a handler rayon aborts the process on such a panic; ember counts it.)
     ///
     /// ```
     /// use std::sync::atomic::{AtomicUsize, Ordering};
@@ -195,18 +305,32 @@ impl PoolBuilder {
         if let WakePolicy::Biased { batch: 0 } = self.wake {
             return Err(BuildError::ZeroBatch);
         }
+        let handlers = Handlers {
+            panic: self.panic_handler,
+            start: self.start_handler,
+            exit: self.exit_handler,
+        };
+        let names = match thread_names(self.thread_name, &self.name, threads) {
+            Ok(names) => names,
+            Err(payload) => {
+                // No thread has started. The handlers go first, their drops contained, so
+                // that no user code runs while the naming closure's panic unwinds.
+                drop(ContainedHandlers::from(handlers));
+                panic::resume_unwind(payload)
+            }
+        };
         let locals: Vec<Worker<_>> = (0..threads).map(|_| Worker::new_lifo()).collect();
         let stealers = locals.iter().map(Worker::stealer).collect();
         let registry = Arc::new(Registry::new(
             stealers,
             self.wake,
             self.delay_kick,
-            self.panic_handler,
+            handlers,
             Tracer::new(self.trace, self.name.clone(), threads),
         ));
         let mut handles = Vec::with_capacity(threads);
-        for (index, local) in locals.into_iter().enumerate() {
-            let mut builder = std::thread::Builder::new().name(format!("{}-{index}", self.name));
+        for ((index, local), name) in locals.into_iter().enumerate().zip(names) {
+            let mut builder = std::thread::Builder::new().name(name);
             if let Some(bytes) = self.stack_size {
                 builder = builder.stack_size(bytes);
             }
@@ -231,4 +355,26 @@ impl PoolBuilder {
         let _ = inner.registry.handle.set(Arc::downgrade(&inner));
         Ok(Pool { inner })
     }
+}
+
+/// The worker threads' names: `namer(i)`, or `prefix-i` without a namer; or the panic of
+/// `namer` (the namer is dropped either way, a panic of its drop dropped).
+fn thread_names(
+    namer: Option<std::sync::Mutex<ThreadNamer>>,
+    prefix: &str,
+    threads: usize,
+) -> Result<Vec<String>, Panic> {
+    let Some(namer) = namer else {
+        return Ok((0..threads)
+            .map(|index| format!("{prefix}-{index}"))
+            .collect());
+    };
+    let mut namer = namer
+        .into_inner()
+        .unwrap_or_else(|poisoned| poisoned.into_inner());
+    let names = panic::catch_unwind(AssertUnwindSafe(|| (0..threads).map(&mut namer).collect()));
+    if let Some(payload) = drop_catching(namer) {
+        drop_payload(payload);
+    }
+    names
 }

@@ -28,6 +28,7 @@ impl fmt::Debug for WorkerDump<'_> {
             .field("state", &format_args!("{state}"))
             .field("nested_waits", &counters.waits.load(Relaxed))
             .field("deque", &self.registry.stealers[self.index].len())
+            .field("broadcasts", &self.registry.broadcasts[self.index].len())
             .field("held", &counters.held.load(Relaxed))
             .field("tasks_run", &counters.tasks.load(Relaxed))
             .finish()

@@ -72,7 +72,7 @@ unsafe impl Send for JobRef {}
 impl JobRef {
     /// # Safety
     /// The job at `data` must stay alive, and unmoved, until this `JobRef` has been executed.
-    unsafe fn new<J: Job>(data: *const J) -> JobRef {
+    pub(super) unsafe fn new<J: Job>(data: *const J) -> JobRef {
         unsafe fn run<J: Job>(data: *const (), runner: Runner<'_>) {
             // SAFETY: `data` was a `*const J` when this JobRef was made (see `JobRef::new`).
             unsafe { J::execute(data.cast::<J>(), runner) }

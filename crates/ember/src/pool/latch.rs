@@ -89,6 +89,15 @@ impl<'r> CountLatch<'r> {
         }
     }
 
+    /// Starts with `count` outstanding units (at least one).
+    pub(crate) fn with_count(count: usize, waiter: Waiter<'r>) -> Self {
+        debug_assert!(count > 0, "a count latch set before anything ran");
+        CountLatch {
+            pending: AtomicUsize::new(count),
+            latch: Latch::new(waiter),
+        }
+    }
+
     pub(crate) fn increment(&self) {
         // Relaxed: the count only has to be right; the job it stands for is published by the
         // queue push that follows.

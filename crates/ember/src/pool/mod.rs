@@ -4,26 +4,34 @@
 //! | --- | --- |
 //! | `builder.rs` | [`PoolBuilder`]: configuration and start-up |
 //! | `ambient.rs` | the free functions on the current pool, and the global pool |
+//! | `broadcast.rs` | running a closure once on every worker: per-worker queues, targeted wake-ups |
 //! | `registry.rs` | what the workers share: queues, sleep state, counters, shutdown |
 //! | `worker.rs` | the worker loop: own deque, stealing, spinning, sleeping |
 //! | `spin.rs` | whether an idle worker spins before it sleeps |
 //! | `job.rs` | type-erased jobs on the stack or the heap |
 //! | `latch.rs` | one-shot completion flags that wake their waiter |
 //! | `join.rs` | fork-join |
-//! | `scope.rs` | borrowing scopes |
+//! | `scope.rs` | borrowing scopes, FIFO scopes, scopes in place |
+//! | `fifo.rs` | FIFO order for a worker's own spawns: the indirection through a queue |
 //! | `parallel_for.rs` | the parallel loop, on a worker and from outside |
 //! | `wait.rs` | waiting for other threads' work without taking a worker from its pool |
 //! | `unwind.rs` | where panics of user code are caught, and the guard where they must not go |
 //! | `idle.rs` | counting tasks in and out; telling `wait_idle` callers the pool is idle |
 //! | `debug.rs` | the state dump `{:?}` of a pool prints |
+//! | `handlers.rs` | the user's panic, start and exit handlers, contained |
 
 mod ambient;
+mod broadcast;
 mod builder;
 mod debug;
+mod fifo;
+mod handlers;
 mod idle;
 mod job;
 mod join;
 mod latch;
+#[cfg(all(test, loom))]
+mod loom_support;
 #[cfg(all(test, loom))]
 mod loom_tests;
 mod parallel_for;
@@ -38,10 +46,16 @@ use std::panic::{self, AssertUnwindSafe};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 
-pub use ambient::{current_num_threads, current_thread_index, join, scope, spawn};
+pub use ambient::{
+    broadcast, current_num_threads, current_thread_index, in_place_scope, in_place_scope_fifo,
+    join, scope, scope_fifo, spawn, spawn_fifo, yield_local, yield_now, Yield,
+};
+pub use broadcast::BroadcastContext;
 pub use builder::PoolBuilder;
-pub use scope::Scope;
+pub use scope::{Scope, ScopeFifo};
 
+#[cfg(all(test, loom))]
+pub(crate) use handlers::Handlers;
 pub(crate) use job::Runner;
 pub(crate) use registry::Registry;
 pub(crate) use unwind::drop_catching;
@@ -168,6 +182,30 @@ impl Pool {
         spawn_on(&self.inner.registry, f);
     }
 
+    /// [`spawn`](Self::spawn), but the jobs one worker spawns this way start in the order
+    /// they were spawned, where `spawn`'s start newest first (rayon's `spawn_fifo`: the order
+    /// holds for one worker's own spawns; from outside the pool the job goes on the global
+    /// queue, which is FIFO anyway). Panics are handled as for `spawn`.
+    ///
+    /// ```
+    /// let pool = ember::Pool::builder().threads(1).build().unwrap();
+    /// let (tx, rx) = std::sync::mpsc::channel();
+    /// pool.install(|| {
+    ///     for i in 0..4 {
+    ///         let tx = tx.clone();
+    ///         ember::spawn_fifo(move || tx.send(i).unwrap());
+    ///     }
+    /// });
+    /// drop(tx);
+    /// assert_eq!(rx.iter().collect::<Vec<_>>(), [0, 1, 2, 3]);
+    /// ```
+    pub fn spawn_fifo<F>(&self, f: F)
+    where
+        F: FnOnce() + Send + 'static,
+    {
+        spawn_fifo_on(&self.inner.registry, f);
+    }
+
     /// Runs `a` and `b`, potentially in parallel, and returns both results. On a worker, the
     /// worker runs `a` itself, offers `b` to thieves on its deque, and most often pops `b` back
     /// and runs it inline (a deque push and pop is the whole cost); while a thief runs `b` it
@@ -217,6 +255,42 @@ impl Pool {
         worker::in_worker(&self.inner.registry, |_| op())
     }
 
+    /// Runs `op` once on every worker of the pool and returns the results in worker order:
+    /// element `i` is what worker `i` ([`BroadcastContext::index`]) returned. `op` may borrow
+    /// from the caller's frame.
+    ///
+    /// Each worker runs it when its own deque is empty, before it steals (rayon's order); a
+    /// sleeping worker is woken for it. A worker busy with a job runs it after that job, so a
+    /// broadcast waits for every worker's current job. The caller waits as
+    /// [`install`](Self::install) does: a worker of this pool or of another one runs its own
+    /// pool's jobs meanwhile (including, on this pool, its own share of the broadcast).
+    ///
+    /// If `op` panics on one or more workers, the panic of the lowest-numbered one is
+    /// re-raised here once every worker has finished; the other panics, and the drops of the
+    /// other results, are reported to the pool (counted, and passed to the panic handler).
+    ///
+    /// # Panics
+    /// Besides `op`'s panics: if the pool is shutting down (called through
+    /// [`ember::broadcast`](crate::broadcast) from a job or exit handler of a pool whose last
+    /// handle is gone, once a worker has left); a broadcast can no longer reach every worker.
+    ///
+    /// ```
+    /// use std::sync::atomic::{AtomicUsize, Ordering};
+    /// let pool = ember::Pool::builder().threads(3).build().unwrap();
+    /// let squares = pool.broadcast(|ctx| ctx.index() * ctx.index());
+    /// assert_eq!(squares, [0, 1, 4]);
+    /// let count = AtomicUsize::new(0); // borrowed by every worker
+    /// pool.broadcast(|_| count.fetch_add(1, Ordering::Relaxed));
+    /// assert_eq!(count.into_inner(), 3);
+    /// ```
+    pub fn broadcast<OP, R>(&self, op: OP) -> Vec<R>
+    where
+        OP: Fn(BroadcastContext<'_>) -> R + Sync,
+        R: Send,
+    {
+        broadcast::broadcast(&self.inner.registry, op)
+    }
+
     /// Runs `f` with a [`Scope`] whose jobs may borrow from the caller's frame, and returns
     /// once `f` and every job spawned in the scope have finished. `f` runs on a worker (the
     /// calling one, or, from outside the pool, one the call moves to while the caller
@@ -240,6 +314,61 @@ impl Pool {
         R: Send,
     {
         scope::scope(&self.inner.registry, f)
+    }
+
+    /// [`scope`](Self::scope) with a [`ScopeFifo`]: the jobs spawned from one worker with
+    /// [`ScopeFifo::spawn_fifo`] (by the body or by other jobs) start in the order they were
+    /// spawned, where `scope`'s start newest first (rayon's `scope_fifo`).
+    ///
+    /// ```
+    /// use std::sync::Mutex;
+    /// let pool = ember::Pool::builder().threads(1).build().unwrap();
+    /// let order = Mutex::new(Vec::new());
+    /// pool.scope_fifo(|s| {
+    ///     for i in 0..4 {
+    ///         let order = &order;
+    ///         s.spawn_fifo(move |_| order.lock().unwrap().push(i));
+    ///     }
+    /// });
+    /// assert_eq!(order.into_inner().unwrap(), [0, 1, 2, 3]);
+    /// ```
+    pub fn scope_fifo<'scope, F, R>(&self, f: F) -> R
+    where
+        F: FnOnce(&ScopeFifo<'scope>) -> R + Send,
+        R: Send,
+    {
+        scope::scope_fifo(&self.inner.registry, f)
+    }
+
+    /// A [`scope`](Self::scope) whose body runs on the calling thread, whatever it is, while
+    /// its jobs run on this pool (so `f` need not be `Send`). The caller then waits for the
+    /// jobs: a worker (of this pool or another) runs its own pool's jobs meanwhile, any other
+    /// thread blocks. On one of this pool's workers it is exactly `scope`.
+    ///
+    /// The body may block on its jobs (e.g. on a channel they feed) even in a one-thread pool,
+    /// since it does not occupy a worker.
+    ///
+    /// ```
+    /// let pool = ember::Pool::builder().threads(1).build().unwrap();
+    /// let (tx, rx) = std::sync::mpsc::channel();
+    /// pool.in_place_scope(|s| {
+    ///     s.spawn(move |_| tx.send(7).unwrap());
+    ///     assert_eq!(rx.recv().unwrap(), 7); // the worker is free to run the job
+    /// });
+    /// ```
+    pub fn in_place_scope<'scope, F, R>(&self, f: F) -> R
+    where
+        F: FnOnce(&Scope<'scope>) -> R,
+    {
+        scope::in_place_scope(&self.inner.registry, f)
+    }
+
+    /// [`in_place_scope`](Self::in_place_scope) with a [`ScopeFifo`].
+    pub fn in_place_scope_fifo<'scope, F, R>(&self, f: F) -> R
+    where
+        F: FnOnce(&ScopeFifo<'scope>) -> R,
+    {
+        scope::in_place_scope_fifo(&self.inner.registry, f)
     }
 
     /// Calls `f(i)` for every `i` in `range`, in parallel, in chunks of at most `grain`
@@ -414,6 +543,48 @@ pub(crate) fn spawn_on<F>(registry: &Registry, f: F)
 where
     F: FnOnce() + Send + 'static,
 {
+    spawn_with(registry, f, |worker, job| worker.push_shared(job));
+}
+
+/// `spawn_fifo` on `registry`: as [`spawn_on`], but on a worker the job goes to the back of
+/// the worker's FIFO queue and an indirection onto its deque (`fifo.rs`).
+pub(crate) fn spawn_fifo_on<F>(registry: &Registry, f: F)
+where
+    F: FnOnce() + Send + 'static,
+{
+    spawn_with(registry, f, |worker, job| {
+        // SAFETY: the registry's fifos live as long as the registry, which every worker (the
+        // only runners of its queued refs) keeps alive.
+        worker.push_shared(unsafe { registry.fifos[worker.index].push(job) });
+    });
+}
+
+/// Counts the spawn of `f` and queues its job: through `push` on this thread's worker if it
+/// is one of `registry`'s, else on the global queue.
+#[inline]
+fn spawn_with<F>(registry: &Registry, f: F, push: impl FnOnce(&WorkerThread, job::JobRef))
+where
+    F: FnOnce() + Send + 'static,
+{
+    let job = spawned_job(f);
+    WorkerThread::with_current(registry.id, |worker| match worker {
+        Some(worker) => {
+            worker.count_spawn();
+            push(worker, job);
+        }
+        None => {
+            registry.count_external_spawn();
+            registry.inject(job);
+        }
+    });
+}
+
+/// The job of a spawned closure: a counted task whose panic is reported.
+#[inline]
+fn spawned_job<F>(f: F) -> job::JobRef
+where
+    F: FnOnce() + Send + 'static,
+{
     let job = HeapJob::new(move |runner: job::Runner<'_>| {
         runner.start_counted();
         let span = runner.registry.trace.task_span(runner.worker, None);
@@ -422,17 +593,7 @@ where
         runner.registry.finish_spawned(runner.worker, outcome.err());
     });
     // SAFETY: `f` is 'static, so nothing it holds can end before it runs.
-    let job = unsafe { job.into_job_ref() };
-    WorkerThread::with_current(registry.id, |worker| match worker {
-        Some(worker) => {
-            worker.count_spawn();
-            worker.push_shared(job);
-        }
-        None => {
-            registry.count_external_spawn();
-            registry.inject(job);
-        }
-    });
+    unsafe { job.into_job_ref() }
 }
 
 /// Queues a job made runnable by a dependency: held for delay-kick when a task finishing on a

@@ -24,11 +24,11 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use std::sync::Arc;
 
-use super::job::{HeapJob, Panic};
+use super::job::HeapJob;
 use super::registry::Registry;
+use super::unwind::FirstPanic;
 use super::wait::{self, Sleeper};
 use super::Pool;
-use crate::sync::{lock, Mutex};
 
 /// On a worker: halve with `join` down to `grain`.
 pub(super) fn split<F: Fn(usize) + Sync>(pool: &Pool, range: Range<usize>, grain: usize, f: &F) {
@@ -58,7 +58,7 @@ struct Loop<F> {
     /// is only dereferenced for a claimed chunk, which the caller waits for.
     f: *const F,
     /// The first panic of a chunk, re-raised by the caller at the end.
-    panic: Mutex<Option<Panic>>,
+    panic: FirstPanic,
     /// Where later panics go (`unwind.rs`).
     registry: Arc<Registry>,
     /// Woken by the chunk that completes the count.
@@ -87,16 +87,7 @@ impl<F: Fn(usize) + Sync> Loop<F> {
             let f = unsafe { &*self.f };
             if let Err(payload) = panic::catch_unwind(AssertUnwindSafe(|| (start..end).for_each(f)))
             {
-                let later = {
-                    let mut first = lock(&self.panic);
-                    match *first {
-                        None => first.replace(payload),
-                        Some(_) => Some(payload),
-                    }
-                };
-                if let Some(later) = later {
-                    self.registry.report_panic(later);
-                }
+                self.panic.keep(&self.registry, payload);
             }
             // AcqRel: the caller's Acquire load of the final count sees every chunk's effects.
             if self.done.fetch_add(1, Ordering::AcqRel) + 1 == self.chunks {
@@ -126,7 +117,7 @@ pub(super) fn shared_counter<F: Fn(usize) + Sync>(
         next: AtomicUsize::new(0),
         done: AtomicUsize::new(0),
         f: f as *const F,
-        panic: Mutex::new(None),
+        panic: FirstPanic::new(),
         registry: Arc::clone(registry),
         caller: Sleeper::current(),
     });
@@ -144,7 +135,7 @@ pub(super) fn shared_counter<F: Fn(usize) + Sync>(
     // The last chunk's finisher wakes this thread; a worker of another pool runs its own
     // pool's jobs meanwhile (`wait.rs`).
     wait::block_until(&|| work.done.load(Ordering::Acquire) >= chunks, None);
-    let first_panic = lock(&work.panic).take();
+    let first_panic = work.panic.take();
     if let Some(payload) = first_panic {
         panic::resume_unwind(payload);
     }

@@ -10,17 +10,17 @@ use std::sync::atomic::{fence, AtomicBool, AtomicU64, AtomicU8, AtomicUsize, Ord
 use crossbeam_deque::{Injector, Stealer};
 use crossbeam_utils::CachePadded;
 
+use super::broadcast::BroadcastQueue;
+use super::fifo::Fifo;
+use super::handlers::{ContainedHandlers, Handlers};
 use super::job::{JobRef, Panic};
-use super::unwind::{drop_payload, Contained};
+use super::unwind::drop_payload;
 use super::wait::WaitList;
 use crate::stats::{PoolStats, WorkerStats};
 use crate::trace::Tracer;
 
 use super::worker::WorkerThread;
 use crate::wake::{Sleep, WakePolicy};
-
-/// Called with the payload of a panic that escaped user code nobody waits for.
-pub(crate) type PanicHandler = Box<dyn Fn(Panic) + Send + Sync>;
 
 /// What a worker is doing, for [`Pool`](crate::Pool)'s `Debug` dump.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -93,6 +93,10 @@ pub(crate) struct Registry {
     pub(crate) stealers: Box<[Stealer<JobRef>]>,
     pub(crate) sleep: Sleep,
     pub(crate) counters: Box<[CachePadded<WorkerCounters>]>,
+    /// Each worker's broadcast queue (`broadcast.rs`).
+    pub(crate) broadcasts: Box<[CachePadded<BroadcastQueue>]>,
+    /// Each worker's queue of `spawn_fifo` jobs (`fifo.rs`).
+    pub(crate) fifos: Box<[Fifo]>,
     /// `spawn`s and tasks made outside the pool (several threads may add).
     pub(super) external_spawns: CachePadded<AtomicU64>,
     /// Tasks that ended outside the pool (cancelled there by a dropped event).
@@ -106,7 +110,8 @@ pub(crate) struct Registry {
     live_workers: AtomicUsize,
     /// Threads waiting for every worker to exit (dropping the last handle).
     exit_waiters: WaitList,
-    panic_handler: Option<Contained<PanicHandler>>,
+    /// The user's panic, start and exit handlers (`handlers.rs`).
+    pub(super) handlers: ContainedHandlers,
     pub(crate) delay_kick: bool,
     pub(crate) trace: Tracer,
     /// The pool's handles, for `Pool::current` (set once the pool is built; dead once the
@@ -119,7 +124,7 @@ impl Registry {
         stealers: Vec<Stealer<JobRef>>,
         policy: WakePolicy,
         delay_kick: bool,
-        panic_handler: Option<PanicHandler>,
+        handlers: Handlers,
         trace: Tracer,
     ) -> Self {
         let workers = stealers.len();
@@ -129,6 +134,8 @@ impl Registry {
             stealers: stealers.into_boxed_slice(),
             sleep: Sleep::new(policy, workers),
             counters: (0..workers).map(|_| CachePadded::default()).collect(),
+            broadcasts: (0..workers).map(|_| CachePadded::default()).collect(),
+            fifos: (0..workers).map(|_| Fifo::default()).collect(),
             external_spawns: CachePadded::default(),
             external_completions: CachePadded::default(),
             external_panics: CachePadded::default(),
@@ -136,7 +143,7 @@ impl Registry {
             idle_waiters: WaitList::new(),
             live_workers: AtomicUsize::new(workers),
             exit_waiters: WaitList::new(),
-            panic_handler: panic_handler.map(Contained::new),
+            handlers: handlers.into(),
             delay_kick,
             trace,
             handle: std::sync::OnceLock::new(),
@@ -188,7 +195,7 @@ impl Registry {
     /// panic handler, whose own panic is counted and dropped; with no handler, dropped.
     pub(crate) fn report_panic(&self, payload: Panic) {
         self.count_panics_here(1);
-        let dropped_panics = match &self.panic_handler {
+        let dropped_panics = match &self.handlers.panic {
             Some(handler) => {
                 match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| handler(payload))) {
                     Ok(()) => 0,

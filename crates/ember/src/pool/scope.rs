@@ -3,8 +3,18 @@
 //! A scope counts its outstanding jobs (the body counts as one). Each spawned job holds a
 //! pointer to the scope and counts itself out when it ends; the scope does not return, even
 //! when its body panics, before the count is zero, which is what makes the borrows sound.
-//! The scope's body runs on a worker (called from outside the pool, the caller waits while it
-//! does), and that worker runs queued jobs while it waits.
+//!
+//! Three flavours share this machinery:
+//!
+//! * [`Pool::scope`](crate::Pool::scope): the body runs on a worker of the pool (called from
+//!   outside the pool, the caller waits while it does), and that worker runs queued jobs while
+//!   it waits.
+//! * [`Pool::scope_fifo`](crate::Pool::scope_fifo): the same with a [`ScopeFifo`], whose
+//!   spawns from a worker start in the order they were made (`fifo.rs`).
+//! * [`Pool::in_place_scope`](crate::Pool::in_place_scope) (and `_fifo`): the body runs on the
+//!   calling thread, whatever it is; jobs go to the pool, and the caller waits as every wait
+//!   does (`wait.rs`): a worker runs its own pool's jobs meanwhile, another thread blocks. On
+//!   one of the pool's workers it is exactly `scope`.
 //!
 //! Panics: the body's panic is re-raised first; else the first job's. Every other panic (a
 //! later job's, or the drop of the body's value when a job panicked) is reported to the pool
@@ -14,13 +24,13 @@ use std::marker::PhantomData;
 use std::panic::{self, AssertUnwindSafe};
 use std::sync::Arc;
 
-use super::job::{HeapJob, Panic};
+use super::fifo::Fifo;
+use super::job::{HeapJob, JobRef, Runner};
 use super::latch::{CountLatch, Waiter};
 use super::registry::Registry;
-use super::unwind::drop_catching;
+use super::unwind::{drop_catching, FirstPanic};
 use super::wait::{self, Sleeper};
 use super::worker::{in_worker, WorkerThread};
-use crate::sync::{lock, Mutex};
 
 /// A scope in which jobs may borrow anything that outlives `'scope`; see
 /// [`Pool::scope`](crate::Pool::scope).
@@ -39,7 +49,7 @@ pub struct Scope<'scope> {
     registry: Arc<Registry>,
     pending: CountLatch<'static>,
     /// The first panic of a spawned job, re-raised when the scope ends.
-    panic: Mutex<Option<Panic>>,
+    panic: FirstPanic,
     /// Pools with a job blocked until this scope ends (`wait.rs`): its jobs, which may run on
     /// other workers, carry them along.
     blocked: Vec<usize>,
@@ -47,21 +57,82 @@ pub struct Scope<'scope> {
     marker: PhantomData<fn(&'scope ()) -> &'scope ()>,
 }
 
+/// A scope whose jobs spawned from one worker start in the order they were spawned; see
+/// [`Pool::scope_fifo`](crate::Pool::scope_fifo).
+///
+/// "FIFO" is rayon's definition: among the jobs one worker spawns with
+/// [`spawn_fifo`](Self::spawn_fifo), the oldest starts first whenever that worker (or a thief
+/// of its deque) takes one; jobs spawned from different workers are not ordered against each
+/// other.
+///
+/// ```
+/// use std::sync::Mutex;
+/// let pool = ember::Pool::builder().threads(1).build().unwrap();
+/// let order = Mutex::new(Vec::new());
+/// pool.scope_fifo(|s| {
+///     for i in 0..5 {
+///         let order = &order;
+///         s.spawn_fifo(move |_| order.lock().unwrap().push(i));
+///     }
+/// });
+/// assert_eq!(order.into_inner().unwrap(), [0, 1, 2, 3, 4]); // `scope` would give 4, 3, …, 0
+/// ```
+pub struct ScopeFifo<'scope> {
+    base: Scope<'scope>,
+    /// One queue per worker of the pool, for the spawns made on that worker (`fifo.rs`).
+    fifos: Box<[Fifo]>,
+}
+
+/// A `Scope` or a `ScopeFifo`, as the shared machinery sees it.
+trait AsScope<'scope>: Sync {
+    fn base(&self) -> &Scope<'scope>;
+}
+
+impl<'scope> AsScope<'scope> for Scope<'scope> {
+    fn base(&self) -> &Scope<'scope> {
+        self
+    }
+}
+
+impl<'scope> AsScope<'scope> for ScopeFifo<'scope> {
+    fn base(&self) -> &Scope<'scope> {
+        &self.base
+    }
+}
+
 /// A pointer to a scope that a job carries to another thread.
-struct ScopePtr<'scope>(*const Scope<'scope>);
+struct ScopePtr<S>(*const S);
 
-// SAFETY: `Scope` is `Sync` (its fields are), and the scope outlives every job holding this
-// pointer: it waits for its count to reach zero, and a job counts itself out last.
-unsafe impl Send for ScopePtr<'_> {}
+// SAFETY: the scope is `Sync` (the bound), and it outlives every job holding this pointer: it
+// waits for its count to reach zero, and a job counts itself out last.
+unsafe impl<S: Sync> Send for ScopePtr<S> {}
 
-impl<'scope> ScopePtr<'scope> {
+impl<S> ScopePtr<S> {
     /// A method, not a field access, so closures capture the whole (`Send`) wrapper.
-    fn get(&self) -> *const Scope<'scope> {
+    fn get(&self) -> *const S {
         self.0
     }
 }
 
 impl<'scope> Scope<'scope> {
+    /// A scope on `registry` whose waiter is the calling thread.
+    fn new(registry: &Arc<Registry>) -> Self {
+        // Work handed to the pool by a worker of another pool blocks that pool (`wait.rs`).
+        let blocked = WorkerThread::with_any_current(|worker| {
+            let own = worker
+                .map(|worker| worker.registry.id)
+                .filter(|&id| id != registry.id);
+            wait::blocked_pools_with(own)
+        });
+        Scope {
+            registry: Arc::clone(registry),
+            pending: CountLatch::new(Waiter::Sleeper(Sleeper::current())),
+            panic: FirstPanic::new(),
+            blocked,
+            marker: PhantomData,
+        }
+    }
+
     /// Spawns a job that may borrow from outside the scope; it may spawn more through the
     /// `&Scope` it is given. The scope waits for it. A panic in it is re-raised when the
     /// scope ends, after every other job finished.
@@ -84,34 +155,7 @@ impl<'scope> Scope<'scope> {
     where
         F: FnOnce(&Scope<'scope>) + Send + 'scope,
     {
-        self.pending.increment();
-        let scope_ptr = ScopePtr(self as *const Scope<'scope>);
-        let job = HeapJob::new(move |runner: super::job::Runner<'_>| {
-            runner.start_uncounted();
-            // SAFETY: the scope is alive until its count reaches zero (see `ScopePtr`).
-            let scope: &Scope<'scope> = unsafe { &*scope_ptr.get() };
-            let outcome = wait::with_blocked_pools(&scope.blocked, || {
-                panic::catch_unwind(AssertUnwindSafe(|| f(scope)))
-            });
-            if let Err(payload) = outcome {
-                let later = {
-                    let mut first = lock(&scope.panic);
-                    match *first {
-                        None => first.replace(payload),
-                        Some(_) => Some(payload),
-                    }
-                };
-                // Only the first panic is re-raised; the others are reported.
-                if let Some(later) = later {
-                    scope.registry.report_panic(later);
-                }
-            }
-            // SAFETY: last use of `scope`; it may be freed once the count reaches zero.
-            unsafe { CountLatch::decrement(&scope.pending) };
-        });
-        // SAFETY: what `f` borrows outlives `'scope`, and the scope does not end before this
-        // job has run.
-        let job = unsafe { job.into_job_ref() };
+        let job = scope_job(self, f);
         WorkerThread::with_current(self.registry.id, |worker| match worker {
             Some(worker) => worker.push_shared(job),
             None => self.registry.inject(job),
@@ -119,53 +163,125 @@ impl<'scope> Scope<'scope> {
     }
 }
 
+impl<'scope> ScopeFifo<'scope> {
+    fn new(registry: &Arc<Registry>) -> Self {
+        ScopeFifo {
+            base: Scope::new(registry),
+            fifos: (0..registry.workers()).map(|_| Fifo::default()).collect(),
+        }
+    }
+
+    /// Spawns a job that may borrow from outside the scope, behind the jobs this worker
+    /// spawned into the scope before it (from outside the pool: on the global queue, itself
+    /// FIFO). It may spawn more through the `&ScopeFifo` it is given. The scope waits for
+    /// it; a panic in it is re-raised when the scope ends, after every other job finished.
+    pub fn spawn_fifo<F>(&self, f: F)
+    where
+        F: FnOnce(&ScopeFifo<'scope>) + Send + 'scope,
+    {
+        let job = scope_job(self, f);
+        let registry = &self.base.registry;
+        WorkerThread::with_current(registry.id, |worker| match worker {
+            // SAFETY: the fifo lives in the scope, which does not end before this job has
+            // run, and the indirection touches the fifo only before it runs the job.
+            Some(worker) => worker.push_shared(unsafe { self.fifos[worker.index].push(job) }),
+            None => registry.inject(job),
+        });
+    }
+}
+
+/// The job of `scope` running `f`: counted in now, out after `f` ended.
+fn scope_job<'scope, S, F>(scope: &S, f: F) -> JobRef
+where
+    S: AsScope<'scope>,
+    F: FnOnce(&S) + Send + 'scope,
+{
+    scope.base().pending.increment();
+    let scope_ptr = ScopePtr(scope as *const S);
+    let job = HeapJob::new(move |runner: Runner<'_>| {
+        runner.start_uncounted();
+        // SAFETY: the scope is alive until its count reaches zero (see `ScopePtr`).
+        let scope: &S = unsafe { &*scope_ptr.get() };
+        let base = scope.base();
+        let outcome = wait::with_blocked_pools(&base.blocked, || {
+            panic::catch_unwind(AssertUnwindSafe(|| f(scope)))
+        });
+        if let Err(payload) = outcome {
+            base.panic.keep(&base.registry, payload);
+        }
+        // SAFETY: last use of `scope`; it may be freed once the count reaches zero.
+        unsafe { CountLatch::decrement(&base.pending) };
+    });
+    // SAFETY: what `f` borrows outlives `'scope`, and the scope does not end before this job
+    // has run.
+    unsafe { job.into_job_ref() }
+}
+
+/// `scope` on `registry`: the body runs on one of its workers.
 pub(crate) fn scope<'scope, F, R>(registry: &Arc<Registry>, f: F) -> R
 where
     F: FnOnce(&Scope<'scope>) -> R + Send,
     R: Send,
 {
-    in_worker(registry, |worker| scope_on_worker(worker, f))
+    in_worker(registry, |worker| {
+        run_scope(Scope::new(&worker.registry), f)
+    })
 }
 
-/// `scope` on `worker`, this thread's.
-pub(super) fn scope_on_worker<'scope, F, R>(worker: &WorkerThread, f: F) -> R
+/// `scope_fifo` on `registry`: the body runs on one of its workers.
+pub(crate) fn scope_fifo<'scope, F, R>(registry: &Arc<Registry>, f: F) -> R
 where
-    F: FnOnce(&Scope<'scope>) -> R + Send,
+    F: FnOnce(&ScopeFifo<'scope>) -> R + Send,
     R: Send,
 {
-    let registry = &worker.registry;
-    {
-        let scope = Scope {
-            registry: Arc::clone(registry),
-            pending: CountLatch::new(Waiter::Sleeper(Sleeper::Worker {
-                registry: Arc::clone(registry),
-                index: worker.index,
-            })),
-            panic: Mutex::new(None),
-            blocked: wait::blocked_pools_with(None),
-            marker: PhantomData,
-        };
-        let result = panic::catch_unwind(AssertUnwindSafe(|| f(&scope)));
-        // SAFETY: `scope` lives in this frame until after the wait below, and nothing in
-        // between can unwind (the body's panic is caught, the wait runs only jobs that catch
-        // their own).
-        unsafe { CountLatch::decrement(&scope.pending) };
-        worker.wait_until(scope.pending.latch());
-        let spawned_panic = lock(&scope.panic).take();
-        match (result, spawned_panic) {
-            (Ok(value), None) => value,
-            (Err(payload), spawned) => {
-                if let Some(spawned) = spawned {
-                    registry.report_panic(spawned);
-                }
-                panic::resume_unwind(payload)
+    in_worker(registry, |worker| {
+        run_scope(ScopeFifo::new(&worker.registry), f)
+    })
+}
+
+/// A scope on `registry` whose body runs on the calling thread.
+pub(crate) fn in_place_scope<'scope, F, R>(registry: &Arc<Registry>, f: F) -> R
+where
+    F: FnOnce(&Scope<'scope>) -> R,
+{
+    run_scope(Scope::new(registry), f)
+}
+
+/// A FIFO scope on `registry` whose body runs on the calling thread.
+pub(crate) fn in_place_scope_fifo<'scope, F, R>(registry: &Arc<Registry>, f: F) -> R
+where
+    F: FnOnce(&ScopeFifo<'scope>) -> R,
+{
+    run_scope(ScopeFifo::new(registry), f)
+}
+
+/// Runs the body `f` of `scope` here, waits for every job of the scope, and returns the
+/// body's value or re-raises the first panic (module doc).
+fn run_scope<'scope, S, F, R>(scope: S, f: F) -> R
+where
+    S: AsScope<'scope>,
+    F: FnOnce(&S) -> R,
+{
+    let result = panic::catch_unwind(AssertUnwindSafe(|| f(&scope)));
+    let base = scope.base();
+    // SAFETY: `scope` lives in this frame until after the wait below, and nothing in between
+    // can unwind (the body's panic is caught, the wait runs only jobs that catch their own).
+    unsafe { CountLatch::decrement(&base.pending) };
+    wait::block_until(&|| base.pending.latch().probe(), None);
+    let spawned_panic = base.panic.take();
+    match (result, spawned_panic) {
+        (Ok(value), None) => value,
+        (Err(payload), spawned) => {
+            if let Some(spawned) = spawned {
+                base.registry.report_panic(spawned);
             }
-            (Ok(value), Some(payload)) => {
-                if let Some(own) = drop_catching(value) {
-                    registry.report_panic(own);
-                }
-                panic::resume_unwind(payload)
+            panic::resume_unwind(payload)
+        }
+        (Ok(value), Some(payload)) => {
+            if let Some(own) = drop_catching(value) {
+                base.registry.report_panic(own);
             }
+            panic::resume_unwind(payload)
         }
     }
 }

@@ -3,10 +3,10 @@
 //! Users run code ember did not write inside its workers, and any of it may panic. The rule is
 //! that such a panic never unwinds through ember's own frames and never kills a worker: it is
 //! caught where the user code is called, and then either handed back to the caller who asked
-//! for the result (`join`, `scope`, `parallel_for`, `Task::join`, `install`), or, when nobody
-//! asked, *reported*: counted in [`PoolStats::panics`](crate::PoolStats::panics) and passed to
-//! the pool's [`panic_handler`](crate::PoolBuilder::panic_handler) (with no handler, std's
-//! panic hook has already printed it and the payload is dropped).
+//! for the result (`join`, `scope`, `parallel_for`, `Task::join`, `install`, `broadcast`), or,
+//! when nobody asked, *reported*: counted in [`PoolStats::panics`](crate::PoolStats::panics)
+//! and passed to the pool's [`panic_handler`](crate::PoolBuilder::panic_handler) (with no
+//! handler, std's panic hook has already printed it and the payload is dropped).
 //!
 //! | user code | runs on | caught by | then |
 //! | --- | --- | --- | --- |
@@ -14,13 +14,16 @@
 //! | a `join` half | the joining worker or a thief | `join` | the first re-raised by `join`; a second one reported |
 //! | the value of one `join` half, dropped because the other panicked | the joining worker | `join` | reported |
 //! | a scope job, a scope body | a worker | `scope` | the first re-raised by `scope`, later ones reported |
+//! | a `broadcast` closure, and the drop of its result when another panicked | every worker | `broadcast` | the lowest-numbered worker's re-raised, the others reported |
 //! | a `parallel_for` chunk | a worker or the caller | `parallel_for` | the first re-raised, later ones reported |
 //! | a task's closure | a worker | the task | [`TaskError::Panicked`](crate::TaskError) from `join`, and counted |
 //! | the drop of a cancelled task's closure | whoever ends it (a worker, or a thread dropping an event) | the task | reported |
 //! | the drop of a task's result or panic payload nobody joined | whoever drops the last reference | the task | reported |
 //! | the drop of any panic payload ember drops | wherever it drops it | [`drop_payload`] | counted |
+//! | a start or exit handler | its worker | `Registry::run_worker_handler` | reported |
+//! | the naming closure of `thread_name` | the thread calling `build` | `build` | re-raised by `build` before any thread starts |
 //! | the panic handler | the thread that caught the panic | [`Registry::report_panic`] | counted, its payload dropped |
-//! | the drop of the panic handler | whoever drops the pool last | [`Contained`] | ignored |
+//! | the drop of the panic, start or exit handler | whoever drops the pool last | [`Contained`] | ignored |
 //!
 //! Where an unwind would break an invariant of ember's own — a `join` whose second half is a
 //! job in its stack frame that a thief may still run — the frame holds an [`AbortOnUnwind`]
@@ -33,6 +36,8 @@ use std::mem::ManuallyDrop;
 use std::panic::{self, AssertUnwindSafe};
 
 use super::job::Panic;
+use super::registry::Registry;
+use crate::sync::{lock, Mutex};
 
 /// A frame an unwind must never leave: names it in the abort message. One zero-sized type per
 /// frame, so that arming a guard costs nothing on the hot path (`join`).
@@ -146,6 +151,35 @@ impl<T> Drop for DropContainedOnUnwind<'_, T> {
         if let Some(payload) = drop_catching(value) {
             self.registry.report_panic(payload);
         }
+    }
+}
+
+/// The first of the panics of several jobs (a scope's, a parallel loop's chunks), kept to be
+/// re-raised by whoever waits for them all; every later one is reported to the pool.
+pub(crate) struct FirstPanic(Mutex<Option<Panic>>);
+
+impl FirstPanic {
+    pub(crate) fn new() -> Self {
+        FirstPanic(Mutex::new(None))
+    }
+
+    /// Keeps `payload` if it is the first panic; reports it to `registry` otherwise.
+    pub(crate) fn keep(&self, registry: &Registry, payload: Panic) {
+        let later = {
+            let mut first = lock(&self.0);
+            match *first {
+                None => first.replace(payload),
+                Some(_) => Some(payload),
+            }
+        };
+        if let Some(later) = later {
+            registry.report_panic(later);
+        }
+    }
+
+    /// The first panic, if any.
+    pub(crate) fn take(&self) -> Option<Panic> {
+        lock(&self.0).take()
     }
 }
 

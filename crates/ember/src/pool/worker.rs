@@ -19,6 +19,7 @@ use std::time::{Duration, Instant};
 
 use crossbeam_deque::{Steal, Worker};
 
+use super::handlers::WorkerEvent;
 use super::job::{JobRef, Runner, StackJob};
 use super::latch::{Latch, Waiter};
 use super::registry::{bump, unbump, Registry, WorkerState};
@@ -114,8 +115,21 @@ impl WorkerThread {
         let _unregister = Unregister;
         // Says the worker is gone however its body ends, so that nobody waits for it forever.
         let _exited = Exited(&worker);
+        worker
+            .registry
+            .run_worker_handler(WorkerEvent::Start, index);
         worker.main_loop();
         worker.exit();
+        if worker.registry.run_worker_handler(WorkerEvent::Exit, index) {
+            // What the exit handler queued runs before the worker leaves.
+            worker.main_loop();
+            worker.exit();
+        }
+        // Broadcasts that came meanwhile run before the worker leaves (`broadcast.rs`).
+        while !worker.registry.close_broadcasts(index) {
+            worker.main_loop();
+            worker.exit();
+        }
     }
 
     fn main_loop(&self) {
@@ -278,6 +292,9 @@ impl WorkerThread {
         if let Some(job) = self.pop_local() {
             return Some(job);
         }
+        if let Some(job) = self.take_broadcast() {
+            return Some(job);
+        }
         let mut wake = self.wake.get();
         let searching = self.registry.sleep.start_searching(&mut wake);
         self.wake.set(wake);
@@ -316,6 +333,38 @@ impl WorkerThread {
         None
     }
 
+    /// Runs one pending job, if there is one, and returns whether it did
+    /// ([`ember::yield_now`](crate::yield_now)): a held successor, the own deque, the own
+    /// broadcast queue, and unless `local_only`, the global queue and the other workers'
+    /// deques. It never spins or sleeps.
+    pub(crate) fn yield_once(&self, local_only: bool) -> bool {
+        // Not `find_work`'s code for held successors: a second caller of it would keep the
+        // compiler from inlining it there, where every job pays for it.
+        let held = self.held.take_and_kick(|job| self.kick(job)).inspect(|_| {
+            unbump(&self.registry.counters[self.index].held);
+            self.found_work();
+        });
+        let job = held
+            .or_else(|| self.pop_local())
+            .or_else(|| self.take_broadcast())
+            .or_else(|| {
+                if local_only {
+                    return None;
+                }
+                let job = self.steal()?;
+                self.found_work();
+                Some(job)
+            });
+        let Some(job) = job else {
+            return false;
+        };
+        self.run_job(job);
+        // Back to the caller's code, as from a job run inside a `join`.
+        self.check_idle();
+        self.kick_held();
+        true
+    }
+
     /// A spin found `job`: spinning paid, so it stays on (`spin.rs`).
     fn found_by_spinning(&self, job: JobRef) -> JobRef {
         self.spin_governor.record(true);
@@ -324,7 +373,7 @@ impl WorkerThread {
     }
 
     #[inline]
-    fn found_work(&self) {
+    pub(super) fn found_work(&self) {
         let mut wake = self.wake.get();
         self.registry
             .sleep

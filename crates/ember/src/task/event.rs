@@ -11,23 +11,38 @@ use crate::pool::{Pool, Registry};
 /// (an IO thread, a timer, another pool…).
 ///
 /// Tasks that name it in [`after`](super::TaskBuilder::after) start once it is complete
-/// (and their other inputs are done). An event dropped without being completed cancels its
-/// dependents: they never run, and their `join` returns
-/// [`TaskError::Cancelled`](super::TaskError::Cancelled). An event keeps its pool running
-/// until it is completed or dropped.
+/// (and their other inputs are done). An event keeps its pool running until it is completed
+/// or dropped.
+///
+/// **Clones.** `Event` is a cheap `Clone` handle to one event: any clone may complete it
+/// (an IO thread completes its clone while other code still names another in `after`), and
+/// the first completion counts. Only when *every* clone has been dropped without the event
+/// being completed are its dependents cancelled: they never run, and their `join` returns
+/// [`TaskError::Cancelled`](super::TaskError::Cancelled).
 ///
 /// ```
 /// let pool = ember::Pool::builder().threads(2).build().unwrap();
 /// let loaded = pool.event();
 /// let parse = pool.task(|| "parsed").after(&[&loaded]).spawn();
 /// assert!(!parse.is_finished());
-/// loaded.complete();
+/// let io = loaded.clone();
+/// std::thread::spawn(move || io.complete()); // an IO thread completes its clone
 /// assert_eq!(parse.join().unwrap(), "parsed");
+/// assert!(loaded.is_complete());
 /// ```
+#[derive(Clone)]
 pub struct Event {
+    handle: crate::sync::Arc<EventHandle>,
+}
+
+/// What the clones of one event share; dropped with the last clone.
+struct EventHandle {
     node: Arc<EventNode>,
-    /// Keeps the pool (and so the workers that will run the dependents) alive.
-    pool: Option<Pool>,
+    /// Where the ending is published.
+    registry: Arc<Registry>,
+    /// Keeps the pool (and so the workers that will run the dependents) alive; `None` only
+    /// in the loom models, which have no pool.
+    _pool: Option<Pool>,
 }
 
 struct EventNode {
@@ -51,47 +66,59 @@ impl Node for EventNode {
 
 impl Event {
     pub(crate) fn new(pool: &Pool) -> Self {
+        Self::on(Arc::clone(pool.registry_arc()), Some(pool.clone()))
+    }
+
+    /// An event whose ending is published on `registry`, keeping `pool` alive.
+    pub(crate) fn on(registry: Arc<Registry>, pool: Option<Pool>) -> Self {
         Event {
-            node: Arc::new(EventNode {
-                header: Header::new(pool.registry_id(), 0),
-                done: AtomicBool::new(false),
+            handle: crate::sync::Arc::new(EventHandle {
+                node: Arc::new(EventNode {
+                    header: Header::new(registry.id, 0),
+                    done: AtomicBool::new(false),
+                }),
+                registry,
+                _pool: pool,
             }),
-            pool: Some(pool.clone()),
         }
     }
 
     /// Completes the event: dependents whose other inputs are done become runnable. Further
-    /// calls do nothing.
+    /// calls, through this clone or any other, do nothing.
     pub fn complete(&self) {
-        self.finish(Ending::Succeeded);
+        self.handle.finish(Ending::Succeeded);
     }
 
-    /// Whether [`complete`](Self::complete) has been called.
+    /// Whether [`complete`](Self::complete) has been called (through any clone).
     pub fn is_complete(&self) -> bool {
-        self.node.header.has_ended()
+        self.handle.node.header.has_ended()
     }
 
+    pub(super) fn node_arc(&self) -> Arc<dyn Node> {
+        self.handle.node.clone()
+    }
+}
+
+impl EventHandle {
+    /// Ends the event once: the first call wins (`done`), later ones do nothing.
     fn finish(&self, ending: Ending) {
         if self.node.done.swap(true, Ordering::AcqRel) {
             return;
         }
-        if let Some(pool) = &self.pool {
-            end(pool.registry(), &*self.node, ending, false);
-        }
-    }
-
-    pub(super) fn node_arc(&self) -> Arc<dyn Node> {
-        self.node.clone()
+        end(&self.registry, &*self.node, ending, false);
     }
 }
 
-impl Drop for Event {
+impl Drop for EventHandle {
+    /// The last clone is gone. If none completed the event, its dependents can never run,
+    /// so they are cancelled, not leaked. Every clone's `complete` happened before this drop
+    /// (the reference count's release/acquire orders them), so `finish` sees it and a
+    /// completed event stays completed.
     fn drop(&mut self) {
-        // Never completed: its dependents can never run, so they are cancelled, not leaked.
         self.finish(Ending::Failed);
-        // The pool handle goes last: if it is the last one, dependents were pushed already
-        // and the pool's drop runs them before joining its workers.
-        self.pool.take();
+        // The pool handle goes last (fields drop after this body): if it is the last one,
+        // dependents were pushed already and the pool's drop runs them before joining its
+        // workers.
     }
 }
 

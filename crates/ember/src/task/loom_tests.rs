@@ -1,6 +1,8 @@
 //! loom models of the forward-permit hand-off (`node.rs`) and of the successor list
 //! (`successors.rs`), driving the real `Header`, `end` and `Successors`.
 //!
+//! The last models drive the real [`Event`](super::Event) and its clones.
+//!
 //! The nodes are small test doubles: `schedule` and `record_cancelled` only count their calls
 //! (in loom atomics) and check what must hold when they are called. The registry is a real one
 //! with no workers; nothing in these models reaches its queues.
@@ -15,7 +17,8 @@ use loom::thread;
 
 use super::node::{self, end, Ending, Header, Node};
 use super::successors::Successors;
-use crate::pool::Registry;
+use super::Event;
+use crate::pool::{Handlers, Registry};
 use crate::trace::Tracer;
 use crate::wake::WakePolicy;
 
@@ -32,7 +35,7 @@ fn registry() -> Arc<Registry> {
         Vec::new(),
         WakePolicy::Eager,
         false,
-        None,
+        Handlers::default(),
         Tracer::new(false, "loom".to_owned(), 0),
     ))
 }
@@ -74,8 +77,9 @@ impl Node for TestNode {
     }
 
     fn record_cancelled(&self) {
+        // (A node waiting on an event, not on test nodes, has no `inputs` to check.)
         assert!(
-            self.inputs.iter().any(|input| input.header.has_ended()),
+            self.inputs.is_empty() || self.inputs.iter().any(|input| input.header.has_ended()),
             "a successor was cancelled before any input ended"
         );
         self.cancelled.fetch_add(1, Ordering::SeqCst);
@@ -178,5 +182,66 @@ fn loom_successors_push_races_close() {
             assert_eq!(times, 1, "a pushed successor was lost or returned twice");
         }
         assert_eq!(closed.len() + handed_back.len(), nodes.len());
+    });
+}
+
+/// An event of a worker-less registry, and a test node waiting on it alone (registered as
+/// `TaskBuilder::spawn` would).
+fn event_and_dependent() -> (Event, Arc<TestNode>) {
+    let registry = registry();
+    let event = Event::on(registry.clone(), None);
+    let dependent = Arc::new(TestNode {
+        header: Header::new(0, 1),
+        inputs: Vec::new(),
+        scheduled: AtomicUsize::new(0),
+        cancelled: AtomicUsize::new(0),
+    });
+    node::register(&registry, dependent.clone(), &[event.node_arc()]);
+    (event, dependent)
+}
+
+/// Runs `f` with a clone of `event` on a new thread.
+fn with_clone(event: &Event, f: fn(Event)) -> thread::JoinHandle<()> {
+    let clone = event.clone();
+    thread::spawn(move || f(clone))
+}
+
+/// How often `node` was scheduled and cancelled.
+fn endings(node: &TestNode) -> (usize, usize) {
+    (
+        node.scheduled.load(Ordering::SeqCst),
+        node.cancelled.load(Ordering::SeqCst),
+    )
+}
+
+/// One clone of an event completes it on one thread while another clone is dropped on a
+/// second thread and the original on a third: the dependent runs exactly once and is never
+/// cancelled, whichever clone goes last.
+///
+/// Seen failing (cancelled in the interleavings where a drop comes before the completion)
+/// with `Event`'s drop ending the event on *every* clone's drop instead of the last one's.
+#[test]
+fn loom_event_clone_completes_while_others_drop() {
+    model(|| {
+        let (event, dependent) = event_and_dependent();
+        let completer = with_clone(&event, |clone| clone.complete());
+        let dropper = with_clone(&event, drop);
+        drop(event);
+        completer.join().unwrap();
+        dropper.join().unwrap();
+        assert_eq!(endings(&dependent), (1, 0), "run once, never cancelled");
+    });
+}
+
+/// Every clone of an event is dropped uncompleted, on two threads at once: the dependent is
+/// cancelled exactly once, by whichever drop was the last.
+#[test]
+fn loom_event_clones_all_dropped_cancel_once() {
+    model(|| {
+        let (event, dependent) = event_and_dependent();
+        let dropper = with_clone(&event, drop);
+        drop(event);
+        dropper.join().unwrap();
+        assert_eq!(endings(&dependent), (0, 1), "cancelled once, never run");
     });
 }

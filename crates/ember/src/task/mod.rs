@@ -68,9 +68,34 @@ pub enum TaskError {
     ForeignPool,
 }
 
+/// The message of a panic payload, if it is a string (as `panic!` with a message makes it).
+fn panic_message(payload: &(dyn std::any::Any + Send)) -> Option<&str> {
+    payload
+        .downcast_ref::<&str>()
+        .copied()
+        .or_else(|| payload.downcast_ref::<String>().map(String::as_str))
+}
+
+/// The variant, as `#[derive(Debug)]` would show it: `Panicked("message")` (`Panicked(..)`
+/// for a payload that is not a string), `Cancelled`, `ForeignPool`. `Display` gives the
+/// sentence that says what happened and what to do.
+///
+/// ```
+/// let pool = ember::Pool::builder().threads(1).build().unwrap();
+/// let err = pool.task(|| -> u8 { panic!("boom") }).spawn().join().unwrap_err();
+/// assert_eq!(format!("{err:?}"), r#"Panicked("boom")"#);
+/// assert_eq!(err.to_string(), "the task panicked: boom");
+/// ```
 impl fmt::Debug for TaskError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        fmt::Display::fmt(self, f)
+        match self {
+            TaskError::Panicked(payload) => match panic_message(&**payload) {
+                Some(message) => f.debug_tuple("Panicked").field(&message).finish(),
+                None => f.write_str("Panicked(..)"),
+            },
+            TaskError::Cancelled => f.write_str("Cancelled"),
+            TaskError::ForeignPool => f.write_str("ForeignPool"),
+        }
     }
 }
 
@@ -78,11 +103,7 @@ impl fmt::Display for TaskError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             TaskError::Panicked(payload) => {
-                let message = payload
-                    .downcast_ref::<&str>()
-                    .copied()
-                    .or_else(|| payload.downcast_ref::<String>().map(String::as_str))
-                    .unwrap_or("a non-string payload");
+                let message = panic_message(&**payload).unwrap_or("a non-string payload");
                 write!(f, "the task panicked: {message}")
             }
             TaskError::Cancelled => write!(

@@ -1,0 +1,29 @@
+//! What the pool's loom models (`broadcast`, `fifo`) share.
+
+use std::sync::Arc;
+
+use crossbeam_deque::Worker;
+
+use super::{Handlers, Registry};
+use crate::trace::Tracer;
+use crate::wake::WakePolicy;
+
+/// Explores every interleaving of `f` with at most three preemptions.
+pub(crate) fn model(f: impl Fn() + Sync + Send + 'static) {
+    let mut builder = loom::model::Builder::new();
+    builder.preemption_bound = Some(3);
+    builder.check(f);
+}
+
+/// A registry of `workers` workers whose deques stay empty: the models drive its sleep state
+/// and its per-worker queues, and pass it to the jobs they run.
+pub(crate) fn registry(policy: WakePolicy, workers: usize) -> Arc<Registry> {
+    let stealers = (0..workers).map(|_| Worker::new_lifo().stealer()).collect();
+    Arc::new(Registry::new(
+        stealers,
+        policy,
+        false,
+        Handlers::default(),
+        Tracer::new(false, "loom".to_owned(), 0),
+    ))
+}
