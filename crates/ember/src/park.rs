@@ -77,6 +77,7 @@ impl Parker {
             }
             Err(state) => unreachable!("parker in state {state}: parked twice at once"),
         }
+        let mut waited = false;
         loop {
             guard = match deadline {
                 None => self
@@ -89,7 +90,7 @@ impl Parker {
                         // Time is up: leave PARKED for EMPTY, unless a token came meanwhile
                         // (then it is consumed, as by any park that returns).
                         self.state.swap(EMPTY, Ordering::SeqCst);
-                        return true;
+                        return waited;
                     }
                     self.cvar
                         .wait_timeout(guard, left)
@@ -97,6 +98,7 @@ impl Parker {
                         .0
                 }
             };
+            waited = true;
             // Condvars wake spuriously; only a token (or the deadline) ends the wait.
             if self
                 .state

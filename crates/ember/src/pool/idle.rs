@@ -36,8 +36,9 @@
 //! worker at a check point makes a `SeqCst` fence and reads whether anybody is registered.
 //! Either the waiter's sum sees the worker's count, or the worker sees the waiter and sums
 //! itself. Of two workers whose last tasks end at once, each counted its own before its fence,
-//! so the later of the two fences sees both counts. Tasks that end on other threads (cancelled
-//! by an event dropped outside the pool) look at once.
+//! so the later of the two fences sees both counts. Tasks that end on other threads, and tasks
+//! cancelled anywhere (an event dropped inside a job: user code goes on afterwards), look at
+//! once.
 
 use std::sync::atomic::{fence, Ordering};
 use std::time::Instant;
@@ -56,15 +57,28 @@ impl Registry {
         });
     }
 
-    /// Counts the end of a dependent task on this thread (it ran, or was cancelled).
-    pub(crate) fn count_completion_here(&self) {
+    /// Counts the end of a dependent task that ran on this thread, a worker (module doc: the
+    /// look is due at the worker's next check point).
+    pub(crate) fn count_task_end_here(&self) {
         let on_worker = WorkerThread::with_current(self.id, |worker| {
             worker.map(|worker| self.count_completion(worker.index))
         });
         if on_worker.is_none() {
-            self.external_completions.fetch_add(1, Ordering::Release);
-            self.notify_if_idle();
+            self.count_cancellation_here();
         }
+    }
+
+    /// Counts the end of a task cancelled on this thread, whichever it is, and looks at once:
+    /// a cancellation can happen in the middle of user code (an event dropped inside a job),
+    /// where no check point comes before that code goes on.
+    pub(crate) fn count_cancellation_here(&self) {
+        let on_worker = WorkerThread::with_current(self.id, |worker| {
+            worker.map(|worker| bump(&self.counters[worker.index].completed))
+        });
+        if on_worker.is_none() {
+            self.external_completions.fetch_add(1, Ordering::Release);
+        }
+        self.notify_if_idle();
     }
 
     /// Books the end of a spawned task on `worker`: its panic, if any, and its completion.

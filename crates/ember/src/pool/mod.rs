@@ -412,18 +412,20 @@ impl Pool {
     /// Blocks until every task [`spawn`](Self::spawn)ed so far has finished, including tasks
     /// those spawned, and every dependent [`Task`](crate::Task) created so far has ended (run,
     /// panicked or been cancelled). It returns as soon as the last of them finishes, whoever
-    /// finishes it. A task still waiting for an [`Event`] that nobody completes keeps it
-    /// waiting (see [`wait_idle_timeout`](Self::wait_idle_timeout)). Under a continuous stream
-    /// of new spawns from other threads it returns at the first moment the pool has nothing
-    /// outstanding. Called on a worker of another pool, that worker runs its own pool's jobs
-    /// while it waits.
+    /// finishes it: the worker that ends a task looks, before it runs any user code again or
+    /// sleeps, whether that left the pool idle (unless it starts another task at once: a moment
+    /// of idleness that a task spawned meanwhile ends before the worker looks may go unseen).
+    /// A task still waiting for an [`Event`] that nobody completes keeps it waiting (see
+    /// [`wait_idle_timeout`](Self::wait_idle_timeout)). Called on a worker of another pool,
+    /// that worker runs its own pool's jobs while it waits.
     ///
     /// # Panics
     /// When called from inside one of this pool's own jobs, which would wait for itself —
     /// directly, or through another pool (a job of this pool waiting in `install`, `join` or
     /// `scope` on another pool, whose work calls `wait_idle` on this one). The message says
-    /// what to use instead. (A `join` half stolen by a thief of the other pool is not traced
-    /// back; there the wait is a deadlock instead.)
+    /// what to use instead. (Work reached through a `join` half stolen by a thief of the
+    /// other pool, a `parallel_for` helper, or a task joined with `Task::join` is not traced
+    /// back: there the wait is a deadlock instead.)
     ///
     /// ```
     /// use std::sync::atomic::{AtomicUsize, Ordering};
@@ -466,7 +468,8 @@ impl Pool {
         self.check_not_waiting_for_itself("Pool::wait_idle_timeout");
         self.inner
             .registry
-            .wait_idle(Some(std::time::Instant::now() + timeout))
+            // A timeout too long to add to the clock (`Duration::MAX`) means no deadline.
+            .wait_idle(std::time::Instant::now().checked_add(timeout))
     }
 
     /// Panics if the calling thread runs a job of this pool, or work one of its jobs waits

@@ -135,9 +135,12 @@ impl WorkerThread {
     fn main_loop(&self) {
         let terminating = || self.registry.terminating();
         loop {
+            // Read before the look: a job queued before shutdown began (the thread that drops
+            // the last handle may have injected it an instant earlier) is then visible to it.
+            let shutting_down = terminating();
             if let Some(job) = self.find_work(&terminating) {
                 self.run_job(job);
-            } else if terminating() {
+            } else if shutting_down {
                 // Every queue was empty after shutdown began; jobs still running elsewhere
                 // push only on their own worker's deque, which that worker drains.
                 return;
@@ -239,12 +242,12 @@ impl WorkerThread {
             .notify_local(|| self.local.len(), fenced);
     }
 
-    /// Pops the job this worker pushed last, if it is still there.
     /// A job run from inside a `join` returns to it: a check point (`idle.rs`).
     pub(crate) fn check_idle(&self) {
         self.registry.check_idle(self.index);
     }
 
+    /// Pops the job this worker pushed last, if it is still there.
     #[inline]
     pub(crate) fn pop_local(&self) -> Option<JobRef> {
         let job = self.local.pop()?;
@@ -276,18 +279,20 @@ impl WorkerThread {
     /// policy allows, the global queue and other workers, spinning briefly and then yielding
     /// once before giving up.
     fn find_work(&self, done: &dyn Fn() -> bool) -> Option<JobRef> {
+        // Delay-kick: the first held successor is this worker's; the rest go to thieves. First
+        // of all, so that a worker never runs anything else while it holds successors that
+        // no thief can see (`task/kick.rs`).
+        if let Some(job) = self.held.take_and_kick(|job| self.kick(job)) {
+            unbump(&self.registry.counters[self.index].held);
+            self.found_work();
+            return Some(job);
+        }
         let until_injector = self.until_injector.get() - 1;
         self.until_injector.set(until_injector);
         if until_injector == 0 {
             if let Some(job) = self.injector_first() {
                 return Some(job);
             }
-        }
-        // Delay-kick: the first held successor is this worker's; the rest go to thieves.
-        if let Some(job) = self.held.take_and_kick(|job| self.kick(job)) {
-            unbump(&self.registry.counters[self.index].held);
-            self.found_work();
-            return Some(job);
         }
         if let Some(job) = self.pop_local() {
             return Some(job);
@@ -389,12 +394,25 @@ impl WorkerThread {
         loop {
             match self.registry.injector.steal_batch_and_pop(&self.local) {
                 Steal::Success(job) => {
+                    self.took_batch();
                     self.found_work();
                     return Some(job);
                 }
                 Steal::Retry => {}
                 Steal::Empty => return None,
             }
+        }
+    }
+
+    /// After a batch taken from the global queue: the jobs moved to this worker's deque were
+    /// announced by their injections, but a sleeper whose last look fell between the batch
+    /// leaving the global queue and reaching this deque saw neither. So the move counts as a
+    /// fenced push (`wake/README.md`, "Pushing"): this worker may block in the job it took,
+    /// and one of the moved jobs may be what it waits for.
+    #[cold]
+    fn took_batch(&self) {
+        if !self.local.is_empty() {
+            self.registry.sleep.notify_local(|| self.local.len(), true);
         }
     }
 
@@ -405,7 +423,10 @@ impl WorkerThread {
         loop {
             let mut retry = false;
             match registry.injector.steal_batch_and_pop(&self.local) {
-                Steal::Success(job) => return Some(job),
+                Steal::Success(job) => {
+                    self.took_batch();
+                    return Some(job);
+                }
                 Steal::Retry => retry = true,
                 Steal::Empty => {}
             }

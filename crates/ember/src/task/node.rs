@@ -140,7 +140,7 @@ pub(crate) fn end(registry: &Registry, node: &dyn Node, ending: Ending, from_tas
         // The result first: `finish_one` publishes the ending a joiner waits for.
         next.record_cancelled();
         finish_one(registry, &*next, Ending::Failed, false, &mut cancelled);
-        registry.count_completion_here();
+        registry.count_cancellation_here();
     }
 }
 
@@ -187,7 +187,7 @@ pub(crate) fn register(registry: &Registry, node: Arc<dyn Node>, inputs: &[Arc<d
         if node.header().is_cancelled() {
             node.record_cancelled();
             end(registry, &*node, Ending::Failed, false);
-            registry.count_completion_here();
+            registry.count_cancellation_here();
         } else {
             node.schedule(registry, false);
         }

@@ -98,7 +98,7 @@ impl<T: Send + 'static> TaskNode<T> {
             }
         };
         end(registry, self, ending, true);
-        registry.count_completion_here();
+        registry.count_task_end_here();
     }
 }
 
@@ -146,8 +146,9 @@ impl<T: Send + 'static> Task<T> {
     pub fn join_timeout(self, timeout: Duration) -> Result<Result<T, TaskError>, Task<T>> {
         let header = &self.node.header;
         if !header.has_ended() && header.register_joiner(Sleeper::current()) {
-            let deadline = Instant::now() + timeout;
-            if !block_until(&|| header.has_ended(), Some(deadline)) {
+            // A timeout too long to add to the clock (`Duration::MAX`) means no deadline.
+            let deadline = Instant::now().checked_add(timeout);
+            if !block_until(&|| header.has_ended(), deadline) {
                 header.unregister_joiner();
                 // It may have ended between the deadline and the unregistering.
                 if !header.has_ended() {

@@ -116,25 +116,57 @@ impl ModelDeque {
 /// given job has run somewhere else.
 ///
 /// The global queue is a locked `VecDeque`: stronger than crossbeam's `Injector`, which does
-/// not matter here, because every push on it is followed by the `SeqCst` fence of
-/// `Sleep::notify_injected` (the models of local pushes use the deques).
+/// not matter for pushes on it, each followed by the `SeqCst` fence of
+/// `Sleep::notify_injected`. Taking from it moves the whole batch into the taker's deque, as
+/// `Injector::steal_batch_and_pop` does: the jobs leave the global queue before they appear in
+/// the deque, which is the window `WorkerThread::took_batch` covers.
 pub(crate) struct ModelPool {
     pub(crate) sleep: Sleep,
     pub(crate) deques: Vec<ModelDeque>,
     injector: Mutex<VecDeque<usize>>,
     ran: Mutex<Vec<usize>>,
     ran_changed: Condvar,
+    /// Whether a batch taken from the global queue is announced like a fenced push
+    /// (`WorkerThread::took_batch`); off only in a mutant model.
+    announce_batches: bool,
 }
 
 impl ModelPool {
     pub(crate) fn new(policy: WakePolicy, workers: usize) -> Arc<Self> {
+        Self::with_batch_announcements(policy, workers, true)
+    }
+
+    /// A pool whose batches from the global queue are announced or not (the mutant).
+    pub(crate) fn with_batch_announcements(
+        policy: WakePolicy,
+        workers: usize,
+        announce_batches: bool,
+    ) -> Arc<Self> {
         Arc::new(ModelPool {
             sleep: Sleep::new(policy, workers),
             deques: (0..workers).map(|_| ModelDeque::new()).collect(),
             injector: Mutex::new(VecDeque::new()),
             ran: Mutex::new(Vec::new()),
             ran_changed: Condvar::new(),
+            announce_batches,
         })
+    }
+
+    /// Worker `me` takes the first job of the global queue and moves the rest into its own
+    /// deque (`Injector::steal_batch_and_pop`), then announces them (`took_batch`).
+    fn take_injected(&self, me: usize) -> Option<usize> {
+        let (first, rest) = {
+            let mut injector = lock(&self.injector);
+            let first = injector.pop_front()?;
+            (first, injector.drain(..).collect::<Vec<_>>())
+        };
+        for &job in &rest {
+            self.deques[me].push(job);
+        }
+        if self.announce_batches && !self.deques[me].is_empty() {
+            self.sleep.notify_local(|| self.deques[me].len(), true);
+        }
+        Some(first)
     }
 
     /// Worker `me` pushes `job` on its own deque (`WorkerThread::push_with`).
@@ -162,7 +194,7 @@ impl ModelPool {
             return Some(job);
         }
         self.sleep.start_searching(state);
-        let stolen = lock(&self.injector).pop_front().or_else(|| {
+        let stolen = self.take_injected(me).or_else(|| {
             (0..self.deques.len())
                 .filter(|&victim| victim != me)
                 .find_map(|victim| self.deques[victim].steal())
