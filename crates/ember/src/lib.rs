@@ -72,6 +72,7 @@
 //! | [`biased`] | the standalone biased consumer over any blocking queue |
 //! | `task` | [`Task`], [`Event`], [`TaskBuilder`]: dependent tasks, forward permits, delay-kick |
 //! | [`flow`] | access-declared tasks: dependency inference on a scheduler thread fed by a double-buffered queue |
+//! | [`iter`] | parallel iterators and sorts on the current pool ([`prelude`]: `use ember::prelude::*;`) |
 //! | `trace` | [`Trace`]: per-thread event recording and Chrome trace export |
 //! | `stats` | [`PoolStats`] |
 #![warn(missing_docs)]
@@ -79,6 +80,7 @@
 pub mod biased;
 mod error;
 pub mod flow;
+pub mod iter;
 mod park;
 mod pool;
 mod stats;
@@ -88,6 +90,7 @@ mod trace;
 mod wake;
 
 pub use error::BuildError;
+pub use iter::prelude;
 pub use pool::{
     current_num_threads, current_thread_index, join, scope, spawn, Pool, PoolBuilder, Scope,
 };
