@@ -177,7 +177,7 @@ impl Sizes {
                 chain_depth: 1_000,
                 chains: 1_000,
                 par_items: 10_000_000,
-                par_sum_evals: 10,
+                par_sum_evals: 40,
                 par_collect_evals: 5,
             }
         }
