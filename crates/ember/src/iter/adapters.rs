@@ -8,27 +8,153 @@ use std::ops::Range;
 use super::plumbing::{Producer, ProducerCallback};
 use super::traits::{IndexedParallelIterator, ParallelIterator};
 
-/// Defines a callback that receives a base producer and hands `$wrap` of it to the next one.
-macro_rules! wrapping_callback {
-    ($name:ident <$($lt:lifetime,)? $($g:ident),*> [$($ig:ident),*] { $($field:ident: $ty:ty),* }
-        where [$($bounds:tt)*], item $in:ty => $out:ty,
-        |$base:ident| $wrap:expr) => {
-        struct $name<$($lt,)? CB $(, $g)*> {
-            callback: CB,
-            $($field: $ty,)*
-        }
-        impl<$($lt,)? CB $(, $g)* $(, $ig)*> ProducerCallback<$in> for $name<$($lt,)? CB $(, $g)*>
-        where
-            CB: ProducerCallback<$out>,
-            $($bounds)*
-        {
-            type Output = CB::Output;
-            fn callback<BP: Producer<Item = $in>>(self, $base: BP) -> CB::Output {
-                let $name { callback, $($field),* } = self;
-                callback.callback($wrap)
-            }
-        }
-    };
+/// What an adapter adds to its base producer: its own state (a closure, an offset, a
+/// minimum), how that state splits, and how it wraps a leaf's iterator over items `T`.
+trait Wrap<T>: Sized + Send {
+    /// The items of the wrapped leaves.
+    type Item;
+    /// A leaf's iterator, wrapped.
+    type IntoIter<I: Iterator<Item = T>>: Iterator<Item = Self::Item>;
+    /// The states of the positions `..index` and `index..`.
+    fn split(self, index: usize) -> (Self, Self);
+    /// Wraps the iterator over a leaf of `len` positions.
+    fn wrap<I: Iterator<Item = T>>(self, items: I, len: usize) -> Self::IntoIter<I>;
+    /// The fewest positions of a leaf, given the base's.
+    fn min_len(&self, base: usize) -> usize {
+        base
+    }
+}
+
+/// A base producer and an adapter's state: splits where the base splits.
+struct Wrapped<P, X> {
+    base: P,
+    extra: X,
+}
+
+impl<P: Producer, X: Wrap<P::Item>> Producer for Wrapped<P, X> {
+    type Item = X::Item;
+    type IntoIter = X::IntoIter<P::IntoIter>;
+    fn len(&self) -> usize {
+        self.base.len()
+    }
+    fn split_at(self, index: usize) -> (Self, Self) {
+        let (left, right) = self.base.split_at(index);
+        let (extra_left, extra_right) = self.extra.split(index);
+        (
+            Wrapped {
+                base: left,
+                extra: extra_left,
+            },
+            Wrapped {
+                base: right,
+                extra: extra_right,
+            },
+        )
+    }
+    fn into_iter(self) -> Self::IntoIter {
+        let len = self.base.len();
+        self.extra.wrap(self.base.into_iter(), len)
+    }
+    fn min_len(&self) -> usize {
+        self.extra.min_len(self.base.min_len())
+    }
+}
+
+/// Receives a base producer and hands it on, wrapped with `extra`.
+struct WrapCallback<CB, X> {
+    callback: CB,
+    extra: X,
+}
+
+impl<T, CB, X> ProducerCallback<T> for WrapCallback<CB, X>
+where
+    X: Wrap<T>,
+    CB: ProducerCallback<X::Item>,
+{
+    type Output = CB::Output;
+    fn callback<P: Producer<Item = T>>(self, base: P) -> CB::Output {
+        self.callback.callback(Wrapped {
+            base,
+            extra: self.extra,
+        })
+    }
+}
+
+/// `map`'s state: the function, shared by every piece.
+struct MapFn<'f, F>(&'f F);
+
+impl<'f, T, R, F: Fn(T) -> R + Sync> Wrap<T> for MapFn<'f, F> {
+    type Item = R;
+    type IntoIter<I: Iterator<Item = T>> = std::iter::Map<I, &'f F>;
+    fn split(self, _index: usize) -> (Self, Self) {
+        (MapFn(self.0), MapFn(self.0))
+    }
+    fn wrap<I: Iterator<Item = T>>(self, items: I, _len: usize) -> Self::IntoIter<I> {
+        items.map(self.0)
+    }
+}
+
+/// `filter`'s state: the predicate, shared by every piece.
+struct FilterFn<'f, F>(&'f F);
+
+impl<'f, T, F: Fn(&T) -> bool + Sync> Wrap<T> for FilterFn<'f, F> {
+    type Item = T;
+    type IntoIter<I: Iterator<Item = T>> = std::iter::Filter<I, &'f F>;
+    fn split(self, _index: usize) -> (Self, Self) {
+        (FilterFn(self.0), FilterFn(self.0))
+    }
+    fn wrap<I: Iterator<Item = T>>(self, items: I, _len: usize) -> Self::IntoIter<I> {
+        items.filter(self.0)
+    }
+}
+
+/// `enumerate`'s state: the index of the piece's first position.
+struct Offset(usize);
+
+impl<T> Wrap<T> for Offset {
+    type Item = (usize, T);
+    type IntoIter<I: Iterator<Item = T>> = std::iter::Zip<Range<usize>, I>;
+    fn split(self, index: usize) -> (Self, Self) {
+        (Offset(self.0), Offset(self.0 + index))
+    }
+    fn wrap<I: Iterator<Item = T>>(self, items: I, len: usize) -> Self::IntoIter<I> {
+        (self.0..self.0 + len).zip(items)
+    }
+}
+
+/// `zip`'s state: the other side's producer, of the same length as the base.
+struct ZipWith<B>(B);
+
+impl<T, B: Producer> Wrap<T> for ZipWith<B> {
+    type Item = (T, B::Item);
+    type IntoIter<I: Iterator<Item = T>> = std::iter::Zip<I, B::IntoIter>;
+    fn split(self, index: usize) -> (Self, Self) {
+        let (left, right) = self.0.split_at(index);
+        (ZipWith(left), ZipWith(right))
+    }
+    fn wrap<I: Iterator<Item = T>>(self, items: I, _len: usize) -> Self::IntoIter<I> {
+        items.zip(self.0.into_iter())
+    }
+    fn min_len(&self, base: usize) -> usize {
+        base.max(self.0.min_len())
+    }
+}
+
+/// `with_min_len`'s state: the minimum.
+struct AtLeast(usize);
+
+impl<T> Wrap<T> for AtLeast {
+    type Item = T;
+    type IntoIter<I: Iterator<Item = T>> = I;
+    fn split(self, _index: usize) -> (Self, Self) {
+        (AtLeast(self.0), AtLeast(self.0))
+    }
+    fn wrap<I: Iterator<Item = T>>(self, items: I, _len: usize) -> I {
+        items
+    }
+    fn min_len(&self, base: usize) -> usize {
+        base.max(self.0)
+    }
 }
 
 /// [`ParallelIterator::map`]: applies a function to every item.
@@ -61,10 +187,10 @@ where
 
     fn with_producer<CB: ProducerCallback<R>>(self, callback: CB) -> CB::Output {
         let Map { base, f } = self;
-        wrapping_callback!(MapCallback<'f, F> [T, R] { f: &'f F }
-            where [F: Fn(T) -> R + Sync, T: Send], item T => R,
-            |base| MapProducer { base, f });
-        base.with_producer(MapCallback { callback, f: &f })
+        base.with_producer(WrapCallback {
+            callback,
+            extra: MapFn(&f),
+        })
     }
 
     fn opt_len(&self) -> Option<usize> {
@@ -80,37 +206,6 @@ where
 {
     fn len(&self) -> usize {
         self.base.len()
-    }
-}
-
-struct MapProducer<'f, P, F> {
-    base: P,
-    f: &'f F,
-}
-
-impl<'f, P, F, R> Producer for MapProducer<'f, P, F>
-where
-    P: Producer,
-    F: Fn(P::Item) -> R + Sync,
-{
-    type Item = R;
-    type IntoIter = std::iter::Map<P::IntoIter, &'f F>;
-    fn len(&self) -> usize {
-        self.base.len()
-    }
-    fn split_at(self, index: usize) -> (Self, Self) {
-        let (left, right) = self.base.split_at(index);
-        let f = self.f;
-        (
-            MapProducer { base: left, f },
-            MapProducer { base: right, f },
-        )
-    }
-    fn into_iter(self) -> Self::IntoIter {
-        self.base.into_iter().map(self.f)
-    }
-    fn min_len(&self) -> usize {
-        self.base.min_len()
     }
 }
 
@@ -142,50 +237,10 @@ where
 
     fn with_producer<CB: ProducerCallback<I::Item>>(self, callback: CB) -> CB::Output {
         let Filter { base, predicate } = self;
-        wrapping_callback!(FilterCallback<'p, P> [T] { predicate: &'p P }
-            where [P: Fn(&T) -> bool + Sync], item T => T,
-            |base| FilterProducer { base, predicate });
-        base.with_producer(FilterCallback {
+        base.with_producer(WrapCallback {
             callback,
-            predicate: &predicate,
+            extra: FilterFn(&predicate),
         })
-    }
-}
-
-struct FilterProducer<'p, P, F> {
-    base: P,
-    predicate: &'p F,
-}
-
-impl<'p, P, F> Producer for FilterProducer<'p, P, F>
-where
-    P: Producer,
-    F: Fn(&P::Item) -> bool + Sync,
-{
-    type Item = P::Item;
-    type IntoIter = std::iter::Filter<P::IntoIter, &'p F>;
-    fn len(&self) -> usize {
-        self.base.len()
-    }
-    fn split_at(self, index: usize) -> (Self, Self) {
-        let (left, right) = self.base.split_at(index);
-        let predicate = self.predicate;
-        (
-            FilterProducer {
-                base: left,
-                predicate,
-            },
-            FilterProducer {
-                base: right,
-                predicate,
-            },
-        )
-    }
-    fn into_iter(self) -> Self::IntoIter {
-        self.base.into_iter().filter(self.predicate)
-    }
-    fn min_len(&self) -> usize {
-        self.base.min_len()
     }
 }
 
@@ -212,10 +267,10 @@ impl<I: IndexedParallelIterator> ParallelIterator for Enumerate<I> {
     type Item = (usize, I::Item);
 
     fn with_producer<CB: ProducerCallback<Self::Item>>(self, callback: CB) -> CB::Output {
-        wrapping_callback!(EnumerateCallback<> [T] { }
-            where [T: Send], item T => (usize, T),
-            |base| EnumerateProducer { base, offset: 0 });
-        self.base.with_producer(EnumerateCallback { callback })
+        self.base.with_producer(WrapCallback {
+            callback,
+            extra: Offset(0),
+        })
     }
 
     fn opt_len(&self) -> Option<usize> {
@@ -226,40 +281,6 @@ impl<I: IndexedParallelIterator> ParallelIterator for Enumerate<I> {
 impl<I: IndexedParallelIterator> IndexedParallelIterator for Enumerate<I> {
     fn len(&self) -> usize {
         self.base.len()
-    }
-}
-
-struct EnumerateProducer<P> {
-    base: P,
-    /// The index of the first position.
-    offset: usize,
-}
-
-impl<P: Producer> Producer for EnumerateProducer<P> {
-    type Item = (usize, P::Item);
-    type IntoIter = std::iter::Zip<Range<usize>, P::IntoIter>;
-    fn len(&self) -> usize {
-        self.base.len()
-    }
-    fn split_at(self, index: usize) -> (Self, Self) {
-        let (left, right) = self.base.split_at(index);
-        (
-            EnumerateProducer {
-                base: left,
-                offset: self.offset,
-            },
-            EnumerateProducer {
-                base: right,
-                offset: self.offset + index,
-            },
-        )
-    }
-    fn into_iter(self) -> Self::IntoIter {
-        let end = self.offset + self.base.len();
-        (self.offset..end).zip(self.base.into_iter())
-    }
-    fn min_len(&self) -> usize {
-        self.base.min_len()
     }
 }
 
@@ -325,7 +346,10 @@ where
                 let len = self.a.len().min(b.len());
                 let (a, _) = self.a.split_at(len);
                 let (b, _) = b.split_at(len);
-                self.callback.callback(ZipProducer { a, b })
+                self.callback.callback(Wrapped {
+                    base: a,
+                    extra: ZipWith(b),
+                })
             }
         }
         self.a.with_producer(First {
@@ -346,40 +370,6 @@ where
 {
     fn len(&self) -> usize {
         self.a.len().min(self.b.len())
-    }
-}
-
-/// Two producers of the same length, in lock-step.
-struct ZipProducer<A, B> {
-    a: A,
-    b: B,
-}
-
-impl<A: Producer, B: Producer> Producer for ZipProducer<A, B> {
-    type Item = (A::Item, B::Item);
-    type IntoIter = std::iter::Zip<A::IntoIter, B::IntoIter>;
-    fn len(&self) -> usize {
-        self.a.len()
-    }
-    fn split_at(self, index: usize) -> (Self, Self) {
-        let (a_left, a_right) = self.a.split_at(index);
-        let (b_left, b_right) = self.b.split_at(index);
-        (
-            ZipProducer {
-                a: a_left,
-                b: b_left,
-            },
-            ZipProducer {
-                a: a_right,
-                b: b_right,
-            },
-        )
-    }
-    fn into_iter(self) -> Self::IntoIter {
-        self.a.into_iter().zip(self.b.into_iter())
-    }
-    fn min_len(&self) -> usize {
-        self.a.min_len().max(self.b.min_len())
     }
 }
 
@@ -407,12 +397,9 @@ impl<I: ParallelIterator> ParallelIterator for MinLen<I> {
     type Item = I::Item;
 
     fn with_producer<CB: ProducerCallback<I::Item>>(self, callback: CB) -> CB::Output {
-        wrapping_callback!(MinLenCallback<> [T] { min: usize }
-            where [T: Send], item T => T,
-            |base| MinLenProducer { base, min });
-        self.base.with_producer(MinLenCallback {
+        self.base.with_producer(WrapCallback {
             callback,
-            min: self.min,
+            extra: AtLeast(self.min),
         })
     }
 
@@ -424,32 +411,5 @@ impl<I: ParallelIterator> ParallelIterator for MinLen<I> {
 impl<I: IndexedParallelIterator> IndexedParallelIterator for MinLen<I> {
     fn len(&self) -> usize {
         self.base.len()
-    }
-}
-
-struct MinLenProducer<P> {
-    base: P,
-    min: usize,
-}
-
-impl<P: Producer> Producer for MinLenProducer<P> {
-    type Item = P::Item;
-    type IntoIter = P::IntoIter;
-    fn len(&self) -> usize {
-        self.base.len()
-    }
-    fn split_at(self, index: usize) -> (Self, Self) {
-        let (left, right) = self.base.split_at(index);
-        let min = self.min;
-        (
-            MinLenProducer { base: left, min },
-            MinLenProducer { base: right, min },
-        )
-    }
-    fn into_iter(self) -> Self::IntoIter {
-        self.base.into_iter()
-    }
-    fn min_len(&self) -> usize {
-        self.base.min_len().max(self.min)
     }
 }
