@@ -3,14 +3,14 @@
 //!
 //! A pipeline is a *producer* (a splittable source of positions: a slice, a range, a `Vec`,
 //! wrapped by `map`, `filter`, … adapters) driven into a *consumer* (`sum`, `collect`, …).
-//! [`bridge`] halves both at the same position while the splitter allows it, runs the halves
+//! [`drive`] halves both at the same position while the splitter allows it, runs the halves
 //! with `join`, folds each leaf's positions sequentially with an ordinary `Iterator`, and
 //! combines the two halves' results with the consumer's reducer, left before right.
 //!
 //! # Splitting: split while stolen
 //!
 //! A pipeline starts with a budget of about [`crate::current_num_threads`] splits, halved at
-//! every level, so a pool with nothing else to do gets one leaf per worker or so. A half that
+//! every level, so a pool with nothing else to do gets a couple of leaves per worker. A half that
 //! runs on another worker than the one that forked it was *stolen*: some worker was idle, so
 //! that half gets a fresh budget and splits again. A half that its own worker pops back never
 //! resets: on a busy pool, or one whose policy does not wake sleepers for the halves
