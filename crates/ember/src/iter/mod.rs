@@ -32,11 +32,12 @@
 //! [`with_min_len`](ParallelIterator::with_min_len) bounds how small a piece may get.
 //!
 //! What "stolen" means follows the pool's [`WakePolicy`](crate::WakePolicy). Under
-//! `Searching` (the default) and `Eager`, a fork wakes an idle worker, which steals the half
-//! and splits it further. Under `Biased`, which by design runs coarse fork-join halves on
-//! one worker until that worker is overloaded, the halves are popped back by the worker that
-//! forked them: a parallel iterator on an otherwise idle `Biased` pool runs on one thread,
-//! in about `threads` pieces. Use `Searching` for pools that run parallel iterators.
+//! `Searching` (the default) and `Eager`, a fork wakes an idle worker (under `Searching`,
+//! unless one is already looking for work), which steals the half and splits it further.
+//! Under `Biased`, which by design runs coarse fork-join halves on one worker until that
+//! worker is overloaded, the halves are popped back by the worker that forked them: a
+//! parallel iterator on an otherwise idle `Biased` pool runs on one thread, in a few coarse
+//! pieces. Use `Searching` for pools that run parallel iterators.
 //!
 //! Consumers return once every item is consumed. A panic in a closure is re-raised to the
 //! caller once the other halves running at the time have finished (as [`crate::join`]
