@@ -167,6 +167,40 @@ const TREE_2_24: &[(&str, &str)] = &[
     ("workers", "2"),
 ];
 
+const PAR_SUM: &[(&str, &str)] = &[("benchmark", "par-iter"), ("workload", "sum-of-squares")];
+const PAR_SORT: &[(&str, &str)] = &[("benchmark", "par-iter"), ("workload", "sort")];
+const PAR_COLLECT: &[(&str, &str)] = &[
+    ("benchmark", "par-iter"),
+    ("workload", "map-filter-collect"),
+];
+
+/// ember's parallel iterators within 10 % of rayon's on the `par-iter` table `table`
+/// (issue 12's bar); the ember column shows context switches.
+const fn par_iter_claim(
+    id: &'static str,
+    claim: &'static str,
+    table: &'static [(&'static str, &'static str)],
+) -> Claim {
+    Claim {
+        id,
+        source: EMBER,
+        claim,
+        published: "ember's claim (issue 12's bar: CI high ≤ 1.10; CPU ≤ 1.10×, context switches ≤ 1.10× rayon's)",
+        experiment: "micro",
+        check: Comparison {
+            table,
+            metric: "ns_per_op",
+            subject: "ember",
+            baseline: Baseline::Row("rayon"),
+        },
+        direction: Direction::AtMost,
+        median: 1.1,
+        ci: 1.1,
+        min_cores: 2,
+        ember: ember_vs_best_peer(table, "ctx_switches"),
+    }
+}
+
 /// Every claim, in the order of the claims table.
 pub const CLAIMS: &[Claim] = &[
     Claim {
@@ -351,6 +385,21 @@ pub const CLAIMS: &[Claim] = &[
         min_cores: 2,
         ember: ember_vs_best_peer(TREE_2_24, "ns_per_op"),
     },
+    par_iter_claim(
+        "par-iter-sum",
+        "ember's parallel iterators keep up with rayon's: a sum of squares over 10^7 u64",
+        PAR_SUM,
+    ),
+    par_iter_claim(
+        "par-iter-sort",
+        "… par_sort_unstable of 10^7 u64",
+        PAR_SORT,
+    ),
+    par_iter_claim(
+        "par-iter-collect",
+        "… a map-filter-collect over 10^7 u64",
+        PAR_COLLECT,
+    ),
 ];
 
 /// Lower is better unless the metric is a throughput or a share.

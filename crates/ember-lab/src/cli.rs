@@ -5,6 +5,7 @@ use crate::experiments::chained_decode::CdArgs;
 use crate::experiments::containers::CnArgs;
 use crate::experiments::flow::FlowArgs;
 use crate::experiments::light_load::LlArgs;
+use crate::experiments::micro::MicroArgs;
 use crate::experiments::producer_consumer::PcArgs;
 use clap::Parser;
 use std::path::PathBuf;
@@ -43,6 +44,8 @@ pub struct Cli {
     pub cn: CnArgs,
     #[command(flatten)]
     pub flow: FlowArgs,
+    #[command(flatten)]
+    pub micro: MicroArgs,
 }
 
 impl Cli {

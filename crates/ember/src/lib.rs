@@ -76,6 +76,7 @@
 //! | [`biased`] | the standalone biased consumer over any blocking queue |
 //! | `task` | [`Task`], [`Event`], [`TaskBuilder`]: dependent tasks, forward permits, delay-kick |
 //! | [`flow`] | access-declared tasks: dependency inference on a scheduler thread fed by a double-buffered queue |
+//! | [`iter`] | parallel iterators and sorts on the current pool ([`prelude`]: `use ember::prelude::*;`) |
 //! | `trace` | [`Trace`]: per-thread event recording and Chrome trace export |
 //! | `stats` | [`PoolStats`] |
 #![warn(missing_docs)]
@@ -83,6 +84,7 @@
 pub mod biased;
 mod error;
 pub mod flow;
+pub mod iter;
 mod park;
 mod pool;
 mod stats;
@@ -92,6 +94,7 @@ mod trace;
 mod wake;
 
 pub use error::BuildError;
+pub use iter::prelude;
 pub use pool::{
     broadcast, current_num_threads, current_thread_index, in_place_scope, in_place_scope_fifo,
     join, scope, scope_fifo, spawn, spawn_fifo, yield_local, yield_now, BroadcastContext, Pool,

@@ -36,6 +36,12 @@
 //! - **chained spawn**: a chain of 1,000 tasks, each spawning the next; the last reports.
 //!   Chains run one after another (the next starts when the previous one has reported). An
 //!   op is one link.
+//! - **par-iter**: parallel iterators, ember's default policy against rayon, on 10^7 random
+//!   u64: a sum of squares, a `par_sort_unstable`, a map-filter-collect (see `par_iter`). An
+//!   op is one item.
+//!
+//! `--micro-bench NAME,..` runs only the tables of those benchmarks (`spawn-outside`,
+//! `spawn-inside`, `fork-join`, `ping-pong`, `chained-spawn`, `tree-sum`, `par-iter`).
 //!
 //! Sizes (default / `--quick`): spawn-many 10,000 tasks x 40 / 1 rounds; `fib(30)` /
 //! `fib(20)`; tree-sum trees of 10, 20, 24 / 10, 12, 14 layers; ping-pong 1,000 pairs x 1,000 / 10 bounces; chained spawn 1,000 / 5 chains of
@@ -45,6 +51,9 @@
 //!
 //! - `ns_per_op`, `ops_per_s`: timed around the workload only, ops as defined above.
 //! - `wakeups` (ember rows): `PoolStats::wakeups_issued` at the end of the run.
+//! - `wall_vs_rayon`, `cpu_vs_rayon`, `ctx_vs_rayon`: per round, the row's `wall_s`, `cpu_s`
+//!   and `ctx_switches` over the rayon row's (paired ratios, with their CI in `report.json`),
+//!   in every table with a rayon row. (The claims give `ns_per_op`'s.)
 //!
 //! # Checks
 //!
@@ -57,6 +66,7 @@
 //! than hang (`Pool::wait_idle` has no time limit; it must return once the tasks are done).
 
 mod fork_join;
+mod par_iter;
 mod relays;
 
 use fork_join::{Node, Work};
@@ -73,9 +83,33 @@ use super::peers::{rayon_pool, rayon_shutdown, tokio_runtime, Latch};
 use super::{params, rate, trial};
 use crate::experiment::{Experiment, Group, LabOpts, Metrics, Trial};
 use crate::systems;
+use clap::Args;
+
+/// Flags of `micro`.
+#[derive(Args, Debug, Clone, Default)]
+#[command(next_help_heading = "micro")]
+pub struct MicroArgs {
+    /// Run only these benchmarks' tables (spawn-outside, spawn-inside, fork-join, ping-pong,
+    /// chained-spawn, tree-sum, par-iter) [default: all]
+    #[arg(long = "micro-bench", value_delimiter = ',', value_name = "NAME,..")]
+    pub benchmarks: Vec<String>,
+}
 
 /// The `micro` experiment.
-pub struct Micro;
+pub struct Micro {
+    pub args: MicroArgs,
+}
+
+/// Every benchmark name a table of `micro` has.
+const BENCHMARKS: &[&str] = &[
+    "spawn-outside",
+    "spawn-inside",
+    "fork-join",
+    "ping-pong",
+    "chained-spawn",
+    "tree-sum",
+    "par-iter",
+];
 
 /// A run that has waited this long for a result has lost a task: it panics.
 const TIMEOUT: Duration = Duration::from_secs(120);
@@ -103,6 +137,12 @@ struct Sizes {
     chain_depth: u64,
     /// Chains per run, one after another.
     chains: usize,
+    /// Items of the par-iter inputs.
+    par_items: usize,
+    /// Evaluations per run of the par-iter sum of squares.
+    par_sum_evals: usize,
+    /// Evaluations per run of the par-iter map-filter-collect.
+    par_collect_evals: usize,
 }
 
 impl Sizes {
@@ -120,6 +160,9 @@ impl Sizes {
                 bounces: 10,
                 chain_depth: 1_000,
                 chains: 5,
+                par_items: 100_000,
+                par_sum_evals: 1,
+                par_collect_evals: 1,
             }
         } else {
             Sizes {
@@ -133,6 +176,9 @@ impl Sizes {
                 bounces: 1_000,
                 chain_depth: 1_000,
                 chains: 1_000,
+                par_items: 10_000_000,
+                par_sum_evals: 40,
+                par_collect_evals: 5,
             }
         }
     }
@@ -147,10 +193,55 @@ impl Experiment for Micro {
         &["ns_per_op", "ctx_switches", "cpu_s", "wakeups"]
     }
 
+    fn paired(&self) -> &'static [(&'static str, &'static str)] {
+        &[
+            ("rayon", "wall_s"),
+            ("rayon", "cpu_s"),
+            ("rayon", "ctx_switches"),
+        ]
+    }
+
     fn groups(&self, opts: &LabOpts) -> Result<Vec<Group>, String> {
+        if let Some(unknown) = self
+            .args
+            .benchmarks
+            .iter()
+            .find(|b| !BENCHMARKS.contains(&b.as_str()))
+        {
+            return Err(format!(
+                "--micro-bench: no benchmark `{unknown}` (there are {})",
+                BENCHMARKS.join(", ")
+            ));
+        }
+        let wanted = |name: &str| {
+            self.args.benchmarks.is_empty() || self.args.benchmarks.iter().any(|b| b == name)
+        };
         let s = Sizes::new(opts);
+        let benchmark = |g: &Group| match g.params.get("benchmark") {
+            Some(serde_json::Value::String(name)) => wanted(name),
+            _ => true,
+        };
+        let mut groups: Vec<Group> = Self::small_groups(s)
+            .into_iter()
+            .filter(benchmark)
+            .collect();
+        // The trees (up to 2^24 nodes) and the par-iter input (10^7 items) are only built
+        // when their tables run.
+        if wanted("tree-sum") {
+            groups.extend(tree_groups(s));
+        }
+        if wanted("par-iter") {
+            groups.extend(par_iter::par_iter_groups(s));
+        }
+        Ok(groups)
+    }
+}
+
+impl Micro {
+    /// The tables whose set-up costs nothing: spawn-many, fork-join, ping-pong, chains.
+    fn small_groups(s: Sizes) -> Vec<Group> {
         let threads = s.threads;
-        Ok([
+        vec![
             spawn_group(s, Origin::Outside),
             spawn_group(s, Origin::Inside),
             fib_group(s),
@@ -186,9 +277,6 @@ impl Experiment for Micro {
                 trials: relay_trials(s, Relays::chains(s)),
             },
         ]
-        .into_iter()
-        .chain(tree_groups(s))
-        .collect())
     }
 }
 

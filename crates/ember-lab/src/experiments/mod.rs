@@ -36,7 +36,9 @@ pub fn registry(cli: &Cli) -> Vec<Box<dyn Experiment>> {
             repeat_given: cli.repeat.is_some(),
         }),
         Box::new(chained_decode::ChainedDecode::new(cli.cd.clone())),
-        Box::new(micro::Micro),
+        Box::new(micro::Micro {
+            args: cli.micro.clone(),
+        }),
     ]
 }
 

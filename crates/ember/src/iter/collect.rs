@@ -1,0 +1,172 @@
+//! `collect` into a `Vec`, in order.
+//!
+//! - **Indexed pipelines** (the length is known: no `filter`) write every item straight into
+//!   its final slot of the vector's spare capacity: each leaf owns the slots of its positions
+//!   and returns a [`Written`] guard for the ones it filled, and adjacent full guards merge.
+//!   Only when one guard covers every slot does the vector take the items (`set_len`); until
+//!   then a guard that is dropped — a panic in some leaf, whose sibling's guard `join` drops —
+//!   drops exactly the items it wrote. A leaf yielding more items than it has positions is a
+//!   bug of ember's and panics before writing out of bounds.
+//! - **Filtered pipelines** collect each leaf into a `Vec` of its own and concatenate the
+//!   leaves' vectors in order at the end (safe code; one extra copy of the items).
+
+use std::marker::PhantomData;
+use std::mem;
+use std::ptr;
+
+use super::fold::{self, Fold};
+use super::plumbing::{drive, Consumer, Reducer};
+use super::traits::{FromParallelIterator, IntoParallelIterator, ParallelIterator};
+
+impl<T: Send> FromParallelIterator<T> for Vec<T> {
+    fn from_par_iter<I>(iter: I) -> Vec<T>
+    where
+        I: IntoParallelIterator<Item = T>,
+    {
+        let iter = iter.into_par_iter();
+        match iter.opt_len() {
+            Some(len) => collect_indexed(iter, len),
+            None => collect_leaves(iter),
+        }
+    }
+}
+
+/// Collects a pipeline of exactly `len` items straight into place.
+fn collect_indexed<I: ParallelIterator>(iter: I, len: usize) -> Vec<I::Item> {
+    let mut vec = Vec::with_capacity(len);
+    let slots = Slots {
+        start: vec.as_mut_ptr(),
+        len,
+        _vec: PhantomData,
+    };
+    let written = drive(iter, slots);
+    assert!(
+        written.start == vec.as_mut_ptr() && written.len == len,
+        "ember: a parallel iterator yielded {} items where it announced {len}",
+        written.len
+    );
+    mem::forget(written);
+    // SAFETY: the one guard left covers the first `len` slots, all written (its `len`
+    // counts written slots from `start`, and guards merge only when the left one is full),
+    // and it was forgotten, so the items now belong to the vector alone.
+    unsafe { vec.set_len(len) };
+    vec
+}
+
+/// A raw pointer that crosses threads with the slots it points to (each piece of the
+/// pipeline writes disjoint slots).
+struct Slots<'v, T> {
+    start: *mut T,
+    len: usize,
+    _vec: PhantomData<&'v mut [T]>,
+}
+
+// SAFETY: a `Slots` is the exclusive right to write `len` slots from `start`; sending it
+// sends that right, and the items it writes, hence `T: Send`.
+unsafe impl<T: Send> Send for Slots<'_, T> {}
+
+/// The first `len` slots from `start`, written, owned by this guard until it is merged into
+/// its left neighbour or forgotten by `collect_indexed`: dropping it drops those items.
+struct Written<'v, T> {
+    start: *mut T,
+    /// Slots the piece owns (written or not).
+    owned: usize,
+    /// Slots written, from `start`.
+    len: usize,
+    _vec: PhantomData<&'v mut [T]>,
+}
+
+// SAFETY: as for `Slots`: a `Written` owns its items, which are `Send`.
+unsafe impl<T: Send> Send for Written<'_, T> {}
+
+impl<T> Drop for Written<'_, T> {
+    fn drop(&mut self) {
+        // SAFETY: the first `len` slots from `start` hold initialised items that only this
+        // guard owns (it was not merged or forgotten).
+        unsafe { ptr::drop_in_place(ptr::slice_from_raw_parts_mut(self.start, self.len)) };
+    }
+}
+
+impl<'v, T: Send> Consumer<T> for Slots<'v, T> {
+    type Result = Written<'v, T>;
+    type Reducer = Merge;
+
+    fn split_at(self, index: usize) -> (Self, Self, Merge) {
+        assert!(
+            index <= self.len,
+            "ember: a pipeline split out of its bounds"
+        );
+        // `wrapping_add` stays in bounds (index <= len) and keeps the buffer's provenance.
+        let right = Slots {
+            start: self.start.wrapping_add(index),
+            len: self.len - index,
+            _vec: PhantomData,
+        };
+        let left = Slots { len: index, ..self };
+        (left, right, Merge)
+    }
+
+    fn fold<It: Iterator<Item = T>>(self, items: It) -> Written<'v, T> {
+        let mut written = Written {
+            start: self.start,
+            owned: self.len,
+            len: 0,
+            _vec: PhantomData,
+        };
+        for item in items {
+            assert!(
+                written.len < written.owned,
+                "ember: a parallel iterator yielded more items than it announced"
+            );
+            // SAFETY: slot `len` is inside this piece's `owned` slots, which no other piece
+            // writes, and not yet written (slots are written in order, `len` counts them).
+            unsafe { written.start.add(written.len).write(item) };
+            written.len += 1;
+        }
+        written
+    }
+}
+
+/// Merges the guards of two adjacent pieces.
+struct Merge;
+
+impl<'v, T> Reducer<Written<'v, T>> for Merge {
+    fn reduce(self, mut left: Written<'v, T>, right: Written<'v, T>) -> Written<'v, T> {
+        if left.len == left.owned && left.start.wrapping_add(left.owned) == right.start {
+            // The left piece is full and the right one starts where it ends: one guard now
+            // owns both pieces' slots and items.
+            left.owned += right.owned;
+            left.len += right.len;
+            mem::forget(right);
+        }
+        // Otherwise `right` drops its items here, and the final count shows the shortfall.
+        left
+    }
+}
+
+/// Collects each leaf into its own `Vec`, then concatenates them in order.
+fn collect_leaves<I: ParallelIterator>(iter: I) -> Vec<I::Item> {
+    let leaves = fold::run(iter, &Leaves);
+    let total: usize = leaves.iter().map(Vec::len).sum();
+    let mut leaves = leaves.into_iter();
+    let mut out = leaves.next().unwrap_or_default();
+    out.reserve_exact(total - out.len());
+    for mut leaf in leaves {
+        out.append(&mut leaf);
+    }
+    out
+}
+
+/// The leaves' vectors, in order.
+struct Leaves;
+
+impl<T: Send> Fold<T> for Leaves {
+    type Acc = Vec<Vec<T>>;
+    fn leaf<I: Iterator<Item = T>>(&self, items: I) -> Vec<Vec<T>> {
+        vec![items.collect()]
+    }
+    fn combine(&self, mut left: Vec<Vec<T>>, mut right: Vec<Vec<T>>) -> Vec<Vec<T>> {
+        left.append(&mut right);
+        left
+    }
+}

@@ -1,0 +1,121 @@
+//! `Vec<T>::into_par_iter()`: the items by value.
+//!
+//! The vector's length is set to 0 and its items are lent, as one mutable slice, to a
+//! [`Drain`] producer; the producer's pieces move items out as they are iterated and drop
+//! the ones never reached (a `zip` cut, an `any` that stopped early, a panic). The vector
+//! itself only frees its buffer, when the pipeline has finished.
+
+use std::mem;
+use std::ptr;
+
+use super::plumbing::{Producer, ProducerCallback};
+use super::traits::{IndexedParallelIterator, IntoParallelIterator, ParallelIterator};
+
+/// `vec.into_par_iter()`: the items of a `Vec`, by value.
+///
+/// ```
+/// use ember::prelude::*;
+/// let words = vec![String::from("a"), String::from("bb")];
+/// let total: usize = words.into_par_iter().map(|s| s.len()).sum();
+/// assert_eq!(total, 3);
+/// ```
+#[derive(Clone, Debug)]
+#[must_use = "parallel iterators do nothing until consumed"]
+pub struct VecIntoIter<T> {
+    vec: Vec<T>,
+}
+
+impl<T: Send> IntoParallelIterator for Vec<T> {
+    type Iter = VecIntoIter<T>;
+    type Item = T;
+    fn into_par_iter(self) -> VecIntoIter<T> {
+        VecIntoIter { vec: self }
+    }
+}
+
+impl<T: Send> ParallelIterator for VecIntoIter<T> {
+    type Item = T;
+
+    fn with_producer<CB: ProducerCallback<T>>(self, callback: CB) -> CB::Output {
+        let mut vec = self.vec;
+        let len = vec.len();
+        // SAFETY: from here the items belong to the producer: with the length 0, the vector
+        // will only free its buffer (after the callback, or while a panic of it unwinds,
+        // once every piece of the producer is gone: `join` waits for both halves).
+        unsafe { vec.set_len(0) };
+        // SAFETY: the first `len` slots are initialised items nobody else reaches (the
+        // vector no longer counts them), and the buffer outlives the callback, which is the
+        // only user of the slice (its output type cannot borrow it).
+        let items = unsafe { std::slice::from_raw_parts_mut(vec.as_mut_ptr(), len) };
+        callback.callback(Drain { items })
+    }
+
+    fn opt_len(&self) -> Option<usize> {
+        Some(self.vec.len())
+    }
+}
+
+impl<T: Send> IndexedParallelIterator for VecIntoIter<T> {
+    fn len(&self) -> usize {
+        self.vec.len()
+    }
+}
+
+/// Owns the items of `items` (initialised, and counted by nobody else): moves them out when
+/// iterated, drops the rest when dropped.
+struct Drain<'a, T> {
+    items: &'a mut [T],
+}
+
+impl<'a, T: Send> Producer for Drain<'a, T> {
+    type Item = T;
+    type IntoIter = DrainIter<'a, T>;
+    fn len(&self) -> usize {
+        self.items.len()
+    }
+    fn split_at(mut self, index: usize) -> (Self, Self) {
+        let (left, right) = mem::take(&mut self.items).split_at_mut(index);
+        (Drain { items: left }, Drain { items: right })
+    }
+    fn into_iter(mut self) -> DrainIter<'a, T> {
+        DrainIter {
+            items: mem::take(&mut self.items).iter_mut(),
+        }
+    }
+}
+
+impl<T> Drop for Drain<'_, T> {
+    fn drop(&mut self) {
+        // SAFETY: the items are initialised and owned by this producer (see `Drain`); taking
+        // the slice leaves an empty one, so nothing is dropped twice.
+        let items: &mut [T] = mem::take(&mut self.items);
+        unsafe { ptr::drop_in_place(items) };
+    }
+}
+
+/// The items of one leaf of a [`Drain`], moved out one by one.
+struct DrainIter<'a, T> {
+    items: std::slice::IterMut<'a, T>,
+}
+
+impl<T> Iterator for DrainIter<'_, T> {
+    type Item = T;
+    #[inline]
+    fn next(&mut self) -> Option<T> {
+        let slot = self.items.next()?;
+        // SAFETY: the iterator owns the item in `slot` (see `Drain`) and has just stepped
+        // past it, so it is read exactly once and never dropped here.
+        Some(unsafe { ptr::read(slot) })
+    }
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        self.items.size_hint()
+    }
+}
+
+impl<T> Drop for DrainIter<'_, T> {
+    fn drop(&mut self) {
+        // SAFETY: the items not yet yielded are initialised and owned by this iterator.
+        let rest: *mut [T] = mem::take(&mut self.items).into_slice();
+        unsafe { ptr::drop_in_place(rest) };
+    }
+}
