@@ -40,31 +40,23 @@
 //!
 //! # Choosing a wake policy
 //!
-//! Measured with `cargo run --release -p ember-lab` on a 2-core Linux VM (medians of 5 runs;
-//! worker counts above 2 are oversubscription, not scaling). Context switches are voluntary +
-//! involuntary, whole process.
+//! | you run | pick | why |
+//! | --- | --- | --- |
+//! | anything, or you don't know yet | [`WakePolicy::Searching`] (the default) | it has no workload it handles badly: coarse `join` halves run in parallel at once, a job blocked on a sibling it spawned is not stuck behind it, and a push wakes a sleeper only when nobody is already searching |
+//! | a dedicated pool fed chains or streams of small jobs | [`WakePolicy::Biased`] | work stays on the lowest-numbered threads and the others sleep: the fewest switches when one pool owns the machine |
+//! | a baseline to compare against | [`WakePolicy::Eager`] | a wake-up per push that finds a sleeper, as a channel-fed pool does |
 //!
-//! | workload | Searching (default) | Biased { batch: 20 } | Eager | best peer |
-//! | --- | --- | --- | --- | --- |
-//! | producer-consumer, 3 pools × 2 workers, 1000 items each: context switches | 379 | 455 | 1,163 | 384 (crossbeam-channel, batched) |
-//! | producer-consumer, 3 pools × 8 workers, 4000 items each: context switches | 848 | 1,191 | 3,725 | 1,106 (crossbeam-channel) |
-//! | light load, a job per ms: CPU of the pool's own threads | 5.1 ms/s | 5.3 ms/s | 5.3 ms/s | 7.2 ms/s (crossbeam-channel); rayon 77 ms/s |
-//! | one token passed round a ring, 2 workers: context switches | 313 | 10 | 76 | 5,294 (tokio) |
-//! | `join` of two 200 ms halves on an idle 2-worker pool | 200 ms | 400 ms | 204 ms | — |
-//!
-//! In the producer-consumer rows the machine is saturated (three producers and their pools on
-//! two cores), and most switches are the kernel's time slicing: the experiment's `floor` row,
-//! the same producer and consumer threads doing the same work with no queue at all, has 194
-//! and 324.
-//!
-//! [`WakePolicy::Biased`] keeps work on the lowest-numbered threads: a chain of jobs stays on
-//! one thread (the ring row), and with a single producer-fed pool on the machine it has the
-//! fewest switches of all (1 pool × 2 workers, 1000 items: 52, Searching 63, best peer 95).
-//! But by design it runs coarse fork-join serially and lets a blocked job hold up the jobs
-//! queued behind it. [`WakePolicy::Searching`] has no such failure mode and matches or beats
-//! the best peer in every row above, so it is the default; pick `Biased` for a dedicated pool
-//! fed chains or streams of small jobs. [`WakePolicy::Eager`] is the channel-like baseline
-//! the other two are measured against.
+//! `Searching` is the default because it has no failure mode, not because it wins every
+//! table: `Biased` keeps a chain of jobs on one thread (a token passed round a ring on two
+//! workers, or a chain of spawns, costs it about half the context switches `Searching` pays:
+//! the lab's `cycle` table with p = 2 and `micro`'s chained spawn), but by design it
+//! runs coarse fork-join serially (`join` of two 200 ms halves on an idle pool: 400 ms, against
+//! 200 ms) and lets a job that blocks hold up the jobs queued behind it. The numbers behind
+//! this, for every policy against rayon, crossbeam, tokio, chili and Go, are the lab's:
+//! `cargo run --release -p ember-lab` prints them (the `micro`, `cycle`, `light-load` and
+//! `producer-consumer` tables), with a claims table that says, with confidence intervals,
+//! where ember leads and where it trails. On a machine with fewer cores than workers the lab
+//! says so: more workers than cores is oversubscription, not scaling.
 //!
 //! # Modules
 //!

@@ -12,7 +12,7 @@ use std::sync::{Arc, Barrier};
 use ember::Pool;
 
 mod common;
-use common::{no_deadlock, policies, pool};
+use common::{message, no_deadlock, policies, pool};
 
 /// Two one-thread pools; a job of A joins on B, whose halves join back on A (rayon's
 /// `thread_pool_mutual_install` pattern). Hung before.
@@ -222,15 +222,6 @@ fn wait_idle_on_another_pool_from_a_job() {
         });
         assert_eq!(ran.load(Ordering::SeqCst), 16, "{name}");
     }
-}
-
-/// The message of a caught panic.
-fn message(payload: &(dyn std::any::Any + Send)) -> String {
-    payload
-        .downcast_ref::<&str>()
-        .map(|s| s.to_string())
-        .or_else(|| payload.downcast_ref::<String>().cloned())
-        .unwrap_or_default()
 }
 
 /// A spawned job of A joins on B, whose work calls `a.wait_idle()`: that wait could never

@@ -194,7 +194,10 @@ impl Drop for Completion {
             // StoreLoad: the count before the look at the waiters (`WaitList`).
             fence(Ordering::SeqCst);
             if !self.shared.waiters.is_empty() {
-                self.shared.waiters.notify_all();
+                let shared = &self.shared;
+                shared
+                    .waiters
+                    .notify_if(|| lock(&shared.outcomes).pending == 0);
             }
         }
     }

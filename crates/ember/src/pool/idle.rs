@@ -122,7 +122,7 @@ impl Registry {
         // (module doc, "Why no waiter sleeps through the end").
         fence(Ordering::SeqCst);
         if !self.idle_waiters.is_empty() && self.is_idle() {
-            self.idle_waiters.notify_all();
+            self.idle_waiters.notify_if(|| self.is_idle());
         }
     }
 

@@ -135,7 +135,7 @@ fn last_task_races_waiter(fenced: bool) {
                     fence(Ordering::SeqCst);
                 }
                 if !list.is_empty() && idle() {
-                    list.notify_all();
+                    list.notify_if(idle);
                 }
             })
         };
@@ -153,4 +153,63 @@ fn loom_last_task_races_idle_waiter() {
 #[ignore = "fails by design: the model without the step it guards"]
 fn mutant_idle_check_unfenced() {
     last_task_races_waiter(false);
+}
+
+/// A waiter that sees the pool idle itself, returns, spawns another task and waits again,
+/// while the completer of the first task is still on its way to notify: that late
+/// notification must not end the second wait, whose task is outstanding.
+///
+/// Guards the second look at the condition under the list's lock (`WaitList::notify_if`):
+/// `mutant_stale_idle_notification` wakes whoever is registered once it saw the pool idle,
+/// and the second wait returns early (found by the lab: `wait_idle` returned with 47 of
+/// 10,000 tasks run).
+fn stale_notification(recheck: bool) {
+    model(3, move || {
+        let list = Arc::new(WaitList::new());
+        let (spawned, completed) = (Arc::new(AtomicU64::new(1)), Arc::new(AtomicU64::new(0)));
+        let idle = {
+            let (spawned, completed) = (spawned.clone(), completed.clone());
+            move || completed.load(Ordering::Acquire) == spawned.load(Ordering::Acquire)
+        };
+        let end_task = {
+            let (list, completed, idle) = (list.clone(), completed.clone(), idle.clone());
+            move |count: u64| {
+                completed.store(count, Ordering::Release);
+                fence(Ordering::SeqCst);
+                if !list.is_empty() && idle() {
+                    if recheck {
+                        list.notify_if(&idle);
+                    } else {
+                        list.notify_if(|| true);
+                    }
+                }
+            }
+        };
+        let first = {
+            let end_task = end_task.clone();
+            thread::spawn(move || end_task(1))
+        };
+        assert!(list.wait(&idle, None));
+        spawned.store(2, Ordering::Release);
+        let second = thread::spawn(move || end_task(2));
+        assert!(list.wait(&idle, None));
+        assert_eq!(
+            completed.load(Ordering::Acquire),
+            2,
+            "woke with a task outstanding"
+        );
+        first.join().unwrap();
+        second.join().unwrap();
+    });
+}
+
+#[test]
+fn loom_stale_idle_notification() {
+    stale_notification(true);
+}
+
+#[test]
+#[ignore = "fails by design: the model without the step it guards"]
+fn mutant_stale_idle_notification() {
+    stale_notification(false);
 }

@@ -224,7 +224,8 @@ impl Registry {
             // StoreLoad: the count before the look at the waiter list (`WaitList`).
             fence(Ordering::SeqCst);
             if !self.exit_waiters.is_empty() {
-                self.exit_waiters.notify_all();
+                self.exit_waiters
+                    .notify_if(|| self.live_workers.load(Ordering::SeqCst) == 0);
             }
         }
     }

@@ -126,10 +126,17 @@ fn park_timeout(_timeout: std::time::Duration) {
 /// Sleepers waiting for one condition, woken all at once when it may have come true (an idle
 /// pool, the exit of a pool's workers, a flow's last task).
 ///
-/// A waiter registers, then (after a `SeqCst` fence, in [`register`](Self::register)) checks
-/// the condition; a notifier makes the condition true, then (after its own fence) reads
-/// whether anybody waits. One of the two sees the other, as in the wake protocol
-/// (`wake/README.md`, "no lost wake-up").
+/// A waiter registers, then (after a `SeqCst` fence, in [`wait`](Self::wait)) checks the
+/// condition; a notifier makes the condition true, then (after its own fence) reads whether
+/// anybody waits. One of the two sees the other, as in the wake protocol (`wake/README.md`,
+/// "no lost wake-up").
+///
+/// A notifier checks the condition again *under the list's lock* before it wakes anybody
+/// ([`notify_if`](Self::notify_if)). Without that, a notifier that saw the condition hold
+/// could wake a waiter that registered *after* the condition stopped holding — a `wait_idle`
+/// caller that saw the pool idle itself, returned, spawned more and waits again — and that
+/// waiter would return with its tasks outstanding. Under the lock, the notifier sees every
+/// change a waiter made before it registered.
 pub(crate) struct WaitList {
     waiters: Mutex<Vec<Waiting>>,
     len: AtomicUsize,
@@ -156,7 +163,7 @@ impl WaitList {
 
     /// Waits until `condition()` is seen to hold — by this waiter, or by a notifier after it
     /// registered — or `deadline` passes; returns whether it was seen. Notifiers call
-    /// [`notify_all`](Self::notify_all) only once they saw the condition hold.
+    /// [`notify_if`](Self::notify_if) with the same condition.
     pub(crate) fn wait(&self, condition: &dyn Fn() -> bool, deadline: Option<Instant>) -> bool {
         let notified = self.register();
         // StoreLoad: the registration is visible before the condition is read, pairing with
@@ -190,12 +197,15 @@ impl WaitList {
         self.len.store(waiters.len(), Ordering::SeqCst);
     }
 
-    /// Wakes every registered waiter: the condition held. The caller saw it hold after a
-    /// `SeqCst` fence made after the change, and [`is_empty`](Self::is_empty) said somebody
-    /// waits.
-    pub(crate) fn notify_all(&self) {
+    /// Wakes every registered waiter if `condition()` holds, checked under the list's lock,
+    /// so that it holds after every registration it wakes (type doc). The caller made the
+    /// change, then a `SeqCst` fence, and [`is_empty`](Self::is_empty) said somebody waits.
+    pub(crate) fn notify_if(&self, condition: impl FnOnce() -> bool) {
         let woken = {
             let mut waiters = lock(&self.waiters);
+            if waiters.is_empty() || !condition() {
+                return;
+            }
             self.len.store(0, Ordering::SeqCst);
             std::mem::take(&mut *waiters)
         };

@@ -46,3 +46,12 @@ pub fn no_deadlock<R: Send + 'static>(what: &str, f: impl FnOnce() -> R + Send +
         Err(_) => panic!("{what}: no progress in {DEADLOCK:?}: deadlock"),
     }
 }
+
+/// The message of a caught panic's payload (`&str` or `String`), empty for other payloads.
+pub fn message(payload: &(dyn std::any::Any + Send)) -> String {
+    payload
+        .downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| payload.downcast_ref::<String>().cloned())
+        .unwrap_or_default()
+}
