@@ -15,6 +15,8 @@ pub enum EmberPolicy {
     Biased,
     Searching,
     Eager,
+    /// The default policy with `lazy_joins(true)` (fork-join rows only).
+    Lazy,
 }
 
 impl EmberPolicy {
@@ -32,6 +34,7 @@ impl EmberPolicy {
             EmberPolicy::Biased => systems::EMBER_BIASED,
             EmberPolicy::Searching => systems::EMBER_SEARCHING,
             EmberPolicy::Eager => systems::EMBER_EAGER,
+            EmberPolicy::Lazy => systems::EMBER_LAZY,
         }
     }
 
@@ -46,6 +49,7 @@ impl EmberPolicy {
             }),
             EmberPolicy::Searching => b.wake(WakePolicy::Searching),
             EmberPolicy::Eager => b.wake(WakePolicy::Eager),
+            EmberPolicy::Lazy => b.lazy_joins(true),
         }
     }
 

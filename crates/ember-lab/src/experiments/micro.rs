@@ -289,7 +289,7 @@ fn ember_trials(run: impl Fn(EmberPolicy) -> Metrics + Copy + 'static) -> Vec<Tr
 }
 
 /// The fork-join rows of `work` with `workers` workers: ember (every policy for `fib`, the
-/// default for the tree-sum), rayon, chili, and the serial floor.
+/// default for the tree-sum; with lazy joins for both), rayon, chili, and the serial floor.
 fn fork_join_trials(
     work: Work,
     target: Duration,
@@ -333,7 +333,18 @@ fn fib_group(s: Sizes) -> Group {
             ("fib_n", s.fib_n.into()),
             ("joins", work.joins().into()),
         ]),
-        trials: fork_join_trials(work, s.fork_join_target, s.threads, &EmberPolicy::ALL),
+        trials: fork_join_trials(
+            work,
+            s.fork_join_target,
+            s.threads,
+            &[
+                EmberPolicy::Default,
+                EmberPolicy::Biased,
+                EmberPolicy::Searching,
+                EmberPolicy::Eager,
+                EmberPolicy::Lazy,
+            ],
+        ),
     }
 }
 
@@ -361,7 +372,7 @@ fn tree_groups(s: Sizes) -> Vec<Group> {
                     work,
                     s.fork_join_target,
                     workers,
-                    &[EmberPolicy::Default],
+                    &[EmberPolicy::Default, EmberPolicy::Lazy],
                 ),
             });
         }

@@ -39,6 +39,7 @@ pub struct PoolBuilder {
     threads: Option<usize>,
     wake: WakePolicy,
     delay_kick: bool,
+    lazy_joins: bool,
     name: String,
     spin: Duration,
     stack_size: Option<usize>,
@@ -60,6 +61,7 @@ impl Default for PoolBuilder {
             threads: None,
             wake: WakePolicy::default(),
             delay_kick: true,
+            lazy_joins: false,
             name: "ember".to_owned(),
             spin: DEFAULT_SPIN,
             stack_size: None,
@@ -78,6 +80,7 @@ impl std::fmt::Debug for PoolBuilder {
             .field("threads", &self.threads)
             .field("wake", &self.wake)
             .field("delay_kick", &self.delay_kick)
+            .field("lazy_joins", &self.lazy_joins)
             .field("name", &self.name)
             .field("spin", &self.spin)
             .field("stack_size", &self.stack_size)
@@ -116,6 +119,36 @@ impl PoolBuilder {
     /// no successors, so for them this changes nothing.
     pub fn delay_kick(mut self, on: bool) -> Self {
         self.delay_kick = on;
+        self
+    }
+
+    /// Whether a `join` made while every worker is busy keeps its second half to itself
+    /// instead of offering it to thieves (default `false`).
+    ///
+    /// Offering the half costs a deque push and a fenced pop back, most of a `join`'s cost,
+    /// and when every worker is busy nobody takes it. With lazy joins the half stays on a
+    /// private list; the worker offers its oldest private half at its next `join` made while
+    /// some worker wants work (searches or sleeps), and all of them before it waits. So fine
+    /// recursive fork-join (every first half joining again soon) runs at a fraction of the
+    /// cost, with the same parallelism. What it costs: a half kept private while every worker
+    /// was busy is offered only at its worker's next `join` or wait, so a first half that runs
+    /// long *without* joining keeps the second from a worker that went idle meanwhile (a
+    /// `join` made on an idle pool offers its half at once, as without). The lab's `micro`
+    /// tables have an `ember-lazy` row.
+    ///
+    /// ```
+    /// let pool = ember::Pool::builder().threads(2).lazy_joins(true).build().unwrap();
+    /// fn fib(n: u64) -> u64 {
+    ///     if n < 2 {
+    ///         return n;
+    ///     }
+    ///     let (a, b) = ember::join(|| fib(n - 1), || fib(n - 2));
+    ///     a + b
+    /// }
+    /// assert_eq!(pool.install(|| fib(25)), 75_025);
+    /// ```
+    pub fn lazy_joins(mut self, on: bool) -> Self {
+        self.lazy_joins = on;
         self
     }
 
@@ -325,6 +358,7 @@ impl PoolBuilder {
             stealers,
             self.wake,
             self.delay_kick,
+            self.lazy_joins,
             handlers,
             Tracer::new(self.trace, self.name.clone(), threads),
         ));

@@ -137,7 +137,7 @@ where
 
     /// Runs the closure on the current thread; the job must not have been executed from a
     /// queue (the caller popped its `JobRef` back).
-    #[inline]
+    #[inline(always)]
     pub(crate) fn run_inline(self) -> R {
         let func = self.func.into_inner().expect("a job runs once");
         func()

@@ -21,6 +21,40 @@ use super::registry::Registry;
 use super::unwind::{drop_catching, guarded_frame, AbortOnUnwind, DropContainedOnUnwind};
 use super::worker::{in_worker, WorkerThread};
 
+/// After `a`: pops `b` back from the deque and runs it here, or, if a thief took it, runs
+/// other jobs until its latch is set; then both results. A macro, not a function: passing the
+/// stack job by value would copy it on every `join`.
+macro_rules! take_back_or_wait {
+    ($worker:expr, $job_b:ident, $job_b_ref:expr, $result_a:ident, $guard:ident) => {{
+        loop {
+            if $job_b.latch().probe() {
+                break;
+            }
+            match $worker.pop_local() {
+                Some(job) if job == $job_b_ref => {
+                    // Nobody else has `b`: the frame is ours alone again.
+                    $guard.disarm();
+                    return run_b_here(&$worker.registry, $result_a, $job_b);
+                }
+                // Something `a` spawned and left above `b`; it runs here as it would have
+                // anyway. It may have released successors (delay-kick): they go to thieves
+                // before user code runs again.
+                Some(job) => {
+                    $worker.run_job(job);
+                    $worker.check_idle();
+                    $worker.kick_held();
+                }
+                None => {
+                    $worker.wait_until($job_b.latch());
+                    break;
+                }
+            }
+        }
+        $guard.disarm();
+        finish(&$worker.registry, $result_a, $job_b.into_result())
+    }};
+}
+
 guarded_frame!(
     JoinFrame,
     "a join (its second half may be running on a thief)"
@@ -44,63 +78,105 @@ where
     RA: Send,
     RB: Send,
 {
-    let job_b = StackJob::new(
+    // Two bodies rather than one with a test inside: the default one stays as lean as it was.
+    if worker.lazy_joins() {
+        join_with_private_half(worker, a, b)
+    } else {
+        join_with_public_half(worker, a, b)
+    }
+}
+
+/// The job for `b` in `worker`'s frame: `b` is set by a thief on this worker's own pool.
+#[inline(always)]
+fn job_for<'r, B, RB>(worker: &'r WorkerThread, b: B) -> StackJob<'r, B, RB>
+where
+    B: FnOnce() -> RB + Send,
+    RB: Send,
+{
+    StackJob::new(
         b,
         Latch::new(Waiter::Worker {
             registry: &worker.registry,
             index: worker.index,
         }),
-    );
+    )
+}
+
+/// `join` offering `b` to thieves on the worker's deque at once.
+#[inline(always)]
+fn join_with_public_half<A, B, RA, RB>(worker: &WorkerThread, a: A, b: B) -> (RA, RB)
+where
+    A: FnOnce() -> RA + Send,
+    B: FnOnce() -> RB + Send,
+    RA: Send,
+    RB: Send,
+{
+    let job_b = job_for(worker, b);
     // From the push below until `b` has run, a thief may hold a pointer into this frame: an
     // unwind out of it would free `job_b` under the thief. Every closure run here catches its
     // panics, so that is a bug in ember, and the guard aborts on it.
     let guard = AbortOnUnwind::<JoinFrame>::new();
-    // SAFETY: `job_b` stays in this frame, unmoved, until it has run: below we either pop
-    // its ref back and run it inline, or wait for its latch, and the guard above stops an
-    // unwind from leaving earlier.
+    // SAFETY: `job_b` stays in this frame, unmoved, until it has run: `take_back_or_wait`
+    // either pops its ref back and runs it inline, or waits for its latch, and the guard
+    // above stops an unwind from leaving earlier.
     let job_b_ref = unsafe { job_b.as_job_ref() };
     worker.push(job_b_ref);
-
     let result_a = panic::catch_unwind(AssertUnwindSafe(a));
+    take_back_or_wait!(worker, job_b, job_b_ref, result_a, guard)
+}
 
-    loop {
-        if job_b.latch().probe() {
-            break;
+/// `join` with lazy joins (`worker.rs`, "Lazy joins"): `b` stays on the worker's private
+/// list while no worker wants work, and is offered to thieves only if one does.
+#[inline(always)]
+fn join_with_private_half<A, B, RA, RB>(worker: &WorkerThread, a: A, b: B) -> (RA, RB)
+where
+    A: FnOnce() -> RA + Send,
+    B: FnOnce() -> RB + Send,
+    RA: Send,
+    RB: Send,
+{
+    let job_b = job_for(worker, b);
+    // As in `join_with_public_half`: a private half may be offered on the deque, and then
+    // taken by a thief, while `a` runs.
+    let guard = AbortOnUnwind::<JoinFrame>::new();
+    // SAFETY: as in `join_with_public_half`; a half still private when `a` returns is taken
+    // back below and run here.
+    let job_b_ref = unsafe { job_b.as_job_ref() };
+    let private = worker.push_join_half(job_b_ref);
+    let result_a = panic::catch_unwind(AssertUnwindSafe(a));
+    if private && worker.pop_private(job_b_ref) {
+        // Never offered to anybody: the frame is ours alone.
+        guard.disarm();
+        return run_b_here(&worker.registry, result_a, job_b);
+    }
+    take_back_or_wait!(worker, job_b, job_b_ref, result_a, guard)
+}
+
+/// Runs `b`, taken back before anybody else could run it, on this thread, and returns both
+/// results (or re-raises the first panic).
+#[inline(always)]
+fn run_b_here<B, RA, RB>(
+    registry: &Registry,
+    result_a: std::thread::Result<RA>,
+    job_b: StackJob<'_, B, RB>,
+) -> (RA, RB)
+where
+    B: FnOnce() -> RB + Send,
+    RB: Send,
+{
+    match result_a {
+        // The common case. `b` runs uncaught: a panic of it unwinds from here, and `a`'s
+        // value, dropped on the way, has a panic of its `Drop` contained.
+        Ok(value_a) => {
+            let value_a = DropContainedOnUnwind::new(value_a, registry);
+            let value_b = job_b.run_inline();
+            (value_a.into_inner(), value_b)
         }
-        match worker.pop_local() {
-            Some(job) if job == job_b_ref => {
-                // Nobody else has `b`: the frame is ours alone again.
-                guard.disarm();
-                return match result_a {
-                    // The common case. `b` runs uncaught: a panic of it unwinds from here, and
-                    // `a`'s value, dropped on the way, has a panic of its `Drop` contained.
-                    Ok(value_a) => {
-                        let value_a = DropContainedOnUnwind::new(value_a, &worker.registry);
-                        let value_b = job_b.run_inline();
-                        (value_a.into_inner(), value_b)
-                    }
-                    Err(payload) => {
-                        let result_b = panic::catch_unwind(AssertUnwindSafe(|| job_b.run_inline()));
-                        reraise(&worker.registry, Err::<RA, _>(payload), result_b)
-                    }
-                };
-            }
-            // Something `a` spawned and left above `b`; it runs here as it would have anyway.
-            // It may have released successors (delay-kick): they go to thieves before user
-            // code runs again.
-            Some(job) => {
-                worker.run_job(job);
-                worker.check_idle();
-                worker.kick_held();
-            }
-            None => {
-                worker.wait_until(job_b.latch());
-                break;
-            }
+        Err(payload) => {
+            let result_b = panic::catch_unwind(AssertUnwindSafe(|| job_b.run_inline()));
+            reraise(registry, Err::<RA, _>(payload), result_b)
         }
     }
-    guard.disarm();
-    finish(&worker.registry, result_a, job_b.into_result())
 }
 
 /// Both results, or the first panic re-raised.

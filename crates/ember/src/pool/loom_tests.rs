@@ -213,3 +213,81 @@ fn loom_stale_idle_notification() {
 fn mutant_stale_idle_notification() {
     stale_notification(false);
 }
+
+/// Lazy joins (`worker.rs`): worker 0 makes a `join` while worker 1 is busy, so the half `P1`
+/// stays private; worker 1 then runs out of work (searches, sleeps) while worker 0 makes a
+/// nested `join`, which — if it sees that some worker wants work (`Sleep::wants_work`, read
+/// without a fence) — offers `P1` on the deque before pushing its own half `P2` there. Worker
+/// 0 then takes back what nobody took, newest first, as its two frames return. Every half
+/// runs exactly once, whether stolen, offered and taken back, or never offered; a stale
+/// `wants_work` costs only the steal. (`wanting` mirrors `Registry::wanting_work`, counted by
+/// the thief before it looks for work.) (A private half's owner runs it itself, so there is no
+/// wake-up to lose: the model checks the hand-off of halves between the private list and the
+/// deque, under every interleaving with the thief.)
+#[test]
+fn loom_lazy_join_offers_a_private_half() {
+    use std::collections::VecDeque;
+    const P1: usize = 1;
+    const P2: usize = 2;
+    model(3, || {
+        let pool = ModelPool::new(WakePolicy::Searching, 2);
+        let busy = Arc::new(AtomicBool::new(true));
+        let wanting = Arc::new(AtomicU64::new(0));
+        let thief = {
+            let (pool, busy, wanting) = (pool.clone(), busy.clone(), wanting.clone());
+            thread::spawn(move || {
+                while busy.load(Ordering::Acquire) {
+                    loom::thread::yield_now();
+                }
+                wanting.fetch_add(1, Ordering::Relaxed);
+                pool.work(1, || pool.has_run(P1) && pool.has_run(P2));
+            })
+        };
+        let wants_work = || wanting.load(Ordering::Relaxed) != 0;
+        let mut private = VecDeque::new();
+        // Frame 1: worker 1 is busy, nobody wants work.
+        assert!(!wants_work());
+        private.push_back(P1);
+        busy.store(false, Ordering::Release);
+        // Frame 2, nested: offer the oldest private half if somebody wants work.
+        let p2_private = if wants_work() {
+            if let Some(oldest) = private.pop_front() {
+                pool.push_local(0, oldest, false);
+            }
+            pool.push_local(0, P2, false);
+            false
+        } else {
+            private.push_back(P2);
+            true
+        };
+        // Frame 2 returns: take P2 back if nobody took it.
+        let mut me = WakeState::default();
+        if p2_private {
+            assert_eq!(private.pop_back(), Some(P2));
+            pool.ran(P2);
+        } else if let Some(job) = pool.deques[0].pop() {
+            assert_eq!(job, P2, "the newest public half is frame 2's");
+            pool.ran(job);
+        }
+        // Frame 1 returns: P1 is private still, or on the deque, or taken.
+        if private.back() == Some(&P1) {
+            private.pop_back();
+            pool.ran(P1);
+        } else if let Some(job) = pool.deques[0].pop() {
+            pool.ran(job);
+        }
+        // What was taken runs on worker 1.
+        while !(pool.has_run(P1) && pool.has_run(P2)) {
+            match pool.find(0, &mut me) {
+                Some(job) => pool.ran(job),
+                None => loom::thread::yield_now(),
+            }
+        }
+        pool.sleep.wake_all();
+        thief.join().unwrap();
+        assert!(
+            pool.ran_exactly_once(&[P1, P2]),
+            "a half ran twice or never"
+        );
+    });
+}

@@ -113,6 +113,10 @@ pub(crate) struct Registry {
     /// The user's panic, start and exit handlers (`handlers.rs`).
     pub(super) handlers: ContainedHandlers,
     pub(crate) delay_kick: bool,
+    /// `PoolBuilder::lazy_joins`.
+    pub(crate) lazy_joins: bool,
+    /// With lazy joins: workers out of work of their own (`WorkerThread::count_wanting`).
+    wanting_work: CachePadded<AtomicUsize>,
     pub(crate) trace: Tracer,
     /// The pool's handles, for `Pool::current` (set once the pool is built; dead once the
     /// last handle is dropped).
@@ -124,6 +128,7 @@ impl Registry {
         stealers: Vec<Stealer<JobRef>>,
         policy: WakePolicy,
         delay_kick: bool,
+        lazy_joins: bool,
         handlers: Handlers,
         trace: Tracer,
     ) -> Self {
@@ -145,8 +150,28 @@ impl Registry {
             exit_waiters: WaitList::new(),
             handlers: handlers.into(),
             delay_kick,
+            lazy_joins,
+            // Every worker starts out of work (`WorkerThread::run` counts itself in).
+            wanting_work: CachePadded::new(AtomicUsize::new(if lazy_joins { workers } else { 0 })),
             trace,
             handle: std::sync::OnceLock::new(),
+        }
+    }
+
+    /// With lazy joins: whether some worker is out of work of its own. A hint, read without a
+    /// fence: a stale answer keeps one `join` half private a moment longer, never loses it.
+    #[inline(always)]
+    pub(crate) fn wants_work(&self) -> bool {
+        self.wanting_work.load(Ordering::Relaxed) != 0
+    }
+
+    /// A worker starts or stops wanting work (lazy joins).
+    #[cold]
+    pub(crate) fn count_wanting(&self, wants: bool) {
+        if wants {
+            self.wanting_work.fetch_add(1, Ordering::Relaxed);
+        } else {
+            self.wanting_work.fetch_sub(1, Ordering::Relaxed);
         }
     }
 

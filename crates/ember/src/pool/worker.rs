@@ -12,8 +12,25 @@
 //! **Fairness.** Every [`INJECTOR_EVERY`]th look for work starts at the global queue, so a job
 //! injected from outside does not wait behind a worker's endless local work (a job that keeps
 //! spawning its successor, a long chain of held successors) while every worker is busy.
+//!
+//! **Lazy joins** ([`PoolBuilder::lazy_joins`](crate::PoolBuilder::lazy_joins)). Offering a
+//! `join`'s second half to thieves costs a deque push and, more, a pop with a `SeqCst` fence
+//! (over half of a `join` on two workers, measured with `perf`); when every worker is busy,
+//! nobody takes it. So with lazy joins, a `join` made while no worker wants work (nobody
+//! searches or sleeps) keeps its second half on a private list of the worker's, which only
+//! the worker touches: no atomic, no fence. The next `join` made while some worker wants work
+//! offers the oldest private half (the largest piece) on the deque first, and a wait
+//! (`wait_for`) offers them all before the worker may sleep. A worker *wants work* from the
+//! moment its own work runs out — before it looks elsewhere, so an idle worker is never
+//! missed because it is between two states — until it runs a job or returns to user code
+//! (a count on one shared line, changed twice per search, never per `join`). A private half is always run:
+//! by its own `join`, which takes it back, or, once offered, as any half on the deque.
+//! What it costs: a half kept private while every worker was busy is offered only at its
+//! worker's next `join` or wait, so a first half that runs long without joining keeps it from
+//! a worker that went idle meanwhile.
 
-use std::cell::Cell;
+use std::cell::{Cell, RefCell};
+use std::collections::VecDeque;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -58,6 +75,12 @@ pub(crate) struct WorkerThread {
     rng: Cell<u64>,
     /// Looks for work left before the next one starts at the global queue (fairness).
     until_injector: Cell<u32>,
+    /// Whether `join` keeps second halves private while no worker wants work (module doc).
+    lazy_joins: bool,
+    /// Second halves of this worker's `join`s not offered to thieves, oldest first.
+    private: RefCell<VecDeque<JobRef>>,
+    /// Whether this worker is counted in `Registry::wanting_work` (lazy joins only).
+    wanting: Cell<bool>,
     spin: Duration,
     spin_governor: SpinGovernor,
 }
@@ -99,6 +122,7 @@ impl WorkerThread {
         local: Worker<JobRef>,
         spin: Duration,
     ) {
+        let registry_lazy_joins = registry.lazy_joins;
         let worker = WorkerThread {
             registry,
             index,
@@ -107,6 +131,12 @@ impl WorkerThread {
             held: Held::new(),
             rng: Cell::new(0x9E37_79B9_7F4A_7C15 ^ (index as u64 + 1)),
             until_injector: Cell::new(INJECTOR_EVERY),
+            lazy_joins: registry_lazy_joins,
+            private: RefCell::new(VecDeque::new()),
+            // Counted in `Registry::wanting_work` from the start, before this thread has run
+            // at all: a `join` made on a pool whose workers have not started yet must offer
+            // its half.
+            wanting: Cell::new(registry_lazy_joins),
             spin,
             spin_governor: SpinGovernor::default(),
         };
@@ -155,6 +185,7 @@ impl WorkerThread {
     /// (nothing: its last look for work took the held successors first).
     fn exit(&self) {
         self.leave_wait();
+        self.count_wanting(false);
         debug_assert!(self.held.is_empty(), "a worker exits holding successors");
     }
 
@@ -167,6 +198,8 @@ impl WorkerThread {
     /// returns whether `done` held. Whoever makes `done` true must then wake this worker
     /// (`Sleep::wake_worker`).
     pub(crate) fn wait_for(&self, done: &dyn Fn() -> bool, deadline: Option<Instant>) -> bool {
+        // Private join halves below this wait must be reachable while it lasts.
+        self.offer_all_private();
         let waits = &self.registry.counters[self.index].waits;
         bump(waits);
         let held = loop {
@@ -190,6 +223,7 @@ impl WorkerThread {
     /// Back to user code, which may run long: a search in progress ends, held successors
     /// must not wait for it, and a task that ended meanwhile may have left the pool idle.
     fn leave_wait(&self) {
+        self.count_wanting(false);
         self.registry.check_idle(self.index);
         let mut wake = self.wake.get();
         self.registry
@@ -226,6 +260,77 @@ impl WorkerThread {
         self.push_with(job, false);
     }
 
+    /// With lazy joins, counts this worker in (or out of) the workers that want work
+    /// (`Registry::wanting_work`): in from the moment its own work runs out, before it looks
+    /// elsewhere, until it runs a job or returns to user code; asleep, it stays counted.
+    #[inline(always)]
+    fn count_wanting(&self, wants: bool) {
+        if self.lazy_joins && self.wanting.get() != wants {
+            self.wanting.set(wants);
+            self.registry.count_wanting(wants);
+        }
+    }
+
+    /// Whether this worker's pool has lazy joins (module doc).
+    #[inline(always)]
+    pub(crate) fn lazy_joins(&self) -> bool {
+        self.lazy_joins
+    }
+
+    /// With lazy joins: queues the second half of a `join` privately if no worker wants work
+    /// (returns `true`), else on the deque, after offering the oldest private half (module
+    /// doc, "Lazy joins").
+    #[inline(always)]
+    pub(crate) fn push_join_half(&self, job: JobRef) -> bool {
+        if !self.registry.wants_work() {
+            self.private.borrow_mut().push_back(job);
+            return true;
+        }
+        self.offer_oldest_private();
+        self.push(job);
+        false
+    }
+
+    /// Takes `job` back from the private list if it is still the newest there (it was not
+    /// offered meanwhile).
+    #[inline(always)]
+    pub(crate) fn pop_private(&self, job: JobRef) -> bool {
+        let mut private = self.private.borrow_mut();
+        if private.back() == Some(&job) {
+            private.pop_back();
+            return true;
+        }
+        false
+    }
+
+    /// Offers the oldest private half to thieves.
+    #[cold]
+    fn offer_oldest_private(&self) {
+        let oldest = self.private.borrow_mut().pop_front();
+        if let Some(job) = oldest {
+            self.push(job);
+        }
+    }
+
+    /// Offers every private half, oldest first, before this worker waits (and may sleep).
+    #[inline]
+    fn offer_all_private(&self) {
+        if self.lazy_joins && !self.private.borrow().is_empty() {
+            self.offer_all_private_slow();
+        }
+    }
+
+    #[cold]
+    fn offer_all_private_slow(&self) {
+        loop {
+            let oldest = self.private.borrow_mut().pop_front();
+            match oldest {
+                Some(job) => self.push(job),
+                None => return,
+            }
+        }
+    }
+
     /// Pushes a job that other workers must be able to count on: a spawned job or task, which
     /// may be what the job running here blocks on (`Sleep::notify_local`, `fenced`).
     #[inline]
@@ -256,6 +361,7 @@ impl WorkerThread {
     }
 
     pub(crate) fn run_job(&self, job: JobRef) {
+        self.count_wanting(false);
         bump(&self.registry.counters[self.index].tasks);
         // Every job catches the panics of the user code it runs (`unwind.rs`); one that still
         // unwinds would take this worker down, or free a `join` frame a thief still uses.
@@ -300,6 +406,8 @@ impl WorkerThread {
         if let Some(job) = self.take_broadcast() {
             return Some(job);
         }
+        // Out of work of its own: with lazy joins, say so before looking elsewhere.
+        self.count_wanting(true);
         let mut wake = self.wake.get();
         let searching = self.registry.sleep.start_searching(&mut wake);
         self.wake.set(wake);

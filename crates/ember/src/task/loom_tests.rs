@@ -35,6 +35,7 @@ fn registry() -> Arc<Registry> {
         Vec::new(),
         WakePolicy::Eager,
         false,
+        false,
         Handlers::default(),
         Tracer::new(false, "loom".to_owned(), 0),
     ))

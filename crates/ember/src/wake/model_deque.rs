@@ -216,6 +216,13 @@ impl ModelPool {
         self.ran_changed.notify_all();
     }
 
+    /// Whether each of `jobs` ran exactly once.
+    pub(crate) fn ran_exactly_once(&self, jobs: &[usize]) -> bool {
+        let ran = lock(&self.ran);
+        jobs.iter()
+            .all(|job| ran.iter().filter(|&&r| r == *job).count() == 1)
+    }
+
     /// Whether `job` has run.
     pub(crate) fn has_run(&self, job: usize) -> bool {
         lock(&self.ran).contains(&job)

@@ -1,0 +1,142 @@
+//! `PoolBuilder::lazy_joins`: a `join` made while every worker is busy keeps its second half
+//! private; the results, the panics and the parallelism are those of an ordinary `join`.
+
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, Barrier};
+
+use ember::prelude::*;
+use ember::{Pool, WakePolicy};
+
+mod common;
+use common::{no_deadlock, policies};
+
+fn lazy(policy: WakePolicy, threads: usize) -> Pool {
+    Pool::builder()
+        .threads(threads)
+        .wake(policy)
+        .lazy_joins(true)
+        .build()
+        .unwrap()
+}
+
+fn fib(n: u64) -> u64 {
+    if n < 2 {
+        return n;
+    }
+    let (a, b) = ember::join(|| fib(n - 1), || fib(n - 2));
+    a + b
+}
+
+#[test]
+fn results_match_for_every_policy_and_size() {
+    for (name, policy) in policies() {
+        for threads in [1, 2, 7] {
+            let pool = lazy(policy, threads);
+            assert_eq!(
+                pool.install(|| fib(22)),
+                17_711,
+                "{name}, {threads} workers"
+            );
+            let sum: u64 = pool.install(|| (0..100_000u64).into_par_iter().map(|x| x % 7).sum());
+            assert_eq!(
+                sum,
+                (0..100_000u64).map(|x| x % 7).sum(),
+                "{name}, {threads}"
+            );
+        }
+    }
+}
+
+/// On an idle pool a `join` offers its half at once (the other workers sleep, so they want
+/// work): two halves that each wait for the other to start finish. Kept private, they would
+/// deadlock (the watchdog fails the test).
+#[test]
+fn a_join_on_an_idle_pool_runs_its_halves_in_parallel() {
+    for (name, policy) in [
+        ("Searching", WakePolicy::Searching),
+        ("Eager", WakePolicy::Eager),
+    ] {
+        let pool = lazy(policy, 2);
+        no_deadlock(name, move || {
+            let barrier = Barrier::new(2);
+            pool.install(|| ember::join(|| barrier.wait(), || barrier.wait()));
+        });
+    }
+}
+
+/// Both workers busy when the `join` is made (so its half stays private); the other worker
+/// then frees up and wants work; the forker's next `join` offers the private half, which the
+/// free worker takes while the forker blocks on it: it must not wait forever.
+#[test]
+fn a_private_half_is_offered_once_a_worker_wants_work() {
+    let pool = lazy(WakePolicy::Searching, 2);
+    let busy = Arc::new(AtomicBool::new(true));
+    let (started, release) = (Arc::new(Barrier::new(2)), busy.clone());
+    // Keep worker B busy until the forker has made its private join.
+    pool.spawn({
+        let started = started.clone();
+        move || {
+            started.wait();
+            while release.load(Ordering::SeqCst) {
+                std::hint::spin_loop();
+            }
+        }
+    });
+    let ran_on = Arc::new(AtomicUsize::new(usize::MAX));
+    let outcome = {
+        let (pool, ran_on) = (pool.clone(), ran_on.clone());
+        no_deadlock("offer", move || {
+            pool.install(|| {
+                started.wait();
+                let b_ran = AtomicBool::new(false);
+                ember::join(
+                    || {
+                        // B is busy: the half is private. Free B, let it look for work, then
+                        // join again (which offers the half) and wait until it has run.
+                        busy.store(false, Ordering::SeqCst);
+                        while !b_ran.load(Ordering::SeqCst) {
+                            ember::join(std::thread::yield_now, || ());
+                        }
+                    },
+                    || {
+                        ran_on.store(ember::current_thread_index().unwrap(), Ordering::SeqCst);
+                        b_ran.store(true, Ordering::SeqCst);
+                    },
+                );
+                ember::current_thread_index().unwrap()
+            })
+        })
+    };
+    assert_ne!(
+        ran_on.load(Ordering::SeqCst),
+        outcome,
+        "the half ran on the other worker"
+    );
+}
+
+#[test]
+fn panics_are_re_raised_as_in_an_ordinary_join() {
+    let pool = lazy(WakePolicy::Searching, 2);
+    for first in [true, false] {
+        let caught = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            pool.install(|| {
+                ember::join(
+                    || {
+                        if first {
+                            panic!("a")
+                        }
+                        fib(15)
+                    },
+                    || {
+                        if !first {
+                            panic!("b")
+                        }
+                        fib(15)
+                    },
+                )
+            })
+        }));
+        assert!(caught.is_err());
+    }
+    assert_eq!(pool.install(|| fib(20)), 6_765);
+}
