@@ -28,6 +28,15 @@ pub enum BuildError {
     /// [`PoolBuilder::build_global`](crate::PoolBuilder::build_global) after the global pool
     /// was built (explicitly, or by a free function that needed it).
     GlobalPoolExists,
+    /// [`thread_name`](crate::PoolBuilder::thread_name) (or the pool's
+    /// [`name`](crate::PoolBuilder::name)) gave worker `index` a name with a NUL byte, which
+    /// the operating system cannot take.
+    ThreadName {
+        /// The first worker whose name is refused.
+        index: usize,
+        /// The name it was given.
+        name: String,
+    },
     /// The operating system refused to start worker `index`.
     Spawn {
         /// The worker that could not be started (those before it were stopped again).
@@ -58,6 +67,11 @@ impl fmt::Display for BuildError {
                 f,
                 "the global pool exists already; call build_global once, before anything uses \
                  the global pool (ember::join, ember::spawn, ember::scope, … outside a pool)"
+            ),
+            BuildError::ThreadName { index, name } => write!(
+                f,
+                "worker {index}'s thread name {name:?} contains a NUL byte, which the \
+                 operating system cannot take; name threads without '\\0'"
             ),
             BuildError::Spawn { index, source } => write!(
                 f,

@@ -266,3 +266,51 @@ fn parallel_for_reports_the_panics_it_does_not_re_raise() {
         assert_eq!(pool.stats().panics, 6, "{name}");
     }
 }
+
+/// A broadcast whose job panics, and whose closure owns a value whose `Drop` panics: the
+/// closure is dropped (its panic reported) before the job's panic is re-raised. Aborted
+/// before: the closure was dropped while the re-raised panic unwound.
+#[test]
+fn a_broadcast_closure_dropped_after_a_job_panic_is_contained() {
+    for (name, policy) in policies() {
+        let (pool, handled) = counted_pool(policy);
+        let captured = AlwaysPanicsOnDrop;
+        let caught = panic::catch_unwind(AssertUnwindSafe(|| {
+            pool.broadcast(move |_| {
+                let _owned = &captured;
+                panic!("a broadcast job panicked")
+            })
+        }));
+        let payload = caught.expect_err("broadcast re-raises the job's panic");
+        assert_eq!(
+            payload.downcast_ref::<&str>().copied(),
+            Some("a broadcast job panicked"),
+            "{name}"
+        );
+        still_works(name, &pool);
+        assert_eq!(handled.load(Ordering::SeqCst), 1, "{name}");
+        assert_eq!(pool.stats().panics, 1, "{name}");
+    }
+}
+
+/// The same for `parallel_for`: its closure, owning a value whose `Drop` panics, is dropped
+/// before a chunk's panic is re-raised. Aborted before.
+#[test]
+fn a_parallel_for_closure_dropped_after_a_chunk_panic_is_contained() {
+    for (name, policy) in policies() {
+        let (pool, handled) = counted_pool(policy);
+        let captured = AlwaysPanicsOnDrop;
+        let caught = panic::catch_unwind(AssertUnwindSafe(|| {
+            pool.parallel_for(0..4, 1, move |i| {
+                let _owned = &captured;
+                if i == 2 {
+                    panic!("a chunk panicked");
+                }
+            })
+        }));
+        assert!(caught.is_err(), "{name}: parallel_for re-raises");
+        still_works(name, &pool);
+        assert_eq!(handled.load(Ordering::SeqCst), 1, "{name}");
+        assert_eq!(pool.stats().panics, 1, "{name}");
+    }
+}

@@ -14,6 +14,7 @@ use std::sync::{mpsc, Arc, Mutex};
 
 mod common;
 use common::{policies, pool};
+use ember::{Pool, WakePolicy};
 
 const QUEUED: usize = 10_000;
 
@@ -152,4 +153,56 @@ fn dropping_a_clone_keeps_the_pool_running() {
         assert_eq!(clone.join(|| 1, || 2), (1, 2), "{name}");
         clone.wait_idle();
     }
+}
+
+/// A job still running when the last handle is dropped spawns a helper and waits for it:
+/// the idle worker must not have left (it sleeps until the pool has drained), and runs it.
+/// Hung before: the idle worker left at its first empty look.
+#[test]
+fn a_job_running_at_drop_may_spawn_and_wait() {
+    for (name, policy) in common::policies()
+        .into_iter()
+        .filter(|(_, p)| !matches!(p, WakePolicy::Biased { .. }))
+    {
+        for _ in 0..20 {
+            let pool = common::pool(policy, 2);
+            let (started_tx, started_rx) = mpsc::channel();
+            let (done_tx, done_rx) = mpsc::channel();
+            pool.spawn(move || {
+                started_tx.send(()).unwrap();
+                // The drop below begins meanwhile; the other worker finds nothing.
+                std::thread::sleep(std::time::Duration::from_millis(5));
+                let (tx, rx) = mpsc::channel();
+                ember::spawn(move || tx.send(7).unwrap());
+                done_tx.send(rx.recv().unwrap()).unwrap();
+            });
+            started_rx.recv().unwrap();
+            common::no_deadlock(name, move || drop(pool));
+            assert_eq!(done_rx.recv().unwrap(), 7, "{name}");
+        }
+    }
+}
+
+/// An exit handler that spawns a job and waits for it: the other worker runs it.
+#[test]
+fn an_exit_handler_may_spawn_and_wait() {
+    let ran = Arc::new(AtomicUsize::new(0));
+    let counter = Arc::clone(&ran);
+    let pool = Pool::builder()
+        .threads(2)
+        .exit_handler(move |index| {
+            if index == 0 {
+                let (tx, rx) = mpsc::channel();
+                let counter = Arc::clone(&counter);
+                ember::spawn(move || {
+                    counter.fetch_add(1, Ordering::SeqCst);
+                    tx.send(()).unwrap();
+                });
+                rx.recv().unwrap();
+            }
+        })
+        .build()
+        .unwrap();
+    common::no_deadlock("exit handler", move || drop(pool));
+    assert_eq!(ran.load(Ordering::SeqCst), 1);
 }

@@ -1,5 +1,6 @@
 //! Progress under load: `wait_idle` wakes as soon as the last task ends, whoever ends it, and
-//! a job injected from outside does not wait behind a worker's endless local work.
+//! a job injected from outside (or a broadcast) does not wait behind a worker's endless local
+//! work.
 //!
 //! Both tests hung on the pool before these guarantees (commit 1540555): `wait_idle` was
 //! woken only by a worker going to sleep, and a worker looked at the global queue only when
@@ -103,6 +104,32 @@ fn an_injected_job_does_not_wait_behind_endless_local_work() {
         no_deadlock(name, move || {
             rx.recv().unwrap();
             waiter.wait_idle();
+        });
+    }
+}
+
+/// The same with a broadcast in place of the injected job: a broadcast job sits in each
+/// worker's own broadcast queue, which the worker must also look at while its deque is never
+/// empty. Hung before the fairness check took broadcasts too.
+#[test]
+fn a_broadcast_does_not_wait_behind_endless_local_work() {
+    for (name, policy) in common::policies() {
+        let pool = pool(policy, 1);
+        let stop = Arc::new(AtomicBool::new(false));
+        fn relay(pool: Pool, stop: Arc<AtomicBool>) {
+            if !stop.load(Ordering::SeqCst) {
+                let next = pool.clone();
+                pool.spawn(move || relay(next, stop));
+            }
+        }
+        let first = pool.clone();
+        let relay_stop = stop.clone();
+        // Started on the worker, so that every successor goes to its own deque.
+        pool.spawn(move || relay(first, relay_stop));
+        let broadcaster = pool.clone();
+        no_deadlock(name, move || {
+            broadcaster.broadcast(|_| stop.store(true, Ordering::SeqCst));
+            broadcaster.wait_idle();
         });
     }
 }

@@ -44,6 +44,12 @@
 //! does); items not yet consumed are dropped, none twice. Outside every pool, a pipeline
 //! too short to split runs on the calling thread (as rayon's do).
 //!
+//! One limit, shared with rayon: the closures of a pipeline (and the values they capture)
+//! are the caller's, dropped while that re-raised panic unwinds. A capture whose `Drop`
+//! panics there aborts the process, as any drop during an unwind does. The pool's own
+//! primitives ([`crate::join`], [`crate::scope`], `broadcast`, `parallel_for`) drop results
+//! and closures before re-raising, so they contain such a panic and report it.
+//!
 //! # What is there, and what is not
 //!
 //! | | there | not there (rayon has it) |

@@ -33,10 +33,12 @@
 //! otherwise it runs what is there and tries again. A broadcast checks every queue for
 //! `closed` under the same locks, before it pushes anything. So either it pushes to every
 //! worker while all are open, and each runs its job before it can close; or it finds one
-//! closed and pushes nothing: the broadcast then panics ("the pool is shutting down"), which
-//! can only happen to a broadcast made from a job or exit handler of a pool whose last handle
-//! is gone. Locks are taken in index order, and a worker holds only its own, so the two
-//! never deadlock.
+//! closed and pushes nothing: the broadcast then panics ("the pool is shutting down"). No use
+//! of the public API reaches that branch: once the last handle is gone only the pool's own
+//! jobs and exit handlers can broadcast on it, and a worker closes its queue only after the
+//! pool has drained (every worker idle at once, `Registry::drain_in`), when none of them
+//! runs. The check stays as the defence of that argument. Locks are taken in index order,
+//! and a worker holds only its own, so the two never deadlock.
 //!
 //! The loom models in `loom_tests` drive this code: a broadcast racing a worker on its way to
 //! sleep, and a broadcast racing a worker that leaves.
@@ -267,6 +269,11 @@ where
         .collect();
     if registry.inject_broadcast(jobs).is_err() {
         guard.disarm();
+        drop(slots);
+        drop(shared);
+        // `op` is user code: its drop must not run while this panic unwinds (a second
+        // panic there would abort), so it is dropped, contained, first.
+        report(registry, drop_catching(op));
         panic!(
             "ember: broadcast on a pool that is shutting down (its last handle is gone and a \
              worker has left); broadcast from a job or exit handler of a pool that lives on"
@@ -274,12 +281,21 @@ where
     }
     wait::block_until(&|| shared.pending.latch().probe(), None);
     guard.disarm();
-    collect(registry, slots)
+    let outcome = collect(registry, slots);
+    drop(shared);
+    // As above: `op` is dropped, contained, before a job's panic is re-raised.
+    match outcome {
+        Ok(values) => values,
+        Err(payload) => {
+            report(registry, drop_catching(op));
+            panic::resume_unwind(payload)
+        }
+    }
 }
 
-/// The results in worker order, or the first panic (by worker index) re-raised once every
-/// other result is dropped, their panics reported (`unwind.rs`).
-fn collect<OP, R>(registry: &Registry, slots: Vec<Slot<'_, '_, OP, R>>) -> Vec<R> {
+/// The results in worker order, or the first panic (by worker index) once every other
+/// result is dropped, their panics reported (`unwind.rs`).
+fn collect<OP, R>(registry: &Registry, slots: Vec<Slot<'_, '_, OP, R>>) -> Result<Vec<R>, Panic> {
     let results = slots.into_iter().map(|slot| {
         slot.result
             .into_inner()
@@ -301,8 +317,8 @@ fn collect<OP, R>(registry: &Registry, slots: Vec<Slot<'_, '_, OP, R>>) -> Vec<R
         }
     }
     match first_panic {
-        None => values,
-        Some(payload) => panic::resume_unwind(payload),
+        None => Ok(values),
+        Some(payload) => Err(payload),
     }
 }
 

@@ -50,6 +50,9 @@ pub struct PoolBuilder {
     panic_handler: Option<PanicHandler>,
     start_handler: Option<ThreadHandler>,
     exit_handler: Option<ThreadHandler>,
+    /// Tests only: the operating system "refuses" to start this worker.
+    #[cfg(test)]
+    refuse_spawn_at: Option<usize>,
 }
 
 /// Names worker `index`'s thread.
@@ -70,6 +73,8 @@ impl Default for PoolBuilder {
             panic_handler: None,
             start_handler: None,
             exit_handler: None,
+            #[cfg(test)]
+            refuse_spawn_at: None,
         }
     }
 }
@@ -186,7 +191,9 @@ impl PoolBuilder {
     /// Called on every worker thread, with its index, when it starts, before it runs any job
     /// (e.g. to set up thread-local state). The worker is already part of the pool there:
     /// [`current_thread_index`](crate::current_thread_index) is its index, and the free
-    /// functions ([`ember::spawn`](crate::spawn), …) act on this pool.
+    /// functions ([`ember::spawn`](crate::spawn), …) and
+    /// [`Pool::current`](crate::Pool::current) act on this pool. It runs only once every
+    /// worker has started: a build that fails runs no handler at all.
     ///
     /// A panic in the handler is caught on the worker, counted in
     /// [`PoolStats::panics`](crate::PoolStats::panics) and passed to the
@@ -352,6 +359,12 @@ impl PoolBuilder {
                 panic::resume_unwind(payload)
             }
         };
+        if let Some(index) = names.iter().position(|name| name.contains('\0')) {
+            // The operating system takes names as C strings; std would panic at the spawn.
+            drop(ContainedHandlers::from(handlers));
+            let name = names.into_iter().nth(index).unwrap_or_default();
+            return Err(BuildError::ThreadName { index, name });
+        }
         let locals: Vec<Worker<_>> = (0..threads).map(|_| Worker::new_lifo()).collect();
         let stealers = locals.iter().map(Worker::stealer).collect();
         let registry = Arc::new(Registry::new(
@@ -362,19 +375,32 @@ impl PoolBuilder {
             handlers,
             Tracer::new(self.trace, self.name.clone(), threads),
         ));
+        let gate = Arc::new(StartGate::default());
         let mut handles = Vec::with_capacity(threads);
         for ((index, local), name) in locals.into_iter().enumerate().zip(names) {
             let mut builder = std::thread::Builder::new().name(name);
             if let Some(bytes) = self.stack_size {
                 builder = builder.stack_size(bytes);
             }
-            let worker_registry = Arc::clone(&registry);
+            #[cfg(test)]
+            if self.refuse_spawn_at == Some(index) {
+                builder = builder.stack_size(usize::MAX / 4);
+            }
+            let (worker_registry, worker_gate) = (Arc::clone(&registry), Arc::clone(&gate));
             let spin = self.spin;
-            match builder.spawn(move || WorkerThread::run(worker_registry, index, local, spin)) {
+            let body = move || {
+                if worker_gate.wait() {
+                    WorkerThread::run(worker_registry, index, local, spin);
+                } else {
+                    worker_registry.worker_exited(index);
+                }
+            };
+            match builder.spawn(body) {
                 Ok(handle) => handles.push(handle),
                 Err(source) => {
-                    // Stop the workers already started; the pool never existed.
-                    registry.terminate();
+                    // The pool never existed: the workers started so far leave before they
+                    // run anything.
+                    gate.open(false);
                     for handle in handles {
                         let _ = handle.join();
                     }
@@ -387,7 +413,46 @@ impl PoolBuilder {
             handles: std::sync::Mutex::new(handles),
         });
         let _ = inner.registry.handle.set(Arc::downgrade(&inner));
+        gate.open(true);
         Ok(Pool { inner })
+    }
+}
+
+/// Holds every worker back until the build has started them all, so that no user code (a
+/// start handler, a job it spawns, a broadcast) runs in a pool whose build may yet fail, and
+/// [`Pool::current`] works in the start handler. Plain `std` locking: it is passed once per
+/// worker, far from any hot path.
+#[derive(Default)]
+struct StartGate {
+    /// `None` until the build ends; then whether it succeeded.
+    built: std::sync::Mutex<Option<bool>>,
+    opened: std::sync::Condvar,
+}
+
+impl StartGate {
+    fn open(&self, built: bool) {
+        *self
+            .built
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner()) = Some(built);
+        self.opened.notify_all();
+    }
+
+    /// Whether the build succeeded, once it has ended.
+    fn wait(&self) -> bool {
+        let mut built = self
+            .built
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        loop {
+            if let Some(built) = *built {
+                return built;
+            }
+            built = self
+                .opened
+                .wait(built)
+                .unwrap_or_else(|poisoned| poisoned.into_inner());
+        }
     }
 }
 
@@ -411,4 +476,45 @@ fn thread_names(
         drop_payload(payload);
     }
     names
+}
+
+#[cfg(test)]
+mod tests {
+    use super::PoolBuilder;
+    use crate::error::BuildError;
+    use crate::wake::WakePolicy;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::sync::Arc;
+
+    /// The operating system refuses the third of four workers: the build fails with that
+    /// index, and the two started workers leave without running any user code (no start or
+    /// exit handler) in a pool that never existed. Before the start gate they ran both
+    /// handlers, and any job a start handler spawned.
+    #[test]
+    fn a_refused_worker_fails_the_build_and_the_started_ones_leave() {
+        for wake in [
+            WakePolicy::Eager,
+            WakePolicy::Searching,
+            WakePolicy::Biased { batch: 20 },
+        ] {
+            let handled = Arc::new(AtomicUsize::new(0));
+            let (starts, exits) = (Arc::clone(&handled), Arc::clone(&handled));
+            let mut builder = PoolBuilder::new()
+                .threads(4)
+                .wake(wake)
+                .start_handler(move |_| {
+                    starts.fetch_add(1, Ordering::SeqCst);
+                })
+                .exit_handler(move |_| {
+                    exits.fetch_add(1, Ordering::SeqCst);
+                });
+            builder.refuse_spawn_at = Some(2);
+            match builder.build() {
+                Err(BuildError::Spawn { index: 2, .. }) => {}
+                other => panic!("{wake:?}: expected a refused worker 2, got {other:?}"),
+            }
+            // `build` joined the started workers before it returned.
+            assert_eq!(handled.load(Ordering::SeqCst), 0, "{wake:?}");
+        }
+    }
 }

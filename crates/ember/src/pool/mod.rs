@@ -269,10 +269,9 @@ impl Pool {
     /// re-raised here once every worker has finished; the other panics, and the drops of the
     /// other results, are reported to the pool (counted, and passed to the panic handler).
     ///
-    /// # Panics
-    /// Besides `op`'s panics: if the pool is shutting down (called through
-    /// [`ember::broadcast`](crate::broadcast) from a job or exit handler of a pool whose last
-    /// handle is gone, once a worker has left); a broadcast can no longer reach every worker.
+    /// A job or exit handler of a pool whose last handle is gone may still broadcast there
+    /// (through [`ember::broadcast`](crate::broadcast)): the pool shuts down only once every
+    /// worker is idle, so the broadcast reaches every worker.
     ///
     /// ```
     /// use std::sync::atomic::{AtomicUsize, Ordering};
@@ -402,10 +401,20 @@ impl Pool {
             "Pool::parallel_for: grain must be at least 1 (the largest number of indices one \
              chunk runs)"
         );
-        if WorkerThread::is_current(self.inner.registry.id) {
-            parallel_for::split(self, range, grain, &f);
-        } else {
-            parallel_for::shared_counter(&self.inner.registry, range, grain, &f);
+        let outcome = panic::catch_unwind(AssertUnwindSafe(|| {
+            if WorkerThread::is_current(self.inner.registry.id) {
+                parallel_for::split(self, range, grain, &f);
+            } else {
+                parallel_for::shared_counter(&self.inner.registry, range, grain, &f);
+            }
+        }));
+        if let Err(payload) = outcome {
+            // `f` is user code: it is dropped, its panic contained, before a chunk's panic is
+            // re-raised (a panic in a drop during that unwind would abort).
+            if let Some(own) = unwind::drop_catching(f) {
+                self.inner.registry.report_panic(own);
+            }
+            panic::resume_unwind(payload);
         }
     }
 

@@ -108,6 +108,11 @@ pub(crate) struct Registry {
     pub(super) idle_waiters: WaitList,
     /// Worker threads that have not exited yet.
     live_workers: AtomicUsize,
+    /// Workers that found no work after shutdown began and sleep counted so
+    /// (`WorkerThread::main_loop`).
+    drained: AtomicUsize,
+    /// Every worker was drained at once: the pool has no work left and none can come.
+    all_drained: AtomicBool,
     /// Threads waiting for every worker to exit (dropping the last handle).
     exit_waiters: WaitList,
     /// The user's panic, start and exit handlers (`handlers.rs`).
@@ -147,6 +152,8 @@ impl Registry {
             terminating: AtomicBool::new(false),
             idle_waiters: WaitList::new(),
             live_workers: AtomicUsize::new(workers),
+            drained: AtomicUsize::new(0),
+            all_drained: AtomicBool::new(false),
             exit_waiters: WaitList::new(),
             handlers: handlers.into(),
             delay_kick,
@@ -240,6 +247,34 @@ impl Registry {
     pub(crate) fn terminate(&self) {
         self.terminating.store(true, Ordering::SeqCst);
         self.sleep.wake_all();
+    }
+
+    /// A worker found no work after shutdown began: it counts itself drained. The last one to
+    /// do so — every worker idle at once, so nothing is queued and no user code runs that
+    /// could queue more — ends the pool: returns `true` after waking everyone.
+    ///
+    /// Why nothing is left behind: a worker counts itself in only after a look that found
+    /// nothing, and out (`drain_out`) before it looks again, so while one runs a job — which
+    /// may push work and wait for it — the count is below the number of workers. Work pushed
+    /// while others sleep drained wakes one of them through the wake policy, as any push does.
+    pub(crate) fn drain_in(&self) -> bool {
+        if self.drained.fetch_add(1, Ordering::SeqCst) + 1 == self.workers() {
+            self.all_drained.store(true, Ordering::SeqCst);
+            self.sleep.wake_all();
+            return true;
+        }
+        false
+    }
+
+    /// A drained worker was woken (for work, or by the end): it counts itself out before it
+    /// looks.
+    pub(crate) fn drain_out(&self) {
+        self.drained.fetch_sub(1, Ordering::SeqCst);
+    }
+
+    /// Whether the pool has drained (`drain_in`).
+    pub(crate) fn all_drained(&self) -> bool {
+        self.all_drained.load(Ordering::SeqCst)
     }
 
     /// Worker `index` has left its loop for good.

@@ -149,34 +149,61 @@ impl WorkerThread {
             .registry
             .run_worker_handler(WorkerEvent::Start, index);
         worker.main_loop();
+        // Broadcasts that came after the pool drained run before the worker leaves
+        // (`broadcast.rs`): its queue closes only when it is empty.
+        loop {
+            while let Some(job) = worker.find_work(&|| true) {
+                worker.run_job(job);
+            }
+            if worker.registry.close_broadcasts(index) {
+                break;
+            }
+        }
         worker.exit();
-        if worker.registry.run_worker_handler(WorkerEvent::Exit, index) {
-            // What the exit handler queued runs before the worker leaves.
-            worker.main_loop();
-            worker.exit();
-        }
-        // Broadcasts that came meanwhile run before the worker leaves (`broadcast.rs`).
-        while !worker.registry.close_broadcasts(index) {
-            worker.main_loop();
-            worker.exit();
-        }
     }
 
+    /// Runs jobs until the pool has shut down and drained: every worker found no work at the
+    /// same time after shutdown began (`Registry::drain_in`). A worker that finds none earlier
+    /// runs its exit handler, then sleeps counted as drained, because a job still running on
+    /// another worker may yet spawn work and wait for it; woken, it counts itself out again
+    /// before it looks.
     fn main_loop(&self) {
         let terminating = || self.registry.terminating();
+        let drained = || self.registry.all_drained();
+        let mut exit_handler_ran = false;
         loop {
             // Read before the look: a job queued before shutdown began (the thread that drops
             // the last handle may have injected it an instant earlier) is then visible to it.
             let shutting_down = terminating();
             if let Some(job) = self.find_work(&terminating) {
                 self.run_job(job);
-            } else if shutting_down {
-                // Every queue was empty after shutdown began; jobs still running elsewhere
-                // push only on their own worker's deque, which that worker drains.
-                return;
-            } else {
-                self.idle(&terminating, None);
+                continue;
             }
+            if !shutting_down {
+                self.idle(&terminating, None);
+                continue;
+            }
+            if !exit_handler_ran {
+                exit_handler_ran = true;
+                // The handler is user code: this worker must not stay counted as a searcher
+                // while it runs (a job it spawns and waits for would skip its wake-up).
+                self.leave_wait();
+                if self
+                    .registry
+                    .run_worker_handler(WorkerEvent::Exit, self.index)
+                {
+                    // What the handler queued runs first.
+                    continue;
+                }
+            }
+            if self.registry.drain_in() {
+                return;
+            }
+            self.idle(&drained, None);
+            if drained() {
+                return;
+            }
+            self.registry.drain_out();
         }
     }
 
@@ -494,11 +521,16 @@ impl WorkerThread {
         self.wake.set(wake);
     }
 
-    /// The fairness check: takes a job from the global queue (a batch of them, into the own
-    /// deque) before the own work, then counts down again.
+    /// The fairness check: takes a job for this worker's broadcast queue, or from the global
+    /// queue (a batch of them, into the own deque), before the own work, then counts down
+    /// again. Without it, a job that keeps its worker's deque full (a recursive fork, a
+    /// self-respawning task) would starve both queues.
     #[cold]
     fn injector_first(&self) -> Option<JobRef> {
         self.until_injector.set(INJECTOR_EVERY);
+        if let Some(job) = self.take_broadcast() {
+            return Some(job);
+        }
         loop {
             match self.registry.injector.steal_batch_and_pop(&self.local) {
                 Steal::Success(job) => {

@@ -46,7 +46,7 @@ impl Sleep {
     /// fence orders the caller's look at the queues (`pending`) before its look at the
     /// sleeper set, against a sleeper's listing and last look: either the sleeper sees the
     /// work, or this sees the sleeper. It costs one fence per `batch` jobs.
-    fn wake_lowest(&self) {
+    pub(super) fn wake_lowest(&self) {
         fence(Ordering::SeqCst);
         if self.sleepers.len() == 0 {
             return;

@@ -2,7 +2,7 @@
 //! Same pool in miniature as `loom_local_push.rs` (`model_deque.rs`); same `mutant_*`
 //! convention: each removes the step its model guards, fails, and is `#[ignore]`d.
 
-use loom::sync::atomic::{AtomicBool, Ordering};
+use loom::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use loom::sync::Arc;
 use loom::thread;
 
@@ -18,18 +18,22 @@ fn model(bound: usize, f: impl Fn() + Sync + Send + 'static) {
 
 const JOB: usize = 1;
 
-/// A latch's targeted wake-up racing a policy wake-up (Searching). Worker 0 waits for its
+/// A latch's targeted wake-up racing a policy wake-up (Searching, Eager; under Biased only
+/// worker 0 answers the global queue, and a worker 0 blocked in user code holds up injected
+/// work by design). Worker 0 waits for its
 /// latch, running jobs meanwhile and sleeping when there are none (`WorkerThread::wait_for`);
 /// worker 1 is idle. The main thread pushes `JOB` on the global queue — which may wake worker
 /// 0 as a searcher — and sets worker 0's latch and wakes it. Worker 0 then returns to user
 /// code that blocks until `JOB` has run, so worker 1 must run it.
 ///
-/// Guards `Sleep::leave` when a wait ends: a worker woken as a searcher that returns to user
-/// code still counted as searching makes every push skip its wake-up, and `JOB` is stranded
-/// (`mutant_wait_ends_still_searching`).
-fn latch_races_policy_wake(leave: bool) {
+/// Guards `Sleep::leave` when a wait ends: a worker woken as a searcher (Searching) or picked
+/// for a queued job (Eager) that returns to user code without passing that on
+/// strands `JOB`: under Searching every push skips its wake-up while it is counted
+/// (`mutant_wait_ends_still_searching`); under Eager the push's one wake-up went to
+/// it (`mutant_eager_wait_ends_picked`).
+fn latch_races_policy_wake(policy: WakePolicy, leave: bool) {
     model(3, move || {
-        let pool = ModelPool::new(WakePolicy::Searching, 2);
+        let pool = ModelPool::new(policy, 2);
         let latch = Arc::new(AtomicBool::new(false));
         let helper = {
             let pool = pool.clone();
@@ -68,13 +72,24 @@ fn latch_races_policy_wake(leave: bool) {
 
 #[test]
 fn loom_latch_wake_races_policy_wake() {
-    latch_races_policy_wake(true);
+    latch_races_policy_wake(WakePolicy::Searching, true);
+}
+
+#[test]
+fn loom_latch_wake_races_policy_wake_eager() {
+    latch_races_policy_wake(WakePolicy::Eager, true);
 }
 
 #[test]
 #[ignore = "fails by design: the model without the step it guards"]
 fn mutant_wait_ends_still_searching() {
-    latch_races_policy_wake(false);
+    latch_races_policy_wake(WakePolicy::Searching, false);
+}
+
+#[test]
+#[ignore = "fails by design: the model without the step it guards"]
+fn mutant_eager_wait_ends_picked() {
+    latch_races_policy_wake(WakePolicy::Eager, false);
 }
 
 /// Shutdown landing between a worker's last look and its park: the main thread sets the
@@ -207,4 +222,64 @@ fn loom_exit_holding_successors() {
 #[ignore = "fails by design: the model without the step it guards"]
 fn mutant_exit_before_held() {
     exit_holding_successors(false);
+}
+
+/// The shutdown drain of `WorkerThread::main_loop` in miniature (`Registry::drain_in`,
+/// `drain_out`), or, with `drain` false, the exit at the first empty look it replaced.
+fn shut_down(pool: &ModelPool, me: usize, drained: &AtomicUsize, all: &AtomicBool, drain: bool) {
+    let mut state = WakeState::default();
+    loop {
+        if let Some(job) = pool.find(me, &mut state) {
+            pool.ran(job);
+            continue;
+        }
+        if !drain {
+            return;
+        }
+        if drained.fetch_add(1, Ordering::SeqCst) + 1 == 2 {
+            all.store(true, Ordering::SeqCst);
+            pool.sleep.wake_all();
+            return;
+        }
+        pool.idle(me, &mut state, || all.load(Ordering::SeqCst));
+        if all.load(Ordering::SeqCst) {
+            return;
+        }
+        drained.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
+/// Shutdown while a job still runs: worker 0, inside a job, spawns `JOB` on its own deque and
+/// blocks until it has run, while the pool shuts down; worker 1 finds nothing. Worker 1 must
+/// not leave before worker 0's job is done: it sleeps counted as drained, is woken by the
+/// spawn, and runs `JOB`. The drain mirrors `WorkerThread::main_loop` and
+/// `Registry::drain_in`/`drain_out`.
+///
+/// Guards the drain: `mutant_exit_at_first_empty_look` leaves at the first look that finds
+/// nothing after shutdown began, as the pool once did, and deadlocks.
+fn shutdown_with_a_job_running(drain: bool) {
+    model(3, move || {
+        let pool = ModelPool::new(WakePolicy::Searching, 2);
+        let drained = Arc::new(AtomicUsize::new(0));
+        let all_drained = Arc::new(AtomicBool::new(false));
+        let other = {
+            let (pool, drained, all) = (pool.clone(), drained.clone(), all_drained.clone());
+            thread::spawn(move || shut_down(&pool, 1, &drained, &all, drain))
+        };
+        pool.push_local(0, JOB, true);
+        pool.block_until_run(JOB);
+        shut_down(&pool, 0, &drained, &all_drained, drain);
+        other.join().unwrap();
+    });
+}
+
+#[test]
+fn loom_shutdown_waits_for_a_running_job() {
+    shutdown_with_a_job_running(true);
+}
+
+#[test]
+#[ignore = "fails by design: the model without the step it guards"]
+fn mutant_exit_at_first_empty_look() {
+    shutdown_with_a_job_running(false);
 }

@@ -144,7 +144,7 @@ fn mutant_kick_without_notify() {
 ///
 /// Guards `WorkerThread::took_batch`, the fenced announcement of a batch: without it a sleeper
 /// whose last look falls between the batch leaving the global queue and reaching the deque
-/// sees neither (`mutant_batch_not_announced`). Found by review.
+/// sees neither (`mutant_batch_not_announced`).
 fn injected_siblings(policy: WakePolicy, announce: bool) {
     const FIRST: usize = 1;
     const SECOND: usize = 2;

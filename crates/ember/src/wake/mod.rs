@@ -85,6 +85,9 @@ pub(crate) struct WakeState {
     searching: bool,
     /// Jobs taken since this worker last slept (Biased only).
     streak: usize,
+    /// A waker took this worker out of the sleeper set for a queued job (Eager and Biased;
+    /// Searching counts it as a searcher instead), and it has not passed that on yet.
+    picked: bool,
 }
 
 /// Wake-up counters of one worker.
@@ -192,7 +195,11 @@ impl Sleep {
     #[inline]
     pub(crate) fn found_work(&self, me: &mut WakeState, pending: impl FnOnce() -> bool) {
         match self.policy {
-            WakePolicy::Eager => {}
+            WakePolicy::Eager => {
+                if me.picked {
+                    self.pass_on_pick(me, pending);
+                }
+            }
             WakePolicy::Searching => self.found_work_searching(me, pending),
             WakePolicy::Biased { batch } => self.found_work_biased(me, batch, pending),
         }
@@ -239,8 +246,13 @@ impl Sleep {
             blocked
         };
         // Woken by a targeted wake-up, a token, or the last look: un-list ourselves if no
-        // waker did.
-        self.sleepers.remove(index);
+        // waker did. If one did, it picked us for a queued job, which we may not take (a
+        // targeted wake-up may have woken us for something else): `leave`/`found_work` pass
+        // it on.
+        let picked = !self.sleepers.remove(index);
+        if picked && !matches!(self.policy, WakePolicy::Searching) {
+            me.picked = true;
+        }
         if self.woken_to_search[index].swap(false, Ordering::SeqCst) {
             // A waker picked us and counted us as a searcher.
             me.searching = true;
@@ -259,9 +271,33 @@ impl Sleep {
     /// set while it searched). A searcher must not stay counted while it runs user code —
     /// pushes would skip their wake-up for it — so it stops searching with the same
     /// hand-off as [`found_work`](Self::found_work).
+    ///
+    /// Under Eager and Biased the same holds for a worker a waker picked for a queued job
+    /// (`WakeState::picked`) that returns to user code (or, Eager, takes another job, such as
+    /// a broadcast's) instead: it passes the wake-up on if work is still visible, or that job
+    /// could wait behind user code while every other worker sleeps.
     pub(crate) fn leave(&self, me: &mut WakeState, pending: impl FnOnce() -> bool) {
-        if let WakePolicy::Searching = self.policy {
-            self.found_work_searching(me, pending);
+        match self.policy {
+            WakePolicy::Searching => self.found_work_searching(me, pending),
+            WakePolicy::Eager | WakePolicy::Biased { .. } => {
+                if me.picked {
+                    self.pass_on_pick(me, pending);
+                }
+            }
+        }
+    }
+
+    /// A picked worker passes its pick on: StoreLoad, as in the Searching hand-off, then, if
+    /// work is still visible, the wake-up a push would make (README, "Leaving a search").
+    #[cold]
+    fn pass_on_pick(&self, me: &mut WakeState, pending: impl FnOnce() -> bool) {
+        me.picked = false;
+        fence(Ordering::SeqCst);
+        if pending() {
+            match self.policy {
+                WakePolicy::Biased { .. } => self.wake_lowest(),
+                _ => self.wake_latest_if_any(),
+            }
         }
     }
 

@@ -89,6 +89,56 @@ fn a_panic_of_the_naming_closure_propagates_from_build() {
     assert_eq!(starts.load(Ordering::SeqCst), 0, "no worker started");
 }
 
+/// A name the operating system cannot take is a build error naming the worker, raised
+/// before any thread starts. Panicked inside `build` before, with two workers running.
+#[test]
+fn a_thread_name_with_a_nul_byte_is_a_build_error() {
+    let (starts, start_handler) = counting_handler();
+    let err = Pool::builder()
+        .threads(4)
+        .start_handler(start_handler)
+        .thread_name(|i| {
+            if i == 2 {
+                "bad\0name".into()
+            } else {
+                format!("ok-{i}")
+            }
+        })
+        .build()
+        .unwrap_err();
+    assert!(
+        matches!(&err, ember::BuildError::ThreadName { index: 2, name } if name == "bad\0name"),
+        "{err:?}"
+    );
+    assert!(err.to_string().contains("NUL"), "{err}");
+    assert_eq!(starts.load(Ordering::SeqCst), 0, "no worker started");
+    let prefix = Pool::builder().threads(1).name("a\0b").build().unwrap_err();
+    assert!(
+        matches!(prefix, ember::BuildError::ThreadName { index: 0, .. }),
+        "{prefix:?}"
+    );
+}
+
+/// The start handler runs in a pool that exists: `Pool::current` is that pool. Was `None`
+/// for a worker that started before the build had finished.
+#[test]
+fn the_start_handler_sees_its_pool() {
+    let seen = Arc::new(AtomicUsize::new(0));
+    let seen_by = Arc::clone(&seen);
+    let pool = Pool::builder()
+        .threads(3)
+        .start_handler(move |index| {
+            if ember::Pool::current().is_some_and(|pool| pool.current_thread_index() == Some(index))
+            {
+                seen_by.fetch_add(1, Ordering::SeqCst);
+            }
+        })
+        .build()
+        .unwrap();
+    pool.broadcast(|_| ()); // every worker has started
+    assert_eq!(seen.load(Ordering::SeqCst), 3);
+}
+
 #[test]
 fn a_pool_installs_into_itself() {
     let pool = pool(1);
