@@ -80,6 +80,14 @@ fn wait_idle_wakes_when_the_last_task_ends_on_a_busy_worker() {
     }
 }
 
+/// Spawns its own successor until `stop` is set: endless local work.
+fn relay(pool: Pool, stop: Arc<AtomicBool>) {
+    if !stop.load(Ordering::SeqCst) {
+        let next = pool.clone();
+        pool.spawn(move || relay(next, stop));
+    }
+}
+
 /// A one-worker pool whose job keeps spawning its successor (on the worker's own deque)
 /// until a job injected from outside stops it: the injected job must get its turn.
 #[test]
@@ -87,12 +95,6 @@ fn an_injected_job_does_not_wait_behind_endless_local_work() {
     for (name, policy) in common::policies() {
         let pool = pool(policy, 1);
         let stop = Arc::new(AtomicBool::new(false));
-        fn relay(pool: Pool, stop: Arc<AtomicBool>) {
-            if !stop.load(Ordering::SeqCst) {
-                let next = pool.clone();
-                pool.spawn(move || relay(next, stop));
-            }
-        }
         relay(pool.clone(), stop.clone());
         let (tx, rx) = std::sync::mpsc::channel();
         let stopper = stop.clone();
@@ -116,12 +118,6 @@ fn a_broadcast_does_not_wait_behind_endless_local_work() {
     for (name, policy) in common::policies() {
         let pool = pool(policy, 1);
         let stop = Arc::new(AtomicBool::new(false));
-        fn relay(pool: Pool, stop: Arc<AtomicBool>) {
-            if !stop.load(Ordering::SeqCst) {
-                let next = pool.clone();
-                pool.spawn(move || relay(next, stop));
-            }
-        }
         let first = pool.clone();
         let relay_stop = stop.clone();
         // Started on the worker, so that every successor goes to its own deque.
