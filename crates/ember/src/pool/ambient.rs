@@ -84,6 +84,7 @@ pub(crate) fn build_global(mut builder: PoolBuilder) -> Result<(), BuildError> {
 /// }
 /// assert_eq!(fib(20), 6765);
 /// ```
+#[inline]
 pub fn join<A, B, RA, RB>(a: A, b: B) -> (RA, RB)
 where
     A: FnOnce() -> RA + Send,

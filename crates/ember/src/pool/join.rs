@@ -71,6 +71,7 @@ where
 }
 
 /// `join` on `worker`, this thread's: the fast path every `join` from inside a pool takes.
+#[inline]
 pub(super) fn join_on_worker<A, B, RA, RB>(worker: &WorkerThread, a: A, b: B) -> (RA, RB)
 where
     A: FnOnce() -> RA + Send,
