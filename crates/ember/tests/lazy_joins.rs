@@ -140,3 +140,33 @@ fn panics_are_re_raised_as_in_an_ordinary_join() {
     }
     assert_eq!(pool.install(|| fib(20)), 6_765);
 }
+
+/// A first half that polls with `yield_now` (or `yield_local`) for its second half's effect
+/// finds the half, private or not, as without lazy joins (where the yield pops it from the
+/// worker's own deque). On one worker the half is always kept private; it hung before the
+/// yield offered private halves.
+#[test]
+fn a_first_half_yielding_for_its_second_finds_it() {
+    for (name, policy) in policies() {
+        for local_only in [false, true] {
+            let pool = lazy(policy, 1);
+            no_deadlock(name, move || {
+                pool.install(|| {
+                    let set = AtomicBool::new(false);
+                    ember::join(
+                        || {
+                            while !set.load(Ordering::SeqCst) {
+                                if local_only {
+                                    ember::yield_local();
+                                } else {
+                                    ember::yield_now();
+                                }
+                            }
+                        },
+                        || set.store(true, Ordering::SeqCst),
+                    );
+                })
+            });
+        }
+    }
+}

@@ -206,3 +206,59 @@ fn an_exit_handler_may_spawn_and_wait() {
     common::no_deadlock("exit handler", move || drop(pool));
     assert_eq!(ran.load(Ordering::SeqCst), 1);
 }
+
+/// No job of the running pool runs on a worker after its exit handler began: a job still
+/// running at the drop broadcasts after the other worker has found no work. Failed before
+/// the exit handler waited for the pool to drain: the broadcast ran on a worker whose
+/// handler had already run.
+#[test]
+fn no_job_runs_on_a_worker_after_its_exit_handler() {
+    for (name, policy) in common::policies() {
+        let exited = Arc::new(std::sync::Mutex::new(Vec::new()));
+        let late = Arc::new(AtomicUsize::new(0));
+        let on_exit = Arc::clone(&exited);
+        let pool = Pool::builder()
+            .threads(2)
+            .wake(policy)
+            .exit_handler(move |index| on_exit.lock().unwrap().push(index))
+            .build()
+            .unwrap();
+        let (started_tx, started_rx) = mpsc::channel();
+        let (exited_seen, late_count) = (Arc::clone(&exited), Arc::clone(&late));
+        pool.spawn(move || {
+            started_tx.send(()).unwrap();
+            // Long enough for the other worker to find no work after the drop.
+            std::thread::sleep(std::time::Duration::from_millis(100));
+            ember::broadcast(|context| {
+                if exited_seen.lock().unwrap().contains(&context.index()) {
+                    late_count.fetch_add(1, Ordering::SeqCst);
+                }
+            });
+        });
+        started_rx.recv().unwrap();
+        common::no_deadlock(name, move || drop(pool));
+        assert_eq!(late.load(Ordering::SeqCst), 0, "{name}");
+        assert_eq!(exited.lock().unwrap().len(), 2, "{name}");
+    }
+}
+
+/// Exit handlers may need each other: each one broadcasts (a job on every worker, the
+/// others' included) and waits for it. Every handler's broadcast runs on both workers.
+#[test]
+fn exit_handlers_may_broadcast() {
+    for (name, policy) in common::policies() {
+        let ran = Arc::new(AtomicUsize::new(0));
+        let counter = Arc::clone(&ran);
+        let pool = Pool::builder()
+            .threads(2)
+            .wake(policy)
+            .exit_handler(move |_| {
+                let counter = Arc::clone(&counter);
+                ember::broadcast(move |_| counter.fetch_add(1, Ordering::SeqCst));
+            })
+            .build()
+            .unwrap();
+        common::no_deadlock(name, move || drop(pool));
+        assert_eq!(ran.load(Ordering::SeqCst), 4, "{name}");
+    }
+}

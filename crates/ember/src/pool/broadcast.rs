@@ -36,8 +36,8 @@
 //! closed and pushes nothing: the broadcast then panics ("the pool is shutting down"). No use
 //! of the public API reaches that branch: once the last handle is gone only the pool's own
 //! jobs and exit handlers can broadcast on it, and a worker closes its queue only after the
-//! pool has drained (every worker idle at once, `Registry::drain_in`), when none of them
-//! runs. The check stays as the defence of that argument. Locks are taken in index order,
+//! second round of the shutdown drain (every worker idle at once after every exit handler
+//! returned, `Registry::drain_in`), when none of them runs. The check stays as the defence of that argument. Locks are taken in index order,
 //! and a worker holds only its own, so the two never deadlock.
 //!
 //! The loom models in `loom_tests` drive this code: a broadcast racing a worker on its way to

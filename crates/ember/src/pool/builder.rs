@@ -53,6 +53,10 @@ pub struct PoolBuilder {
     /// Tests only: the operating system "refuses" to start this worker.
     #[cfg(test)]
     refuse_spawn_at: Option<usize>,
+    /// Tests only: starting this worker panics (as `std` does on some platforms for a stack
+    /// size it cannot set).
+    #[cfg(test)]
+    panic_spawn_at: Option<usize>,
 }
 
 /// Names worker `index`'s thread.
@@ -75,6 +79,8 @@ impl Default for PoolBuilder {
             exit_handler: None,
             #[cfg(test)]
             refuse_spawn_at: None,
+            #[cfg(test)]
+            panic_spawn_at: None,
         }
     }
 }
@@ -138,8 +144,13 @@ impl PoolBuilder {
     /// cost, with the same parallelism. What it costs: a half kept private while every worker
     /// was busy is offered only at its worker's next `join` or wait, so a first half that runs
     /// long *without* joining keeps the second from a worker that went idle meanwhile (a
-    /// `join` made on an idle pool offers its half at once, as without). The lab's `micro`
-    /// tables have an `ember-lazy` row.
+    /// `join` made on an idle pool offers its half at once, as without). **A first half must
+    /// not wait for its second** other than through ember (a `join`, a wait, or
+    /// [`yield_now`](crate::yield_now)/[`yield_local`](crate::yield_local), which offer the
+    /// private halves): one that blocks on a channel, a lock or a flag the second half sets
+    /// may wait forever with lazy joins, even while other workers are idle, where without
+    /// them a thief would take the second half. The lab's `micro` tables have an
+    /// `ember-lazy` row.
     ///
     /// ```
     /// let pool = ember::Pool::builder().threads(2).lazy_joins(true).build().unwrap();
@@ -222,8 +233,9 @@ impl PoolBuilder {
         self
     }
 
-    /// Called on every worker thread, with its index, as it leaves the pool at shutdown, after
-    /// the queues have been drained; jobs it spawns still run before the worker exits.
+    /// Called on every worker thread, with its index, as it leaves the pool at shutdown, once
+    /// the pool has drained: no job of the running pool runs on any worker after its exit
+    /// handler began. Jobs the handler spawns still run before the worker exits.
     /// Dropping the last [`Pool`] handle outside the pool returns after every exit handler
     /// has returned (rayon's drop returns at once and the handlers run later).
     ///
@@ -376,6 +388,9 @@ impl PoolBuilder {
             Tracer::new(self.trace, self.name.clone(), threads),
         ));
         let gate = Arc::new(StartGate::default());
+        // A panic out of the loop below (`std::thread::Builder::spawn` panics where it cannot
+        // set the stack size) must not leave the started workers at the gate for ever.
+        let _fail_on_unwind = FailOnUnwind(&gate);
         let mut handles = Vec::with_capacity(threads);
         for ((index, local), name) in locals.into_iter().enumerate().zip(names) {
             let mut builder = std::thread::Builder::new().name(name);
@@ -385,6 +400,10 @@ impl PoolBuilder {
             #[cfg(test)]
             if self.refuse_spawn_at == Some(index) {
                 builder = builder.stack_size(usize::MAX / 4);
+            }
+            #[cfg(test)]
+            if self.panic_spawn_at == Some(index) {
+                panic!("worker {index} cannot be started");
             }
             let (worker_registry, worker_gate) = (Arc::clone(&registry), Arc::clone(&gate));
             let spin = self.spin;
@@ -430,11 +449,12 @@ struct StartGate {
 }
 
 impl StartGate {
+    /// Ends the build, successful or not; the first call decides.
     fn open(&self, built: bool) {
-        *self
-            .built
+        self.built
             .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner()) = Some(built);
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+            .get_or_insert(built);
         self.opened.notify_all();
     }
 
@@ -452,6 +472,17 @@ impl StartGate {
                 .opened
                 .wait(built)
                 .unwrap_or_else(|poisoned| poisoned.into_inner());
+        }
+    }
+}
+
+/// Fails the build at the gate if it unwinds before the gate opened.
+struct FailOnUnwind<'g>(&'g StartGate);
+
+impl Drop for FailOnUnwind<'_> {
+    fn drop(&mut self) {
+        if std::thread::panicking() {
+            self.0.open(false);
         }
     }
 }
@@ -516,5 +547,35 @@ mod tests {
             // `build` joined the started workers before it returned.
             assert_eq!(handled.load(Ordering::SeqCst), 0, "{wake:?}");
         }
+    }
+
+    /// Starting the third of four workers panics: the panic reaches the caller of `build`,
+    /// and the two started workers leave without running user code. Without the gate opened
+    /// on unwind they waited at it for ever, holding the registry (and so the handlers) alive:
+    /// the drop of the value the handler captured never came.
+    #[test]
+    fn a_build_that_panics_lets_the_started_workers_leave() {
+        struct SignalDrop(std::sync::mpsc::Sender<()>);
+        impl Drop for SignalDrop {
+            fn drop(&mut self) {
+                let _ = self.0.send(());
+            }
+        }
+        let (dropped, registry_gone) = std::sync::mpsc::channel();
+        let captured = SignalDrop(dropped);
+        let started = Arc::new(AtomicUsize::new(0));
+        let starts = Arc::clone(&started);
+        let mut builder = PoolBuilder::new().threads(4).start_handler(move |_| {
+            let _ = &captured;
+            starts.fetch_add(1, Ordering::SeqCst);
+        });
+        builder.panic_spawn_at = Some(2);
+        let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| builder.build()));
+        assert!(outcome.is_err(), "the build's panic reaches its caller");
+        // A deadlock detector, not a timing threshold: the workers leave at once.
+        registry_gone
+            .recv_timeout(std::time::Duration::from_secs(60))
+            .expect("the started workers still hold the pool");
+        assert_eq!(started.load(Ordering::SeqCst), 0);
     }
 }

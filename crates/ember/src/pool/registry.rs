@@ -108,11 +108,9 @@ pub(crate) struct Registry {
     pub(super) idle_waiters: WaitList,
     /// Worker threads that have not exited yet.
     live_workers: AtomicUsize,
-    /// Workers that found no work after shutdown began and sleep counted so
-    /// (`WorkerThread::main_loop`).
-    drained: AtomicUsize,
-    /// Every worker was drained at once: the pool has no work left and none can come.
-    all_drained: AtomicBool,
+    /// The shutdown drain's two rounds (`WorkerThread::run_until_drained`), indexed by
+    /// [`DrainRound`].
+    drains: [Drain; 2],
     /// Threads waiting for every worker to exit (dropping the last handle).
     exit_waiters: WaitList,
     /// The user's panic, start and exit handlers (`handlers.rs`).
@@ -152,8 +150,7 @@ impl Registry {
             terminating: AtomicBool::new(false),
             idle_waiters: WaitList::new(),
             live_workers: AtomicUsize::new(workers),
-            drained: AtomicUsize::new(0),
-            all_drained: AtomicBool::new(false),
+            drains: [Drain::new(), Drain::new()],
             exit_waiters: WaitList::new(),
             handlers: handlers.into(),
             delay_kick,
@@ -166,7 +163,8 @@ impl Registry {
     }
 
     /// With lazy joins: whether some worker is out of work of its own. A hint, read without a
-    /// fence: a stale answer keeps one `join` half private a moment longer, never loses it.
+    /// fence: a stale answer keeps one `join` half private until its worker's next `join`, wait
+    /// or yield (`PoolBuilder::lazy_joins`), never loses it.
     #[inline(always)]
     pub(crate) fn wants_work(&self) -> bool {
         self.wanting_work.load(Ordering::Relaxed) != 0
@@ -249,17 +247,20 @@ impl Registry {
         self.sleep.wake_all();
     }
 
-    /// A worker found no work after shutdown began: it counts itself drained. The last one to
-    /// do so — every worker idle at once, so nothing is queued and no user code runs that
-    /// could queue more — ends the pool: returns `true` after waking everyone.
+    /// A worker found no work after shutdown began: it counts itself drained in `round`.
+    /// The last one to do so — every worker idle at once, so nothing is queued and no user
+    /// code runs that could queue more — ends the round: returns `true` after waking
+    /// everyone.
     ///
     /// Why nothing is left behind: a worker counts itself in only after a look that found
-    /// nothing, and out (`drain_out`) before it looks again, so while one runs a job — which
-    /// may push work and wait for it — the count is below the number of workers. Work pushed
-    /// while others sleep drained wakes one of them through the wake policy, as any push does.
-    pub(crate) fn drain_in(&self) -> bool {
-        if self.drained.fetch_add(1, Ordering::SeqCst) + 1 == self.workers() {
-            self.all_drained.store(true, Ordering::SeqCst);
+    /// nothing, and out (`drain_out`) before it looks again, so while one runs a job or an
+    /// exit handler — which may push work and wait for it — the count is below the number of
+    /// workers. Work pushed while others sleep drained wakes one of them through the wake
+    /// policy, as any push does.
+    pub(crate) fn drain_in(&self, round: DrainRound) -> bool {
+        let drain = &self.drains[round as usize];
+        if drain.drained.fetch_add(1, Ordering::SeqCst) + 1 == self.workers() {
+            drain.done.store(true, Ordering::SeqCst);
             self.sleep.wake_all();
             return true;
         }
@@ -268,13 +269,15 @@ impl Registry {
 
     /// A drained worker was woken (for work, or by the end): it counts itself out before it
     /// looks.
-    pub(crate) fn drain_out(&self) {
-        self.drained.fetch_sub(1, Ordering::SeqCst);
+    pub(crate) fn drain_out(&self, round: DrainRound) {
+        self.drains[round as usize]
+            .drained
+            .fetch_sub(1, Ordering::SeqCst);
     }
 
-    /// Whether the pool has drained (`drain_in`).
-    pub(crate) fn all_drained(&self) -> bool {
-        self.all_drained.load(Ordering::SeqCst)
+    /// Whether `round` has ended (`drain_in`).
+    pub(crate) fn drained(&self, round: DrainRound) -> bool {
+        self.drains[round as usize].done.load(Ordering::SeqCst)
     }
 
     /// Worker `index` has left its loop for good.
@@ -316,5 +319,30 @@ impl Registry {
             })
             .collect();
         PoolStats::from_workers(per_worker, self.external_panics.load(Ordering::Relaxed))
+    }
+}
+
+/// The rounds of the shutdown drain: the running pool's jobs, then the exit handlers and what
+/// they queue. Each ends when every worker found no work at once.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum DrainRound {
+    Jobs = 0,
+    ExitHandlers = 1,
+}
+
+/// One round of the shutdown drain.
+struct Drain {
+    /// Workers that found no work in this round and sleep counted so.
+    drained: AtomicUsize,
+    /// Every worker was drained at once: the round has no work left and none can come.
+    done: AtomicBool,
+}
+
+impl Drain {
+    fn new() -> Self {
+        Drain {
+            drained: AtomicUsize::new(0),
+            done: AtomicBool::new(false),
+        }
     }
 }

@@ -26,8 +26,9 @@
 //! (a count on one shared line, changed twice per search, never per `join`). A private half is always run:
 //! by its own `join`, which takes it back, or, once offered, as any half on the deque.
 //! What it costs: a half kept private while every worker was busy is offered only at its
-//! worker's next `join` or wait, so a first half that runs long without joining keeps it from
-//! a worker that went idle meanwhile.
+//! worker's next `join`, wait or yield (`yield_once`), so a first half that runs long
+//! without joining keeps it from a worker that went idle meanwhile, and one that blocks on
+//! its second half outside ember waits forever (documented on `PoolBuilder::lazy_joins`).
 
 use std::cell::{Cell, RefCell};
 use std::collections::VecDeque;
@@ -39,7 +40,7 @@ use crossbeam_deque::{Steal, Worker};
 use super::handlers::WorkerEvent;
 use super::job::{JobRef, Runner, StackJob};
 use super::latch::{Latch, Waiter};
-use super::registry::{bump, unbump, Registry, WorkerState};
+use super::registry::{bump, unbump, DrainRound, Registry, WorkerState};
 use super::spin::SpinGovernor;
 use super::unwind::{guarded_frame, AbortOnUnwind};
 use super::wait::{self, Sleeper};
@@ -75,6 +76,9 @@ pub(crate) struct WorkerThread {
     rng: Cell<u64>,
     /// Looks for work left before the next one starts at the global queue (fairness).
     until_injector: Cell<u32>,
+    /// Whether the next fairness check starts at the broadcast queue rather than the global
+    /// queue: they take turns, so that neither can starve the other.
+    broadcast_first: Cell<bool>,
     /// Whether `join` keeps second halves private while no worker wants work (module doc).
     lazy_joins: bool,
     /// Second halves of this worker's `join`s not offered to thieves, oldest first.
@@ -131,6 +135,7 @@ impl WorkerThread {
             held: Held::new(),
             rng: Cell::new(0x9E37_79B9_7F4A_7C15 ^ (index as u64 + 1)),
             until_injector: Cell::new(INJECTOR_EVERY),
+            broadcast_first: Cell::new(true),
             lazy_joins: registry_lazy_joins,
             private: RefCell::new(VecDeque::new()),
             // Counted in `Registry::wanting_work` from the start, before this thread has run
@@ -148,9 +153,16 @@ impl WorkerThread {
         worker
             .registry
             .run_worker_handler(WorkerEvent::Start, index);
-        worker.main_loop();
-        // Broadcasts that came after the pool drained run before the worker leaves
-        // (`broadcast.rs`): its queue closes only when it is empty.
+        worker.run_until_drained(DrainRound::Jobs);
+        // The running pool has drained: no job of it runs any more. The handler is user code:
+        // the worker must not stay counted as a searcher while it runs (a job it spawns and
+        // waits for would skip its wake-up). What it queues may need every worker — a job
+        // it blocks on, a broadcast — so the workers drain once more before they leave.
+        worker.leave_wait();
+        worker.registry.run_worker_handler(WorkerEvent::Exit, index);
+        worker.run_until_drained(DrainRound::ExitHandlers);
+        // Nothing can be queued any more; the broadcast queue closes only empty all the same
+        // (`broadcast.rs`), the defence of that argument.
         loop {
             while let Some(job) = worker.find_work(&|| true) {
                 worker.run_job(job);
@@ -162,15 +174,14 @@ impl WorkerThread {
         worker.exit();
     }
 
-    /// Runs jobs until the pool has shut down and drained: every worker found no work at the
-    /// same time after shutdown began (`Registry::drain_in`). A worker that finds none earlier
-    /// runs its exit handler, then sleeps counted as drained, because a job still running on
-    /// another worker may yet spawn work and wait for it; woken, it counts itself out again
-    /// before it looks.
-    fn main_loop(&self) {
+    /// Runs jobs until the pool has shut down and `round` has drained: every worker found no
+    /// work at the same time after shutdown began (`Registry::drain_in`). A worker that finds
+    /// none earlier sleeps counted as drained, because a job (or exit handler) still running
+    /// on another worker may yet spawn work and wait for it; woken, it counts itself out
+    /// again before it looks.
+    fn run_until_drained(&self, round: DrainRound) {
         let terminating = || self.registry.terminating();
-        let drained = || self.registry.all_drained();
-        let mut exit_handler_ran = false;
+        let drained = || self.registry.drained(round);
         loop {
             // Read before the look: a job queued before shutdown began (the thread that drops
             // the last handle may have injected it an instant earlier) is then visible to it.
@@ -183,27 +194,14 @@ impl WorkerThread {
                 self.idle(&terminating, None);
                 continue;
             }
-            if !exit_handler_ran {
-                exit_handler_ran = true;
-                // The handler is user code: this worker must not stay counted as a searcher
-                // while it runs (a job it spawns and waits for would skip its wake-up).
-                self.leave_wait();
-                if self
-                    .registry
-                    .run_worker_handler(WorkerEvent::Exit, self.index)
-                {
-                    // What the handler queued runs first.
-                    continue;
-                }
-            }
-            if self.registry.drain_in() {
+            if self.registry.drain_in(round) {
                 return;
             }
             self.idle(&drained, None);
             if drained() {
                 return;
             }
-            self.registry.drain_out();
+            self.registry.drain_out(round);
         }
     }
 
@@ -478,6 +476,8 @@ impl WorkerThread {
     /// broadcast queue, and unless `local_only`, the global queue and the other workers'
     /// deques. It never spins or sleeps.
     pub(crate) fn yield_once(&self, local_only: bool) -> bool {
+        // A caller polling for its own `join`'s second half (lazy joins) must find it.
+        self.offer_all_private();
         // Not `find_work`'s code for held successors: a second caller of it would keep the
         // compiler from inlining it there, where every job pays for it.
         let held = self.held.take_and_kick(|job| self.kick(job)).inspect(|_| {
@@ -528,8 +528,12 @@ impl WorkerThread {
     #[cold]
     fn injector_first(&self) -> Option<JobRef> {
         self.until_injector.set(INJECTOR_EVERY);
-        if let Some(job) = self.take_broadcast() {
-            return Some(job);
+        let broadcast_first = self.broadcast_first.get();
+        self.broadcast_first.set(!broadcast_first);
+        if broadcast_first {
+            if let Some(job) = self.take_broadcast() {
+                return Some(job);
+            }
         }
         loop {
             match self.registry.injector.steal_batch_and_pop(&self.local) {
@@ -539,7 +543,9 @@ impl WorkerThread {
                     return Some(job);
                 }
                 Steal::Retry => {}
-                Steal::Empty => return None,
+                // The broadcast queue's turn was not taken: it may have this one.
+                Steal::Empty if broadcast_first => return None,
+                Steal::Empty => return self.take_broadcast(),
             }
         }
     }

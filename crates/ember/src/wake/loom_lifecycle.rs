@@ -224,8 +224,9 @@ fn mutant_exit_before_held() {
     exit_holding_successors(false);
 }
 
-/// The shutdown drain of `WorkerThread::main_loop` in miniature (`Registry::drain_in`,
-/// `drain_out`), or, with `drain` false, the exit at the first empty look it replaced.
+/// One round of the shutdown drain of `WorkerThread::run_until_drained` in miniature
+/// (`Registry::drain_in`, `drain_out`), or, with `drain` false, the exit at the first empty
+/// look it replaced. Both rounds run this same protocol.
 fn shut_down(pool: &ModelPool, me: usize, drained: &AtomicUsize, all: &AtomicBool, drain: bool) {
     let mut state = WakeState::default();
     loop {
@@ -252,7 +253,7 @@ fn shut_down(pool: &ModelPool, me: usize, drained: &AtomicUsize, all: &AtomicBoo
 /// Shutdown while a job still runs: worker 0, inside a job, spawns `JOB` on its own deque and
 /// blocks until it has run, while the pool shuts down; worker 1 finds nothing. Worker 1 must
 /// not leave before worker 0's job is done: it sleeps counted as drained, is woken by the
-/// spawn, and runs `JOB`. The drain mirrors `WorkerThread::main_loop` and
+/// spawn, and runs `JOB`. The drain restates `WorkerThread::run_until_drained` and
 /// `Registry::drain_in`/`drain_out`.
 ///
 /// Guards the drain: `mutant_exit_at_first_empty_look` leaves at the first look that finds

@@ -201,7 +201,12 @@ impl Sleep {
                 }
             }
             WakePolicy::Searching => self.found_work_searching(me, pending),
-            WakePolicy::Biased { batch } => self.found_work_biased(me, batch, pending),
+            WakePolicy::Biased { batch } => {
+                // A job taken uses up a pick: whether more workers wake is the overload
+                // rule's call, which `found_work_biased` makes.
+                me.picked = false;
+                self.found_work_biased(me, batch, pending)
+            }
         }
     }
 
