@@ -183,28 +183,41 @@ fn a_job_running_at_drop_may_spawn_and_wait() {
     }
 }
 
-/// An exit handler that spawns a job and waits for it: the other worker runs it.
+/// An exit handler that spawns a job and blocks on it outside ember (a channel): another
+/// worker runs it, since no worker leaves while a handler runs. Not under Biased, where a
+/// push onto the worker's own deque wakes nobody (documented on `exit_handler`). Guards the
+/// shutdown drain's second round: without it the other workers had left, and this hung.
 #[test]
 fn an_exit_handler_may_spawn_and_wait() {
-    let ran = Arc::new(AtomicUsize::new(0));
-    let counter = Arc::clone(&ran);
-    let pool = Pool::builder()
-        .threads(2)
-        .exit_handler(move |index| {
-            if index == 0 {
-                let (tx, rx) = mpsc::channel();
-                let counter = Arc::clone(&counter);
-                ember::spawn(move || {
-                    counter.fetch_add(1, Ordering::SeqCst);
-                    tx.send(()).unwrap();
-                });
-                rx.recv().unwrap();
-            }
-        })
-        .build()
-        .unwrap();
-    common::no_deadlock("exit handler", move || drop(pool));
-    assert_eq!(ran.load(Ordering::SeqCst), 1);
+    for (name, policy) in [
+        ("Eager", WakePolicy::Eager),
+        ("Searching", WakePolicy::Searching),
+    ] {
+        for threads in [2, 3] {
+            let ran = Arc::new(AtomicUsize::new(0));
+            let counter = Arc::clone(&ran);
+            let pool = Pool::builder()
+                .threads(threads)
+                .wake(policy)
+                .exit_handler(move |index| {
+                    if index == 0 {
+                        // Late: the other workers have long found no work.
+                        std::thread::sleep(std::time::Duration::from_millis(20));
+                        let (tx, rx) = mpsc::channel();
+                        let counter = Arc::clone(&counter);
+                        ember::spawn(move || {
+                            counter.fetch_add(1, Ordering::SeqCst);
+                            tx.send(()).unwrap();
+                        });
+                        rx.recv().unwrap();
+                    }
+                })
+                .build()
+                .unwrap();
+            common::no_deadlock(name, move || drop(pool));
+            assert_eq!(ran.load(Ordering::SeqCst), 1, "{name}, {threads} workers");
+        }
+    }
 }
 
 /// No job of the running pool runs on a worker after its exit handler began: a job still

@@ -235,7 +235,11 @@ impl PoolBuilder {
 
     /// Called on every worker thread, with its index, as it leaves the pool at shutdown, once
     /// the pool has drained: no job of the running pool runs on any worker after its exit
-    /// handler began. Jobs the handler spawns still run before the worker exits.
+    /// handler began. Jobs the handler spawns still run before the worker exits, on any
+    /// worker (the others wait until every handler has returned); but as in the running
+    /// pool, under [`WakePolicy::Biased`](crate::WakePolicy::Biased) a job spawned onto the worker's own deque wakes
+    /// nobody, so a handler must not block on one outside ember (a channel): use `join`,
+    /// `scope` or a task's `join`, which run it.
     /// Dropping the last [`Pool`] handle outside the pool returns after every exit handler
     /// has returned (rayon's drop returns at once and the handlers run later).
     ///

@@ -156,8 +156,9 @@ impl WorkerThread {
         worker.run_until_drained(DrainRound::Jobs);
         // The running pool has drained: no job of it runs any more. The handler is user code:
         // the worker must not stay counted as a searcher while it runs (a job it spawns and
-        // waits for would skip its wake-up). What it queues may need every worker — a job
-        // it blocks on, a broadcast — so the workers drain once more before they leave.
+        // waits for would skip its wake-up). What it queues may need every worker — a
+        // broadcast, or (not under Biased, whose own-deque pushes wake nobody) a job it
+        // blocks on — so the workers drain once more before they leave.
         worker.leave_wait();
         worker.registry.run_worker_handler(WorkerEvent::Exit, index);
         worker.run_until_drained(DrainRound::ExitHandlers);
