@@ -228,9 +228,21 @@ fn mutant_exit_before_held() {
 /// (`Registry::drain_in`, `drain_out`), or, with `drain` false, the exit at the first empty
 /// look it replaced. Both rounds run this same protocol.
 fn shut_down(pool: &ModelPool, me: usize, drained: &AtomicUsize, all: &AtomicBool, drain: bool) {
-    let mut state = WakeState::default();
+    shut_down_with(pool, me, &mut WakeState::default(), drained, all, drain);
+}
+
+/// `shut_down` with the worker's wake state, which outlives the round.
+fn shut_down_with(
+    pool: &ModelPool,
+    me: usize,
+    state: &mut WakeState,
+    drained: &AtomicUsize,
+    all: &AtomicBool,
+    drain: bool,
+) {
+    let state = &mut *state;
     loop {
-        if let Some(job) = pool.find(me, &mut state) {
+        if let Some(job) = pool.find(me, state) {
             pool.ran(job);
             continue;
         }
@@ -242,7 +254,7 @@ fn shut_down(pool: &ModelPool, me: usize, drained: &AtomicUsize, all: &AtomicBoo
             pool.sleep.wake_all();
             return;
         }
-        pool.idle(me, &mut state, || all.load(Ordering::SeqCst));
+        pool.idle(me, state, || all.load(Ordering::SeqCst));
         if all.load(Ordering::SeqCst) {
             return;
         }
@@ -283,4 +295,61 @@ fn loom_shutdown_waits_for_a_running_job() {
 #[ignore = "fails by design: the model without the step it guards"]
 fn mutant_exit_at_first_empty_look() {
     shutdown_with_a_job_running(false);
+}
+
+/// The hand-over between the drain's two rounds: both workers drain the running pool (round
+/// 1); then worker 0's exit handler spawns `JOB` on its own deque and blocks on it outside
+/// ember, as a handler may (it cannot run `JOB` itself), and both drain again (round 2).
+/// Worker 1, done with round 1 long before, must still be there to run `JOB`: it sleeps
+/// counted in round 2 and is woken by the spawn.
+///
+/// Guards the second round: `mutant_no_second_round` lets worker 1 leave after round 1, as
+/// the pool did when exit handlers ran after round 1 alone, and deadlocks.
+fn exit_handler_waits_on_another_worker(second_round: bool) {
+    // Between the rounds a worker leaves its search before the handler runs
+    // (`WorkerThread::leave_wait`), as a worker returning to user code does.
+    fn round(
+        pool: &ModelPool,
+        me: usize,
+        state: &mut WakeState,
+        round: &(AtomicUsize, AtomicBool),
+    ) {
+        shut_down_with(pool, me, state, &round.0, &round.1, true);
+        pool.sleep.leave(state, || pool.has_work());
+    }
+    model(3, move || {
+        let pool = ModelPool::new(WakePolicy::Searching, 2);
+        let rounds: Arc<[(AtomicUsize, AtomicBool); 2]> = Arc::new([
+            (AtomicUsize::new(0), AtomicBool::new(false)),
+            (AtomicUsize::new(0), AtomicBool::new(false)),
+        ]);
+        let other = {
+            let (pool, rounds) = (pool.clone(), rounds.clone());
+            thread::spawn(move || {
+                let mut state = WakeState::default();
+                round(&pool, 1, &mut state, &rounds[0]);
+                if second_round {
+                    round(&pool, 1, &mut state, &rounds[1]);
+                }
+            })
+        };
+        let mut state = WakeState::default();
+        round(&pool, 0, &mut state, &rounds[0]);
+        // Worker 0's exit handler.
+        pool.push_local(0, JOB, true);
+        pool.block_until_run(JOB);
+        round(&pool, 0, &mut state, &rounds[1]);
+        other.join().unwrap();
+    });
+}
+
+#[test]
+fn loom_exit_handler_waits_on_another_worker() {
+    exit_handler_waits_on_another_worker(true);
+}
+
+#[test]
+#[ignore = "fails by design: the model without the step it guards"]
+fn mutant_no_second_round() {
+    exit_handler_waits_on_another_worker(false);
 }
