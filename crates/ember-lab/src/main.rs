@@ -1,5 +1,6 @@
 //! `ember-lab`: runs the experiments, checks the published claims against them, prints the
-//! claims and one compact table per experiment, and writes `report.md`, `report.json`,
+//! claims table first and then one compact table per experiment (each experiment's verdicts
+//! also go to stderr as it ends), and writes `report.md`, `report.json`,
 //! `report.html` and one SVG chart per experiment.
 //!
 //! The pieces: [`cli`] parses flags, [`experiments`] registers the experiments and builds
@@ -106,6 +107,9 @@ fn main() -> ExitCode {
     );
     let mut summaries = Vec::new();
     let mut all_runs = Vec::new();
+    // The tables wait until the claims table has been printed: the output opens with the
+    // verdicts. Meanwhile each experiment reports its own verdicts on stderr as it ends.
+    let mut tables = Vec::new();
     for (e, groups, repeat) in plan.items {
         let started = Instant::now();
         let mut runs =
@@ -119,15 +123,19 @@ fn main() -> ExitCode {
         summary.seconds = started.elapsed().as_secs_f64();
         if !cli.json {
             let claims = claims::evaluate(std::slice::from_ref(&runs), info.machine.cores);
+            let verdicts = report::summary::claim_lines(&claims, e.name());
             bar.suspend(|| {
-                println!(
-                    "## {} ({:.0} s)\n\n{}\n{}",
-                    summary.name,
-                    summary.seconds,
-                    report::summary::claim_lines(&claims, e.name()),
-                    report::summary::compact_table(&summary)
+                eprintln!(
+                    "{} done in {:.0} s\n{verdicts}",
+                    summary.name, summary.seconds
                 )
             });
+            tables.push(format!(
+                "## {} ({:.0} s)\n\n{verdicts}\n{}",
+                summary.name,
+                summary.seconds,
+                report::summary::compact_table(&summary)
+            ));
         }
         summaries.push(summary);
         all_runs.push(runs);
@@ -141,6 +149,9 @@ fn main() -> ExitCode {
                 println!("{json}");
             } else {
                 println!("{}", report::summary::claims_table(&claims));
+                for table in &tables {
+                    println!("{table}");
+                }
                 let shown = out.canonicalize().unwrap_or_else(|_| out.clone());
                 println!(
                     "Full tables: {0}/report.md, {0}/report.html (charts, timelines), {0}/report.json",
