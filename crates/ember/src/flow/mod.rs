@@ -107,7 +107,7 @@ pub use region::{Box3, Region};
 use std::collections::{HashMap, HashSet};
 use std::fmt;
 use std::panic::{self, AssertUnwindSafe};
-use std::sync::atomic::{fence, AtomicU32, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
@@ -191,14 +191,10 @@ impl Drop for Completion {
             o.pending == 0
         };
         if all_done {
-            // StoreLoad: the count before the look at the waiters (`WaitList`).
-            fence(Ordering::SeqCst);
-            if !self.shared.waiters.is_empty() {
-                let shared = &self.shared;
-                shared
-                    .waiters
-                    .notify_if(|| lock(&shared.outcomes).pending == 0);
-            }
+            let shared = &self.shared;
+            shared
+                .waiters
+                .notify_changed(|| lock(&shared.outcomes).pending == 0);
         }
     }
 }

@@ -59,7 +59,7 @@ use std::panic::{self, AssertUnwindSafe};
 use super::job::{Job, JobRef, Panic, Runner};
 use super::latch::{CountLatch, Waiter};
 use super::registry::Registry;
-use super::unwind::{drop_catching, guarded_frame, AbortOnUnwind};
+use super::unwind::{guarded_frame, AbortOnUnwind};
 use super::wait::{self, Sleeper};
 use super::worker::WorkerThread;
 use crate::sync::atomic::{AtomicBool, Ordering};
@@ -273,7 +273,7 @@ where
         drop(shared);
         // `op` is user code: its drop must not run while this panic unwinds (a second
         // panic there would abort), so it is dropped, contained, first.
-        report(registry, drop_catching(op));
+        registry.drop_reporting(op);
         panic!(
             "ember: broadcast on a pool that is shutting down (its last handle is gone and a \
              worker has left); broadcast from a job or exit handler of a pool that lives on"
@@ -287,7 +287,7 @@ where
     match outcome {
         Ok(values) => values,
         Err(payload) => {
-            report(registry, drop_catching(op));
+            registry.drop_reporting(op);
             panic::resume_unwind(payload)
         }
     }
@@ -309,22 +309,16 @@ fn collect<OP, R>(registry: &Registry, slots: Vec<Slot<'_, '_, OP, R>>) -> Resul
             (Err(payload), None) => {
                 first_panic = Some(payload);
                 for value in values.drain(..) {
-                    report(registry, drop_catching(value));
+                    registry.drop_reporting(value);
                 }
             }
-            (Ok(value), Some(_)) => report(registry, drop_catching(value)),
-            (Err(payload), Some(_)) => report(registry, Some(payload)),
+            (Ok(value), Some(_)) => registry.drop_reporting(value),
+            (Err(payload), Some(_)) => registry.report_panic(payload),
         }
     }
     match first_panic {
         None => Ok(values),
         Some(payload) => Err(payload),
-    }
-}
-
-fn report(registry: &Registry, panic: Option<Panic>) {
-    if let Some(payload) = panic {
-        registry.report_panic(payload);
     }
 }
 

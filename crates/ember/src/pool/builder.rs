@@ -9,7 +9,7 @@ use crossbeam_deque::Worker;
 use super::handlers::{ContainedHandlers, Handlers, PanicHandler, ThreadHandler};
 use super::job::Panic;
 use super::registry::Registry;
-use super::unwind::{drop_catching, drop_payload};
+use super::unwind::drop_silently;
 use super::worker::WorkerThread;
 use super::{Pool, PoolInner};
 use crate::error::BuildError;
@@ -507,9 +507,7 @@ fn thread_names(
         .into_inner()
         .unwrap_or_else(|poisoned| poisoned.into_inner());
     let names = panic::catch_unwind(AssertUnwindSafe(|| (0..threads).map(&mut namer).collect()));
-    if let Some(payload) = drop_catching(namer) {
-        drop_payload(payload);
-    }
+    drop_silently(namer);
     names
 }
 

@@ -40,10 +40,8 @@
 //! cancelled anywhere (an event dropped inside a job: user code goes on afterwards), look at
 //! once.
 
-use std::sync::atomic::{fence, Ordering};
+use std::sync::atomic::{fence, AtomicU64, Ordering};
 use std::time::Instant;
-
-use std::sync::atomic::AtomicU64;
 
 use super::registry::{bump, Registry, WorkerCounters};
 use super::worker::WorkerThread;
@@ -64,7 +62,7 @@ impl Registry {
             worker.map(|worker| self.count_completion(worker.index))
         });
         if on_worker.is_none() {
-            self.count_cancellation_here();
+            self.count_external_completion();
         }
     }
 
@@ -75,9 +73,16 @@ impl Registry {
         let on_worker = WorkerThread::with_current(self.id, |worker| {
             worker.map(|worker| bump(&self.counters[worker.index].completed))
         });
-        if on_worker.is_none() {
-            self.external_completions.fetch_add(1, Ordering::Release);
+        match on_worker {
+            Some(()) => self.notify_if_idle(),
+            None => self.count_external_completion(),
         }
+    }
+
+    /// Counts the end of a task on a thread that is no worker of this pool, and looks at once
+    /// (such a thread has no check points).
+    fn count_external_completion(&self) {
+        self.external_completions.fetch_add(1, Ordering::Release);
         self.notify_if_idle();
     }
 
@@ -115,15 +120,12 @@ impl Registry {
         }
     }
 
-    /// Wakes `wait_idle` callers if the pool is idle.
+    /// Wakes `wait_idle` callers if the pool is idle. The fence of `notify_changed` makes
+    /// the counts made before visible before the waiter list is read (module doc, "Why no
+    /// waiter sleeps through the end").
     #[cold]
     fn notify_if_idle(&self) {
-        // StoreLoad: the counts made before are visible before the waiter list is read
-        // (module doc, "Why no waiter sleeps through the end").
-        fence(Ordering::SeqCst);
-        if !self.idle_waiters.is_empty() && self.is_idle() {
-            self.idle_waiters.notify_if(|| self.is_idle());
-        }
+        self.idle_waiters.notify_changed(|| self.is_idle());
     }
 
     /// Whether every counted task has ended, from a snapshot of the counters.

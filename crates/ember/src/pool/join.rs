@@ -18,7 +18,7 @@ use std::sync::Arc;
 use super::job::{Panic, StackJob};
 use super::latch::{Latch, Waiter};
 use super::registry::Registry;
-use super::unwind::{drop_catching, guarded_frame, AbortOnUnwind, DropContainedOnUnwind};
+use super::unwind::{guarded_frame, AbortOnUnwind, DropContainedOnUnwind};
 use super::worker::{in_worker, WorkerThread};
 
 /// After `a`: pops `b` back from the deque and runs it here, or, if a thief took it, runs
@@ -219,11 +219,8 @@ fn reraise<RA, RB>(
 /// Drops the result of a `join` half nobody will see: a value (whose drop may panic) or a
 /// second panic, reported either way.
 fn discard<R>(registry: &Registry, result: std::thread::Result<R>) {
-    let payload = match result {
-        Ok(value) => drop_catching(value),
-        Err(payload) => Some(payload),
-    };
-    if let Some(payload) = payload {
-        registry.report_panic(payload);
+    match result {
+        Ok(value) => registry.drop_reporting(value),
+        Err(payload) => registry.report_panic(payload),
     }
 }

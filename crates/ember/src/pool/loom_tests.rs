@@ -112,29 +112,39 @@ fn mutant_cross_pool_wait_parks() {
     cross_pool_callback(false);
 }
 
+/// A pool's task counts in miniature: one task spawned, none completed; `idle` compares
+/// them as `Registry::is_idle` does.
+fn task_counts() -> (
+    Arc<AtomicU64>,
+    Arc<AtomicU64>,
+    impl Fn() -> bool + Clone + Send + 'static,
+) {
+    let (spawned, completed) = (Arc::new(AtomicU64::new(1)), Arc::new(AtomicU64::new(0)));
+    let idle = {
+        let (spawned, completed) = (spawned.clone(), completed.clone());
+        move || completed.load(Ordering::Acquire) == spawned.load(Ordering::Acquire)
+    };
+    (spawned, completed, idle)
+}
+
 /// A `wait_idle` caller racing the end of the last task. The waiter is the real `WaitList`;
-/// the task's end mirrors `Registry::count_completion` and the check point's
-/// `notify_if_idle`: count out, fence, look at the waiter list, and notify if idle.
+/// the task's end counts out, then calls the real `WaitList::notify_changed`, as
+/// `Registry::notify_if_idle` does.
 ///
-/// Guards the fence of `notify_if_idle`: without it the count can still be in the
+/// Guards the fence of `notify_changed`: without it the count can still be in the
 /// completer's store buffer when the waiter looks while the completer reads an empty list
 /// (`mutant_idle_check_unfenced`, a deadlock).
 fn last_task_races_waiter(fenced: bool) {
     model(3, move || {
         let list = Arc::new(WaitList::new());
-        let (spawned, completed) = (Arc::new(AtomicU64::new(1)), Arc::new(AtomicU64::new(0)));
-        let idle = {
-            let (spawned, completed) = (spawned.clone(), completed.clone());
-            move || completed.load(Ordering::Acquire) == spawned.load(Ordering::Acquire)
-        };
+        let (_, completed, idle) = task_counts();
         let completer = {
             let (list, completed, idle) = (list.clone(), completed.clone(), idle.clone());
             thread::spawn(move || {
                 completed.store(1, Ordering::Release);
                 if fenced {
-                    fence(Ordering::SeqCst);
-                }
-                if !list.is_empty() && idle() {
+                    list.notify_changed(idle);
+                } else if !list.is_empty() && idle() {
                     list.notify_if(idle);
                 }
             })
@@ -159,27 +169,23 @@ fn mutant_idle_check_unfenced() {
 /// while the completer of the first task is still on its way to notify: that late
 /// notification must not end the second wait, whose task is outstanding.
 ///
-/// Guards the second look at the condition under the list's lock (`WaitList::notify_if`):
-/// `mutant_stale_idle_notification` wakes whoever is registered once it saw the pool idle,
-/// and the second wait returns early (found by the lab: `wait_idle` returned with 47 of
-/// 10,000 tasks run).
+/// Guards the second look at the condition under the list's lock (`WaitList::notify_if`,
+/// called by `notify_changed`): `mutant_stale_idle_notification` wakes whoever is registered
+/// once it saw the pool idle, and the second wait returns early (found by the lab:
+/// `wait_idle` returned with 47 of 10,000 tasks run).
 fn stale_notification(recheck: bool) {
     model(3, move || {
         let list = Arc::new(WaitList::new());
-        let (spawned, completed) = (Arc::new(AtomicU64::new(1)), Arc::new(AtomicU64::new(0)));
-        let idle = {
-            let (spawned, completed) = (spawned.clone(), completed.clone());
-            move || completed.load(Ordering::Acquire) == spawned.load(Ordering::Acquire)
-        };
+        let (spawned, completed, idle) = task_counts();
         let end_task = {
             let (list, completed, idle) = (list.clone(), completed.clone(), idle.clone());
             move |count: u64| {
                 completed.store(count, Ordering::Release);
-                fence(Ordering::SeqCst);
-                if !list.is_empty() && idle() {
-                    if recheck {
-                        list.notify_if(&idle);
-                    } else {
+                if recheck {
+                    list.notify_changed(&idle);
+                } else {
+                    fence(Ordering::SeqCst);
+                    if !list.is_empty() && idle() {
                         list.notify_if(|| true);
                     }
                 }

@@ -58,7 +58,6 @@ pub use scope::{Scope, ScopeFifo};
 pub(crate) use handlers::Handlers;
 pub(crate) use job::Runner;
 pub(crate) use registry::Registry;
-pub(crate) use unwind::drop_catching;
 pub(crate) use wait::{block_until, blocked_pools_contain, Sleeper, WaitList};
 pub(crate) use worker::WorkerThread;
 
@@ -411,9 +410,7 @@ impl Pool {
         if let Err(payload) = outcome {
             // `f` is user code: it is dropped, its panic contained, before a chunk's panic is
             // re-raised (a panic in a drop during that unwind would abort).
-            if let Some(own) = unwind::drop_catching(f) {
-                self.inner.registry.report_panic(own);
-            }
+            self.inner.registry.drop_reporting(f);
             panic::resume_unwind(payload);
         }
     }

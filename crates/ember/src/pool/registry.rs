@@ -5,7 +5,7 @@
 //! its own non-empty deque touches no shared cache line. Counters that several threads write
 //! (spawns from outside the pool, wake-ups aimed at a worker) use `fetch_add`.
 
-use std::sync::atomic::{fence, AtomicBool, AtomicU64, AtomicU8, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, AtomicUsize, Ordering};
 
 use crossbeam_deque::{Injector, Stealer};
 use crossbeam_utils::CachePadded;
@@ -14,7 +14,7 @@ use super::broadcast::BroadcastQueue;
 use super::fifo::Fifo;
 use super::handlers::{ContainedHandlers, Handlers};
 use super::job::{JobRef, Panic};
-use super::unwind::drop_payload;
+use super::unwind::{drop_catching, drop_payload};
 use super::wait::WaitList;
 use crate::stats::{PoolStats, WorkerStats};
 use crate::trace::Tracer;
@@ -73,8 +73,13 @@ impl WorkerCounters {
 
 /// Adds one to a counter only its owner writes.
 pub(crate) fn bump(counter: &AtomicU64) {
+    bump_by(counter, 1);
+}
+
+/// [`bump`] by `n`.
+pub(crate) fn bump_by(counter: &AtomicU64, n: u64) {
     // Release pairs with the Acquire loads of `Registry::is_idle`.
-    counter.store(counter.load(Ordering::Relaxed) + 1, Ordering::Release);
+    counter.store(counter.load(Ordering::Relaxed) + n, Ordering::Release);
 }
 
 /// Subtracts one from a counter only its owner writes.
@@ -211,10 +216,7 @@ impl Registry {
             return;
         }
         WorkerThread::with_current(self.id, |worker| match worker {
-            Some(worker) => {
-                let panics = &self.counters[worker.index].panics;
-                panics.store(panics.load(Ordering::Relaxed) + n, Ordering::Release);
-            }
+            Some(worker) => bump_by(&self.counters[worker.index].panics, n),
             None => {
                 self.external_panics.fetch_add(n, Ordering::Relaxed);
             }
@@ -235,6 +237,13 @@ impl Registry {
             None => drop_payload(payload),
         };
         self.count_panics_here(dropped_panics);
+    }
+
+    /// Drops `value`, a user value nobody will see; a panic of its `Drop` is reported.
+    pub(crate) fn drop_reporting<T>(&self, value: T) {
+        if let Some(payload) = drop_catching(value) {
+            self.report_panic(payload);
+        }
     }
 
     pub(crate) fn terminating(&self) -> bool {
@@ -284,12 +293,8 @@ impl Registry {
     pub(crate) fn worker_exited(&self, index: usize) {
         self.counters[index].set_state(WorkerState::Exited);
         if self.live_workers.fetch_sub(1, Ordering::SeqCst) == 1 {
-            // StoreLoad: the count before the look at the waiter list (`WaitList`).
-            fence(Ordering::SeqCst);
-            if !self.exit_waiters.is_empty() {
-                self.exit_waiters
-                    .notify_if(|| self.live_workers.load(Ordering::SeqCst) == 0);
-            }
+            self.exit_waiters
+                .notify_changed(|| self.live_workers.load(Ordering::SeqCst) == 0);
         }
     }
 

@@ -28,7 +28,7 @@ use super::fifo::Fifo;
 use super::job::{HeapJob, JobRef, Runner};
 use super::latch::{CountLatch, Waiter};
 use super::registry::Registry;
-use super::unwind::{drop_catching, FirstPanic};
+use super::unwind::FirstPanic;
 use super::wait::{self, Sleeper};
 use super::worker::{in_worker, WorkerThread};
 
@@ -278,9 +278,7 @@ where
             panic::resume_unwind(payload)
         }
         (Ok(value), Some(payload)) => {
-            if let Some(own) = drop_catching(value) {
-                base.registry.report_panic(own);
-            }
+            base.registry.drop_reporting(value);
             panic::resume_unwind(payload)
         }
     }

@@ -117,6 +117,14 @@ pub(crate) fn drop_catching<T>(value: T) -> Option<Panic> {
     panic::catch_unwind(AssertUnwindSafe(move || drop(value))).err()
 }
 
+/// Drops `value` where no pool can take a report (no registry yet, or a handler's own
+/// captures): a panic of its `Drop` is caught and dropped.
+pub(crate) fn drop_silently<T>(value: T) {
+    if let Some(payload) = drop_catching(value) {
+        drop_payload(payload);
+    }
+}
+
 /// A user value held by one of ember's frames while more user code runs: if that code
 /// panics, the value is dropped on the way out with a panic of its `Drop` contained and
 /// reported, not left to abort the process (a panic while unwinding); otherwise
@@ -148,9 +156,7 @@ impl<T> Drop for DropContainedOnUnwind<'_, T> {
     fn drop(&mut self) {
         // SAFETY: `drop` runs once and nothing touches `value` afterwards.
         let value = unsafe { ManuallyDrop::take(&mut self.value) };
-        if let Some(payload) = drop_catching(value) {
-            self.registry.report_panic(payload);
-        }
+        self.registry.drop_reporting(value);
     }
 }
 
@@ -203,10 +209,7 @@ impl<T> std::ops::Deref for Contained<T> {
 impl<T> Drop for Contained<T> {
     fn drop(&mut self) {
         // SAFETY: `self.0` is taken exactly once, here, and never touched again.
-        let value = unsafe { ManuallyDrop::take(&mut self.0) };
-        if let Some(payload) = drop_catching(value) {
-            drop_payload(payload);
-        }
+        drop_silently(unsafe { ManuallyDrop::take(&mut self.0) });
     }
 }
 

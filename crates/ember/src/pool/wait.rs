@@ -157,7 +157,7 @@ impl WaitList {
     }
 
     /// Whether anybody waits: a hint for notifiers, which call it after a `SeqCst` fence.
-    pub(crate) fn is_empty(&self) -> bool {
+    pub(super) fn is_empty(&self) -> bool {
         self.len.load(Ordering::SeqCst) == 0
     }
 
@@ -197,10 +197,21 @@ impl WaitList {
         self.len.store(waiters.len(), Ordering::SeqCst);
     }
 
+    /// The notifier's side, called after a change that may have made `condition` true: a
+    /// `SeqCst` fence (the change before the look at the list, pairing with the one in
+    /// [`wait`](Self::wait)); then, if anybody waits and the condition holds, the wake-up of
+    /// [`notify_if`](Self::notify_if). Costs a fence and a load when nobody waits.
+    pub(crate) fn notify_changed(&self, condition: impl Fn() -> bool) {
+        fence(Ordering::SeqCst);
+        if !self.is_empty() && condition() {
+            self.notify_if(condition);
+        }
+    }
+
     /// Wakes every registered waiter if `condition()` holds, checked under the list's lock,
     /// so that it holds after every registration it wakes (type doc). The caller made the
     /// change, then a `SeqCst` fence, and [`is_empty`](Self::is_empty) said somebody waits.
-    pub(crate) fn notify_if(&self, condition: impl FnOnce() -> bool) {
+    pub(super) fn notify_if(&self, condition: impl FnOnce() -> bool) {
         let woken = {
             let mut waiters = lock(&self.waiters);
             if waiters.is_empty() || !condition() {

@@ -211,7 +211,6 @@ impl WorkerThread {
     /// (nothing: its last look for work took the held successors first).
     fn exit(&self) {
         self.leave_wait();
-        self.count_wanting(false);
         debug_assert!(self.held.is_empty(), "a worker exits holding successors");
     }
 
@@ -329,31 +328,18 @@ impl WorkerThread {
         false
     }
 
-    /// Offers the oldest private half to thieves.
+    /// Offers the oldest private half to thieves; returns whether there was one.
     #[cold]
-    fn offer_oldest_private(&self) {
+    fn offer_oldest_private(&self) -> bool {
         let oldest = self.private.borrow_mut().pop_front();
-        if let Some(job) = oldest {
-            self.push(job);
-        }
+        oldest.map(|job| self.push(job)).is_some()
     }
 
     /// Offers every private half, oldest first, before this worker waits (and may sleep).
     #[inline]
     fn offer_all_private(&self) {
         if self.lazy_joins && !self.private.borrow().is_empty() {
-            self.offer_all_private_slow();
-        }
-    }
-
-    #[cold]
-    fn offer_all_private_slow(&self) {
-        loop {
-            let oldest = self.private.borrow_mut().pop_front();
-            match oldest {
-                Some(job) => self.push(job),
-                None => return,
-            }
+            while self.offer_oldest_private() {}
         }
     }
 

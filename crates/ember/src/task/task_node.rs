@@ -6,7 +6,7 @@ use std::time::{Duration, Instant};
 
 use super::node::{end, register, Ending, Header, Node};
 use super::{Dependency, TaskError};
-use crate::pool::{block_until, drop_catching, Pool, Registry, Sleeper};
+use crate::pool::{block_until, Pool, Registry, Sleeper};
 use crate::sync::{lock, Mutex};
 use crate::trace::Label;
 
@@ -36,24 +36,15 @@ pub(crate) struct TaskNode<T> {
     registry: Arc<Registry>,
 }
 
-impl<T> TaskNode<T> {
-    /// Drops a user value the task owned, reporting a panic of its `Drop`.
-    fn drop_reporting<V>(&self, value: V) {
-        if let Some(payload) = drop_catching(value) {
-            self.registry.report_panic(payload);
-        }
-    }
-}
-
 impl<T> Drop for TaskNode<T> {
     /// The last reference may go on a worker (the job that ran the task) or wherever the
     /// last dependent or handle is dropped: what the task still owns — a closure that never
     /// ran, a result or panic nobody joined — is user code whose drop may panic.
     fn drop(&mut self) {
         let func = lock(&self.func).take();
-        self.drop_reporting(func);
+        self.registry.drop_reporting(func);
         let result = lock(&self.result).take();
-        self.drop_reporting(result);
+        self.registry.drop_reporting(result);
     }
 }
 
@@ -71,7 +62,7 @@ impl<T: Send + 'static> Node for TaskNode<T> {
     fn record_cancelled(&self) {
         // Dropped on whatever thread ends the task (a worker, or one dropping an event).
         let func = lock(&self.func).take();
-        self.drop_reporting(func);
+        self.registry.drop_reporting(func);
         *lock(&self.result) = Some(Err(TaskError::Cancelled));
     }
 }
@@ -244,7 +235,7 @@ where
         });
         if self.foreign {
             let func = lock(&node.func).take();
-            node.drop_reporting(func);
+            node.registry.drop_reporting(func);
             *lock(&node.result) = Some(Err(TaskError::ForeignPool));
             end(registry, &*node, Ending::Failed, false);
             return Task { node };
