@@ -17,8 +17,8 @@ trait Wrap<T>: Sized + Send {
     type IntoIter<I: Iterator<Item = T>>: Iterator<Item = Self::Item>;
     /// The states of the positions `..index` and `index..`.
     fn split(self, index: usize) -> (Self, Self);
-    /// Wraps the iterator over a leaf of `len` positions.
-    fn wrap<I: Iterator<Item = T>>(self, items: I, len: usize) -> Self::IntoIter<I>;
+    /// Wraps the iterator over a leaf.
+    fn wrap<I: Iterator<Item = T>>(self, items: I) -> Self::IntoIter<I>;
     /// The fewest positions of a leaf, given the base's.
     fn min_len(&self, base: usize) -> usize {
         base
@@ -52,8 +52,7 @@ impl<P: Producer, X: Wrap<P::Item>> Producer for Wrapped<P, X> {
         )
     }
     fn into_iter(self) -> Self::IntoIter {
-        let len = self.base.len();
-        self.extra.wrap(self.base.into_iter(), len)
+        self.extra.wrap(self.base.into_iter())
     }
     fn min_len(&self) -> usize {
         self.extra.min_len(self.base.min_len())
@@ -89,7 +88,7 @@ impl<'f, T, R, F: Fn(T) -> R + Sync> Wrap<T> for MapFn<'f, F> {
     fn split(self, _index: usize) -> (Self, Self) {
         (MapFn(self.0), MapFn(self.0))
     }
-    fn wrap<I: Iterator<Item = T>>(self, items: I, _len: usize) -> Self::IntoIter<I> {
+    fn wrap<I: Iterator<Item = T>>(self, items: I) -> Self::IntoIter<I> {
         items.map(self.0)
     }
 }
@@ -103,22 +102,23 @@ impl<'f, T, F: Fn(&T) -> bool + Sync> Wrap<T> for FilterFn<'f, F> {
     fn split(self, _index: usize) -> (Self, Self) {
         (FilterFn(self.0), FilterFn(self.0))
     }
-    fn wrap<I: Iterator<Item = T>>(self, items: I, _len: usize) -> Self::IntoIter<I> {
+    fn wrap<I: Iterator<Item = T>>(self, items: I) -> Self::IntoIter<I> {
         items.filter(self.0)
     }
 }
 
-/// `enumerate`'s state: the index of the piece's first position.
-struct Offset(usize);
+/// `enumerate`'s state: the indices of the piece's positions.
+struct Indices(Range<usize>);
 
-impl<T> Wrap<T> for Offset {
+impl<T> Wrap<T> for Indices {
     type Item = (usize, T);
     type IntoIter<I: Iterator<Item = T>> = std::iter::Zip<Range<usize>, I>;
     fn split(self, index: usize) -> (Self, Self) {
-        (Offset(self.0), Offset(self.0 + index))
+        let mid = self.0.start + index;
+        (Indices(self.0.start..mid), Indices(mid..self.0.end))
     }
-    fn wrap<I: Iterator<Item = T>>(self, items: I, len: usize) -> Self::IntoIter<I> {
-        (self.0..self.0 + len).zip(items)
+    fn wrap<I: Iterator<Item = T>>(self, items: I) -> Self::IntoIter<I> {
+        self.0.zip(items)
     }
 }
 
@@ -132,7 +132,7 @@ impl<T, B: Producer> Wrap<T> for ZipWith<B> {
         let (left, right) = self.0.split_at(index);
         (ZipWith(left), ZipWith(right))
     }
-    fn wrap<I: Iterator<Item = T>>(self, items: I, _len: usize) -> Self::IntoIter<I> {
+    fn wrap<I: Iterator<Item = T>>(self, items: I) -> Self::IntoIter<I> {
         items.zip(self.0.into_iter())
     }
     fn min_len(&self, base: usize) -> usize {
@@ -149,7 +149,7 @@ impl<T> Wrap<T> for AtLeast {
     fn split(self, _index: usize) -> (Self, Self) {
         (AtLeast(self.0), AtLeast(self.0))
     }
-    fn wrap<I: Iterator<Item = T>>(self, items: I, _len: usize) -> I {
+    fn wrap<I: Iterator<Item = T>>(self, items: I) -> I {
         items
     }
     fn min_len(&self, base: usize) -> usize {
@@ -267,9 +267,10 @@ impl<I: IndexedParallelIterator> ParallelIterator for Enumerate<I> {
     type Item = (usize, I::Item);
 
     fn with_producer<CB: ProducerCallback<Self::Item>>(self, callback: CB) -> CB::Output {
+        let len = self.base.len();
         self.base.with_producer(WrapCallback {
             callback,
-            extra: Offset(0),
+            extra: Indices(0..len),
         })
     }
 

@@ -10,7 +10,6 @@
 //! - **Filtered pipelines** collect each leaf into a `Vec` of its own and concatenate the
 //!   leaves' vectors in order at the end (safe code; one extra copy of the items).
 
-use std::marker::PhantomData;
 use std::mem;
 use std::ptr;
 
@@ -37,7 +36,6 @@ fn collect_indexed<I: ParallelIterator>(iter: I, len: usize) -> Vec<I::Item> {
     let slots = Slots {
         start: vec.as_mut_ptr(),
         len,
-        _vec: PhantomData,
     };
     let written = drive(iter, slots);
     assert!(
@@ -55,31 +53,27 @@ fn collect_indexed<I: ParallelIterator>(iter: I, len: usize) -> Vec<I::Item> {
 
 /// A raw pointer that crosses threads with the slots it points to (each piece of the
 /// pipeline writes disjoint slots).
-struct Slots<'v, T> {
+struct Slots<T> {
     start: *mut T,
     len: usize,
-    _vec: PhantomData<&'v mut [T]>,
 }
 
 // SAFETY: a `Slots` is the exclusive right to write `len` slots from `start`; sending it
 // sends that right, and the items it writes, hence `T: Send`.
-unsafe impl<T: Send> Send for Slots<'_, T> {}
+unsafe impl<T: Send> Send for Slots<T> {}
 
 /// The first `len` slots from `start`, written, owned by this guard until it is merged into
 /// its left neighbour or forgotten by `collect_indexed`: dropping it drops those items.
-struct Written<'v, T> {
+struct Written<T> {
     start: *mut T,
-    /// Slots the piece owns (written or not).
-    owned: usize,
     /// Slots written, from `start`.
     len: usize,
-    _vec: PhantomData<&'v mut [T]>,
 }
 
 // SAFETY: as for `Slots`: a `Written` owns its items, which are `Send`.
-unsafe impl<T: Send> Send for Written<'_, T> {}
+unsafe impl<T: Send> Send for Written<T> {}
 
-impl<T> Drop for Written<'_, T> {
+impl<T> Drop for Written<T> {
     fn drop(&mut self) {
         // SAFETY: the first `len` slots from `start` hold initialised items that only this
         // guard owns (it was not merged or forgotten).
@@ -87,8 +81,8 @@ impl<T> Drop for Written<'_, T> {
     }
 }
 
-impl<'v, T: Send> Consumer<T> for Slots<'v, T> {
-    type Result = Written<'v, T>;
+impl<T: Send> Consumer<T> for Slots<T> {
+    type Result = Written<T>;
     type Reducer = Merge;
 
     fn split_at(self, index: usize) -> (Self, Self, Merge) {
@@ -100,25 +94,22 @@ impl<'v, T: Send> Consumer<T> for Slots<'v, T> {
         let right = Slots {
             start: self.start.wrapping_add(index),
             len: self.len - index,
-            _vec: PhantomData,
         };
         let left = Slots { len: index, ..self };
         (left, right, Merge)
     }
 
-    fn fold<It: Iterator<Item = T>>(self, items: It) -> Written<'v, T> {
+    fn fold<It: Iterator<Item = T>>(self, items: It) -> Written<T> {
         let mut written = Written {
             start: self.start,
-            owned: self.len,
             len: 0,
-            _vec: PhantomData,
         };
         for item in items {
             assert!(
-                written.len < written.owned,
+                written.len < self.len,
                 "ember: a parallel iterator yielded more items than it announced"
             );
-            // SAFETY: slot `len` is inside this piece's `owned` slots, which no other piece
+            // SAFETY: slot `len` is inside this piece's `self.len` slots, which no other piece
             // writes, and not yet written (slots are written in order, `len` counts them).
             unsafe { written.start.add(written.len).write(item) };
             written.len += 1;
@@ -130,12 +121,11 @@ impl<'v, T: Send> Consumer<T> for Slots<'v, T> {
 /// Merges the guards of two adjacent pieces.
 struct Merge;
 
-impl<'v, T> Reducer<Written<'v, T>> for Merge {
-    fn reduce(self, mut left: Written<'v, T>, right: Written<'v, T>) -> Written<'v, T> {
-        if left.len == left.owned && left.start.wrapping_add(left.owned) == right.start {
-            // The left piece is full and the right one starts where it ends: one guard now
-            // owns both pieces' slots and items.
-            left.owned += right.owned;
+impl<T> Reducer<Written<T>> for Merge {
+    fn reduce(self, mut left: Written<T>, right: Written<T>) -> Written<T> {
+        if left.start.wrapping_add(left.len) == right.start {
+            // The right piece starts where the left one's written slots end (the left one is
+            // full): one guard now owns both pieces' items.
             left.len += right.len;
             mem::forget(right);
         }

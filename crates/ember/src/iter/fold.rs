@@ -105,61 +105,31 @@ impl<T> Fold<T> for Count {
     }
 }
 
-/// `min` and `max`: the first smallest, the last largest, as `Iterator` does.
-pub(super) enum Extreme {
-    Min,
-    Max,
+/// `min`, `max` (and `min_by_key`, `max_by_key` over `(key, item)` pairs): by `cmp`, the
+/// first least or the last greatest item, as `Iterator` does.
+pub(super) struct Best<C> {
+    pub(super) cmp: C,
+    pub(super) max: bool,
 }
 
-impl<T: Ord + Send> Fold<T> for Extreme {
+impl<T: Send, C: Fn(&T, &T) -> CmpOrdering + Sync> Fold<T> for Best<C> {
     type Acc = Option<T>;
     fn leaf<I: Iterator<Item = T>>(&self, items: I) -> Option<T> {
-        match self {
-            Extreme::Min => items.min(),
-            Extreme::Max => items.max(),
+        if self.max {
+            items.max_by(&self.cmp)
+        } else {
+            items.min_by(&self.cmp)
         }
     }
     fn combine(&self, left: Option<T>, right: Option<T>) -> Option<T> {
         match (left, right) {
-            // `cmp::min` keeps its first argument on ties, `cmp::max` its second.
-            (Some(l), Some(r)) => Some(match self {
-                Extreme::Min => std::cmp::min(l, r),
-                Extreme::Max => std::cmp::max(l, r),
-            }),
-            (l, r) => l.or(r),
-        }
-    }
-}
-
-/// `min_by_key` and `max_by_key`: the key is computed once per item and carried along.
-pub(super) struct ByKey<F> {
-    pub(super) key: F,
-    pub(super) max: bool,
-}
-
-impl<T, K, F> Fold<T> for ByKey<F>
-where
-    T: Send,
-    K: Ord + Send,
-    F: Fn(&T) -> K + Sync,
-{
-    type Acc = Option<(K, T)>;
-    fn leaf<I: Iterator<Item = T>>(&self, items: I) -> Self::Acc {
-        let keyed = items.map(|item| ((self.key)(&item), item));
-        let by_key = |a: &(K, T), b: &(K, T)| a.0.cmp(&b.0);
-        if self.max {
-            keyed.max_by(by_key)
-        } else {
-            keyed.min_by(by_key)
-        }
-    }
-    fn combine(&self, left: Self::Acc, right: Self::Acc) -> Self::Acc {
-        match (left, right) {
             (Some(l), Some(r)) => {
-                let right_wins = match r.0.cmp(&l.0) {
-                    CmpOrdering::Less => !self.max,
-                    CmpOrdering::Equal => self.max,
-                    CmpOrdering::Greater => self.max,
+                // Ties: the minimum keeps the left item, the maximum the right one.
+                let order = (self.cmp)(&r, &l);
+                let right_wins = if self.max {
+                    order.is_ge()
+                } else {
+                    order.is_lt()
                 };
                 Some(if right_wins { r } else { l })
             }

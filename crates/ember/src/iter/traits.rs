@@ -130,7 +130,13 @@ pub trait ParallelIterator: Sized + Send {
     where
         Self::Item: Ord,
     {
-        fold::run(self, &fold::Extreme::Min)
+        fold::run(
+            self,
+            &fold::Best {
+                cmp: Ord::cmp,
+                max: false,
+            },
+        )
     }
 
     /// The largest item, the last of equals as [`Iterator::max`]; `None` if there is none.
@@ -143,7 +149,13 @@ pub trait ParallelIterator: Sized + Send {
     where
         Self::Item: Ord,
     {
-        fold::run(self, &fold::Extreme::Max)
+        fold::run(
+            self,
+            &fold::Best {
+                cmp: Ord::cmp,
+                max: true,
+            },
+        )
     }
 
     /// The item whose key is smallest, the first of equals as [`Iterator::min_by_key`].
@@ -158,7 +170,16 @@ pub trait ParallelIterator: Sized + Send {
         K: Ord + Send,
         F: Fn(&Self::Item) -> K + Sync + Send,
     {
-        fold::run(self, &fold::ByKey { key: f, max: false }).map(|(_, item)| item)
+        let keyed = self.map(move |item| (f(&item), item));
+        let by_key = |a: &(K, Self::Item), b: &(K, Self::Item)| a.0.cmp(&b.0);
+        fold::run(
+            keyed,
+            &fold::Best {
+                cmp: by_key,
+                max: false,
+            },
+        )
+        .map(|(_, item)| item)
     }
 
     /// The item whose key is largest, the last of equals as [`Iterator::max_by_key`].
@@ -173,7 +194,16 @@ pub trait ParallelIterator: Sized + Send {
         K: Ord + Send,
         F: Fn(&Self::Item) -> K + Sync + Send,
     {
-        fold::run(self, &fold::ByKey { key: f, max: true }).map(|(_, item)| item)
+        let keyed = self.map(move |item| (f(&item), item));
+        let by_key = |a: &(K, Self::Item), b: &(K, Self::Item)| a.0.cmp(&b.0);
+        fold::run(
+            keyed,
+            &fold::Best {
+                cmp: by_key,
+                max: true,
+            },
+        )
+        .map(|(_, item)| item)
     }
 
     /// Combines the items with `op`, starting every piece from `identity()`, which must be a
