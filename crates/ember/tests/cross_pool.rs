@@ -4,7 +4,8 @@
 //! Each test runs under a deadlock watchdog (`common::no_deadlock`). On the pool before
 //! cross-pool waits existed, every test here marked "hung before" deadlocked: the waiting
 //! worker of pool A was parked like an outside thread, and the work of B that called back into
-//! A found no worker of A to run it.
+//! A found no worker of A to run it. (A job of A is reached with `a.join(job, || ())`, not
+//! `a.install(job)`, which that pool did not have, so that these tests run on it unchanged.)
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Barrier};

@@ -24,27 +24,17 @@ const CALLBACK: usize = 2;
 /// meanwhile and sleeping on `pool`'s own parker when there are none
 /// (`WorkerThread::wait_for`). With `help` false it only sleeps: the wait of a worker parked
 /// like a thread outside every pool.
-fn wait_on_worker(
-    pool: &ModelPool,
-    latch: &AtomicBool,
-    help: bool,
-    run: impl Fn(usize),
-) -> WakeState {
+fn wait_on_worker(pool: &ModelPool, latch: &AtomicBool, help: bool, run: impl Fn(usize)) {
     let set = || latch.load(Ordering::Acquire);
+    if help {
+        pool.work_with(0, set, run);
+        return;
+    }
+    // Parked like a thread outside every pool: its pool's work does not wake it.
     let mut me = WakeState::default();
     while !set() {
-        if !help {
-            // Parked like a thread outside every pool: its pool's work does not wake it.
-            pool.sleep.sleep(0, &mut me, || false, set, None);
-            continue;
-        }
-        match pool.find(0, &mut me) {
-            Some(job) => run(job),
-            None if set() => {}
-            None => pool.idle(0, &mut me, set),
-        }
+        pool.sleep.sleep(0, &mut me, || false, set, None);
     }
-    me
 }
 
 /// Sets a latch the way `Latch::set` does for a worker of any pool: the store, then a
@@ -73,21 +63,20 @@ fn cross_pool_callback(help: bool) {
             let (a, b) = (a.clone(), b.clone());
             let (call_done, callback_done) = (call_done.clone(), callback_done.clone());
             thread::spawn(move || {
-                let stop = || call_done.load(Ordering::Acquire);
-                let mut me = WakeState::default();
-                while !stop() {
-                    match b.find(0, &mut me) {
-                        Some(CALL) => {
+                b.work_with(
+                    0,
+                    || call_done.load(Ordering::Acquire),
+                    |job| {
+                        if job == CALL {
                             a.inject(CALLBACK);
                             wait_on_worker(&b, &callback_done, true, |job| b.ran(job));
-                            b.ran(CALL);
+                        }
+                        b.ran(job);
+                        if job == CALL {
                             set_latch(&call_done, &a);
                         }
-                        Some(job) => b.ran(job),
-                        None if stop() => {}
-                        None => b.idle(0, &mut me, stop),
-                    }
-                }
+                    },
+                );
             })
         };
         b.inject(CALL);

@@ -44,15 +44,7 @@ fn latch_races_policy_wake(policy: WakePolicy, leave: bool) {
         let waiter = {
             let (pool, latch) = (pool.clone(), latch.clone());
             thread::spawn(move || {
-                let set = || latch.load(Ordering::Acquire);
-                let mut me = WakeState::default();
-                while !set() {
-                    match pool.find(0, &mut me) {
-                        Some(job) => pool.ran(job),
-                        None if set() => {}
-                        None => pool.idle(0, &mut me, set),
-                    }
-                }
+                let mut me = pool.work(0, || latch.load(Ordering::Acquire));
                 if leave {
                     pool.sleep.leave(&mut me, || pool.has_work());
                 }

@@ -155,18 +155,12 @@ fn injected_siblings(policy: WakePolicy, announce: bool) {
                 let pool = pool.clone();
                 thread::spawn(move || {
                     let stop = || pool.has_run(FIRST) && pool.has_run(SECOND);
-                    let mut state = super::WakeState::default();
-                    while !stop() {
-                        match pool.find(me, &mut state) {
-                            Some(FIRST) => {
-                                pool.block_until_run(SECOND);
-                                pool.ran(FIRST);
-                            }
-                            Some(job) => pool.ran(job),
-                            None if stop() => break,
-                            None => pool.idle(me, &mut state, stop),
+                    pool.work_with(me, stop, |job| {
+                        if job == FIRST {
+                            pool.block_until_run(SECOND);
                         }
-                    }
+                        pool.ran(job);
+                    });
                 })
             })
             .collect();

@@ -243,10 +243,20 @@ impl ModelPool {
 
     /// Worker `me`'s loop: runs jobs (recording them) until `stop` holds.
     pub(crate) fn work(&self, me: usize, stop: impl Fn() -> bool) -> WakeState {
+        self.work_with(me, stop, |job| self.ran(job))
+    }
+
+    /// Worker `me`'s loop with `run` for each job it finds, until `stop` holds.
+    pub(crate) fn work_with(
+        &self,
+        me: usize,
+        stop: impl Fn() -> bool,
+        mut run: impl FnMut(usize),
+    ) -> WakeState {
         let mut state = WakeState::default();
         while !stop() {
             match self.find(me, &mut state) {
-                Some(job) => self.ran(job),
+                Some(job) => run(job),
                 None if stop() => break,
                 None => self.idle(me, &mut state, &stop),
             }
