@@ -1,4 +1,4 @@
-//! What the pool's loom models (`broadcast`, `fifo`) share.
+//! What the crate's loom models share: the model checker's settings and a registry to drive.
 
 use std::sync::Arc;
 
@@ -10,8 +10,13 @@ use crate::wake::WakePolicy;
 
 /// Explores every interleaving of `f` with at most three preemptions.
 pub(crate) fn model(f: impl Fn() + Sync + Send + 'static) {
+    model_bounded(3, f);
+}
+
+/// Explores every interleaving of `f` with at most `bound` preemptions.
+pub(crate) fn model_bounded(bound: usize, f: impl Fn() + Sync + Send + 'static) {
     let mut builder = loom::model::Builder::new();
-    builder.preemption_bound = Some(3);
+    builder.preemption_bound = Some(bound);
     builder.check(f);
 }
 

@@ -7,14 +7,9 @@ use loom::sync::Arc;
 use loom::thread;
 
 use super::wait::WaitList;
+use crate::pool::loom_support::model_bounded;
 use crate::wake::model_deque::ModelPool;
 use crate::wake::{WakePolicy, WakeState};
-
-fn model(bound: usize, f: impl Fn() + Sync + Send + 'static) {
-    let mut builder = loom::model::Builder::new();
-    builder.preemption_bound = Some(bound);
-    builder.check(f);
-}
 
 /// The job of pool B that calls back into A, and that callback, on pool A.
 const CALL: usize = 1;
@@ -52,7 +47,7 @@ fn set_latch(latch: &AtomicBool, waiter_pool: &ModelPool) {
 /// jobs (and is woken on its own parker). `mutant_cross_pool_wait_parks` waits without
 /// helping, as the pool did before, and deadlocks.
 fn cross_pool_callback(help: bool) {
-    model(3, move || {
+    model_bounded(3, move || {
         let a = ModelPool::new(WakePolicy::Searching, 1);
         let b = ModelPool::new(WakePolicy::Searching, 1);
         let (call_done, callback_done) = (
@@ -124,7 +119,7 @@ fn task_counts() -> (
 /// completer's store buffer when the waiter looks while the completer reads an empty list
 /// (`mutant_idle_check_unfenced`, a deadlock).
 fn last_task_races_waiter(fenced: bool) {
-    model(3, move || {
+    model_bounded(3, move || {
         let list = Arc::new(WaitList::new());
         let (_, completed, idle) = task_counts();
         let completer = {
@@ -163,7 +158,7 @@ fn mutant_idle_check_unfenced() {
 /// once it saw the pool idle, and the second wait returns early (found by the lab:
 /// `wait_idle` returned with 47 of 10,000 tasks run).
 fn stale_notification(recheck: bool) {
-    model(3, move || {
+    model_bounded(3, move || {
         let list = Arc::new(WaitList::new());
         let (spawned, completed, idle) = task_counts();
         let end_task = {
@@ -224,7 +219,7 @@ fn loom_lazy_join_offers_a_private_half() {
     use std::collections::VecDeque;
     const P1: usize = 1;
     const P2: usize = 2;
-    model(3, || {
+    model_bounded(3, || {
         let pool = ModelPool::new(WakePolicy::Searching, 2);
         let busy = Arc::new(AtomicBool::new(true));
         let wanting = Arc::new(AtomicU64::new(0));

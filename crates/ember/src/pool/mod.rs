@@ -31,7 +31,7 @@ mod job;
 mod join;
 mod latch;
 #[cfg(all(test, loom))]
-mod loom_support;
+pub(crate) mod loom_support;
 #[cfg(all(test, loom))]
 mod loom_tests;
 mod parallel_for;

@@ -18,27 +18,13 @@ use loom::thread;
 use super::node::{self, end, Ending, Header, Node};
 use super::successors::Successors;
 use super::Event;
-use crate::pool::{Handlers, Registry};
-use crate::trace::Tracer;
+use crate::pool::loom_support::{self, model};
+use crate::pool::Registry;
 use crate::wake::WakePolicy;
-
-/// Explores every interleaving with at most three preemptions.
-fn model(f: impl Fn() + Sync + Send + 'static) {
-    let mut builder = loom::model::Builder::new();
-    builder.preemption_bound = Some(3);
-    builder.check(f);
-}
 
 /// A registry with no workers: `end` needs one, the test nodes never touch it.
 fn registry() -> Arc<Registry> {
-    Arc::new(Registry::new(
-        Vec::new(),
-        WakePolicy::Eager,
-        false,
-        false,
-        Handlers::default(),
-        Tracer::new(false, "loom".to_owned(), 0),
-    ))
+    loom_support::registry(WakePolicy::Eager, 0)
 }
 
 /// A task or event as the permit protocol sees it.

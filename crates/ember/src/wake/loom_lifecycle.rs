@@ -8,13 +8,8 @@ use loom::thread;
 
 use super::model_deque::ModelPool;
 use super::{WakePolicy, WakeState};
+use crate::pool::loom_support::model_bounded;
 use crate::task::kick::Held;
-
-fn model(bound: usize, f: impl Fn() + Sync + Send + 'static) {
-    let mut builder = loom::model::Builder::new();
-    builder.preemption_bound = Some(bound);
-    builder.check(f);
-}
 
 const JOB: usize = 1;
 
@@ -32,7 +27,7 @@ const JOB: usize = 1;
 /// (`mutant_wait_ends_still_searching`); under Eager the push's one wake-up went to
 /// it (`mutant_eager_wait_ends_picked`).
 fn latch_races_policy_wake(policy: WakePolicy, leave: bool) {
-    model(3, move || {
+    model_bounded(3, move || {
         let pool = ModelPool::new(policy, 2);
         let latch = Arc::new(AtomicBool::new(false));
         let helper = {
@@ -92,7 +87,7 @@ fn mutant_eager_wait_ends_picked() {
 /// worker sleep forever (checked by hand: a `done` that ignores the flag and a `wake_all`
 /// that unparks only drained sleepers deadlock here).
 fn shutdown_races_park(policy: WakePolicy) {
-    model(3, move || {
+    model_bounded(3, move || {
         let pool = ModelPool::new(policy, 1);
         let terminating = Arc::new(AtomicBool::new(false));
         let worker = {
@@ -130,7 +125,7 @@ fn loom_shutdown_races_park_biased() {
 /// Guards the `Sleep::leave` of a worker's exit (`WorkerThread::exit`):
 /// `mutant_exit_still_searching` skips it and the assertion fails.
 fn exit_while_searching(leave: bool) {
-    model(3, move || {
+    model_bounded(3, move || {
         let pool = ModelPool::new(WakePolicy::Searching, 2);
         let terminating = Arc::new(AtomicBool::new(false));
         let workers: Vec<_> = (0..2)
@@ -174,7 +169,7 @@ fn mutant_exit_still_searching() {
 /// work found" (the exit condition) implies nothing is held: `mutant_exit_before_held` looks
 /// at the flag first and loses the jobs.
 fn exit_holding_successors(held_first: bool) {
-    model(3, move || {
+    model_bounded(3, move || {
         let pool = ModelPool::new(WakePolicy::Searching, 2);
         let terminating = Arc::new(AtomicBool::new(true));
         let helper = {
@@ -263,7 +258,7 @@ fn shut_down_with(
 /// Guards the drain: `mutant_exit_at_first_empty_look` leaves at the first look that finds
 /// nothing after shutdown began, as the pool once did, and deadlocks.
 fn shutdown_with_a_job_running(drain: bool) {
-    model(3, move || {
+    model_bounded(3, move || {
         let pool = ModelPool::new(WakePolicy::Searching, 2);
         let drained = Arc::new(AtomicUsize::new(0));
         let all_drained = Arc::new(AtomicBool::new(false));
@@ -309,7 +304,7 @@ fn exit_handler_waits_on_another_worker(second_round: bool) {
         shut_down_with(pool, me, state, &round.0, &round.1, true);
         pool.sleep.leave(state, || pool.has_work());
     }
-    model(3, move || {
+    model_bounded(3, move || {
         let pool = ModelPool::new(WakePolicy::Searching, 2);
         let rounds: Arc<[(AtomicUsize, AtomicBool); 2]> = Arc::new([
             (AtomicUsize::new(0), AtomicBool::new(false)),

@@ -12,14 +12,8 @@ use loom::thread;
 
 use super::model_deque::ModelPool;
 use super::WakePolicy;
+use crate::pool::loom_support::model_bounded;
 use crate::task::kick::Held;
-
-/// Explores every interleaving with at most `bound` preemptions.
-fn model(bound: usize, f: impl Fn() + Sync + Send + 'static) {
-    let mut builder = loom::model::Builder::new();
-    builder.preemption_bound = Some(bound);
-    builder.check(f);
-}
 
 const JOB: usize = 1;
 
@@ -32,7 +26,7 @@ const JOB: usize = 1;
 /// read of the searcher count can see worker 1 still searching while worker 1's last look
 /// misses the job (`mutant_unfenced_spawn_is_lost`).
 fn spawn_blocked_on_sibling(policy: WakePolicy, fenced: bool) {
-    model(3, move || {
+    model_bounded(3, move || {
         let pool = ModelPool::new(policy, 2);
         let helper = {
             let pool = pool.clone();
@@ -70,7 +64,7 @@ fn mutant_unfenced_spawn_is_lost() {
 /// may count it as a searcher), and the last searcher's hand-off after it takes the first job.
 #[test]
 fn loom_searching_three_workers_two_pushers() {
-    model(2, || {
+    model_bounded(2, || {
         let pool = ModelPool::new(WakePolicy::Searching, 3);
         let helper = {
             let pool = pool.clone();
@@ -101,7 +95,7 @@ fn loom_searching_three_workers_two_pushers() {
 /// check wakes the lowest sleeper after a fence): `mutant_kick_without_notify` pushes
 /// without it and deadlocks.
 fn biased_kicks(notify: bool) {
-    model(3, move || {
+    model_bounded(3, move || {
         let pool = ModelPool::new(WakePolicy::Biased { batch: 2 }, 2);
         let helper = {
             let pool = pool.clone();
@@ -148,7 +142,7 @@ fn mutant_kick_without_notify() {
 fn injected_siblings(policy: WakePolicy, announce: bool) {
     const FIRST: usize = 1;
     const SECOND: usize = 2;
-    model(2, move || {
+    model_bounded(2, move || {
         let pool = ModelPool::with_batch_announcements(policy, 2, announce);
         let workers: Vec<_> = (0..2)
             .map(|me| {

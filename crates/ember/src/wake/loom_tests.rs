@@ -14,15 +14,8 @@ use loom::thread;
 
 use super::{Sleep, WakePolicy, WakeState};
 use crate::park::Parker;
+use crate::pool::loom_support::model_bounded;
 use crate::sync::{lock, Condvar, Mutex};
-
-/// Explores every interleaving with at most `bound` preemptions (keeps CI fast; the races
-/// below need at most two).
-fn model(bound: usize, f: impl Fn() + Sync + Send + 'static) {
-    let mut builder = loom::model::Builder::new();
-    builder.preemption_bound = Some(bound);
-    builder.check(f);
-}
 
 /// What the workers share in a model.
 struct World {
@@ -103,7 +96,7 @@ impl World {
 
 /// One producer pushing `jobs` jobs while `workers` workers go to sleep.
 fn push_races_sleep(policy: WakePolicy, workers: usize, jobs: usize) {
-    model(3, move || {
+    model_bounded(3, move || {
         let world = World::new(policy, workers, jobs);
         let handles: Vec<_> = (0..workers)
             .map(|index| {
@@ -162,7 +155,7 @@ fn loom_biased_two_workers() {
 /// and the model deadlocks unless a wake-up reaches the second worker even while it is on its
 /// way to sleep.
 fn two_gated_jobs(policy: WakePolicy, push: impl Fn(&World) + Sync + Send + 'static) {
-    model(3, move || {
+    model_bounded(3, move || {
         let world = World::new(policy, 2, 2);
         let gate = Arc::new((Mutex::new(0usize), Condvar::new()));
         let handles: Vec<_> = (0..2)
@@ -227,7 +220,7 @@ fn loom_searching_gated_pushes() {
 /// released by a concurrent unpark.
 #[test]
 fn loom_parker_token() {
-    model(3, || {
+    model_bounded(3, || {
         let parker = Arc::new(Parker::new());
         let other = Arc::clone(&parker);
         let unparker = thread::spawn(move || {
