@@ -12,7 +12,7 @@ mod common;
 use common::{no_deadlock, policies, pool};
 
 /// Long enough for any test machine, as a bound on waits that do end.
-const ENOUGH: Duration = Duration::from_secs(60);
+const ENOUGH: Duration = common::DEADLOCK;
 /// Short, for waits that cannot end.
 const SHORT: Duration = Duration::from_millis(20);
 
@@ -135,7 +135,7 @@ fn flow_wait_inside_a_kernel_is_an_error_not_a_hang() {
             let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| inner.wait()));
             let message = outcome
                 .err()
-                .and_then(|p| p.downcast_ref::<String>().cloned())
+                .map(|p| common::message(&*p))
                 .unwrap_or_default();
             tx.send(message).unwrap();
         })

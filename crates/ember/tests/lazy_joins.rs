@@ -52,10 +52,7 @@ fn results_match_for_every_policy_and_size() {
 /// deadlock (the watchdog fails the test).
 #[test]
 fn a_join_on_an_idle_pool_runs_its_halves_in_parallel() {
-    for (name, policy) in [
-        ("Searching", WakePolicy::Searching),
-        ("Eager", WakePolicy::Eager),
-    ] {
+    for (name, policy) in common::unbiased_policies() {
         let pool = lazy(policy, 2);
         no_deadlock(name, move || {
             let barrier = Barrier::new(2);

@@ -29,12 +29,13 @@ impl Drop for PanicsOnDrop {
     }
 }
 
-/// A panic payload whose own `Drop` panics.
-struct BombPayload;
+/// Panics whenever dropped, even while another panic unwinds: a panic payload whose own
+/// `Drop` panics, or a value dropped during an unwind.
+struct AlwaysPanicsOnDrop;
 
-impl Drop for BombPayload {
+impl Drop for AlwaysPanicsOnDrop {
     fn drop(&mut self) {
-        panic!("a panic payload's Drop panicked");
+        panic!("an AlwaysPanicsOnDrop was dropped");
     }
 }
 
@@ -149,7 +150,7 @@ fn a_cancelled_closure_whose_captures_panic_on_drop_is_contained() {
 fn a_panicking_payload_drop_does_not_kill_the_worker() {
     for (name, policy) in policies() {
         let pool = common::pool(policy, 1);
-        pool.spawn(|| panic::panic_any(BombPayload));
+        pool.spawn(|| panic::panic_any(AlwaysPanicsOnDrop));
         still_works(name, &pool);
         // The job's panic, and its payload's.
         assert_eq!(pool.stats().panics, 2, "{name}");
@@ -183,7 +184,7 @@ fn join_reports_the_second_panic_before_re_raising_the_first() {
         let caught = panic::catch_unwind(AssertUnwindSafe(|| {
             pool.join(
                 || -> u32 { panic!("first") },
-                || -> u32 { panic::panic_any(BombPayload) },
+                || -> u32 { panic::panic_any(AlwaysPanicsOnDrop) },
             )
         }));
         let payload: Box<dyn Any + Send> = caught.expect_err("join re-raises");
@@ -192,15 +193,6 @@ fn join_reports_the_second_panic_before_re_raising_the_first() {
         // The handler got the second payload; dropping it there panicked again.
         assert_eq!(handled.load(Ordering::SeqCst), 1, "{name}");
         assert_eq!(pool.stats().panics, 2, "{name}");
-    }
-}
-
-/// A value whose `Drop` panics even while another panic unwinds.
-struct AlwaysPanicsOnDrop;
-
-impl Drop for AlwaysPanicsOnDrop {
-    fn drop(&mut self) {
-        panic!("dropped while another panic unwinds");
     }
 }
 
@@ -237,7 +229,7 @@ fn scope_reports_the_panics_it_does_not_re_raise() {
         let caught = panic::catch_unwind(AssertUnwindSafe(|| {
             pool.scope(|s| {
                 for _ in 0..3 {
-                    s.spawn(|_| panic::panic_any(BombPayload));
+                    s.spawn(|_| panic::panic_any(AlwaysPanicsOnDrop));
                 }
             })
         }));
@@ -258,7 +250,7 @@ fn parallel_for_reports_the_panics_it_does_not_re_raise() {
     for (name, policy) in policies() {
         let (pool, handled) = counted_pool(policy);
         let caught = panic::catch_unwind(AssertUnwindSafe(|| {
-            pool.parallel_for(0..4, 1, |_| panic::panic_any(BombPayload));
+            pool.parallel_for(0..4, 1, |_| panic::panic_any(AlwaysPanicsOnDrop));
         }));
         std::mem::forget(caught.expect_err("parallel_for re-raises"));
         still_works(name, &pool);

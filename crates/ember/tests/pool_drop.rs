@@ -14,7 +14,7 @@ use std::sync::{mpsc, Arc, Mutex};
 
 mod common;
 use common::{policies, pool};
-use ember::{Pool, WakePolicy};
+use ember::Pool;
 
 const QUEUED: usize = 10_000;
 
@@ -160,10 +160,7 @@ fn dropping_a_clone_keeps_the_pool_running() {
 /// Hung before: the idle worker left at its first empty look.
 #[test]
 fn a_job_running_at_drop_may_spawn_and_wait() {
-    for (name, policy) in common::policies()
-        .into_iter()
-        .filter(|(_, p)| !matches!(p, WakePolicy::Biased { .. }))
-    {
+    for (name, policy) in common::unbiased_policies() {
         for _ in 0..20 {
             let pool = common::pool(policy, 2);
             let (started_tx, started_rx) = mpsc::channel();
@@ -189,10 +186,7 @@ fn a_job_running_at_drop_may_spawn_and_wait() {
 /// shutdown drain's second round: without it the other workers had left, and this hung.
 #[test]
 fn an_exit_handler_may_spawn_and_wait() {
-    for (name, policy) in [
-        ("Eager", WakePolicy::Eager),
-        ("Searching", WakePolicy::Searching),
-    ] {
+    for (name, policy) in common::unbiased_policies() {
         for threads in [2, 3] {
             let ran = Arc::new(AtomicUsize::new(0));
             let counter = Arc::clone(&ran);

@@ -31,10 +31,7 @@ use common::{no_deadlock, pool};
 fn wait_idle_wakes_when_the_last_task_ends_on_a_busy_worker() {
     // Not Biased: it leaves B to W1 by design (one pushed half is not overload), and A waits
     // for B to start elsewhere.
-    for (name, policy) in [
-        ("Searching", ember::WakePolicy::Searching),
-        ("Eager", ember::WakePolicy::Eager),
-    ] {
+    for (name, policy) in common::unbiased_policies() {
         let pool = pool(policy, 2);
         let flags: Arc<[AtomicBool; 4]> = Arc::new(Default::default());
         let [b_started, task_queued, task_started, stop] = [0, 1, 2, 3];
@@ -88,20 +85,34 @@ fn relay(pool: Pool, stop: Arc<AtomicBool>) {
     }
 }
 
+/// Starts endless local work on `pool`'s worker (a relay started there, so that every
+/// successor goes to the worker's own deque); it stops once the returned flag is set.
+fn endless_local_work(pool: &Pool) -> Arc<AtomicBool> {
+    let stop = Arc::new(AtomicBool::new(false));
+    let (first, relay_stop) = (pool.clone(), stop.clone());
+    pool.spawn(move || relay(first, relay_stop));
+    stop
+}
+
+/// Injects a job that sets `stop`; the receiver hears once it has run.
+fn inject_stop(pool: &Pool, stop: &Arc<AtomicBool>) -> std::sync::mpsc::Receiver<()> {
+    let (tx, rx) = std::sync::mpsc::channel();
+    let stop = stop.clone();
+    pool.spawn(move || {
+        stop.store(true, Ordering::SeqCst);
+        tx.send(()).unwrap();
+    });
+    rx
+}
+
 /// A one-worker pool whose job keeps spawning its successor (on the worker's own deque)
 /// until a job injected from outside stops it: the injected job must get its turn.
 #[test]
 fn an_injected_job_does_not_wait_behind_endless_local_work() {
     for (name, policy) in common::policies() {
         let pool = pool(policy, 1);
-        let stop = Arc::new(AtomicBool::new(false));
-        relay(pool.clone(), stop.clone());
-        let (tx, rx) = std::sync::mpsc::channel();
-        let stopper = stop.clone();
-        pool.spawn(move || {
-            stopper.store(true, Ordering::SeqCst);
-            tx.send(()).unwrap();
-        });
+        let stop = endless_local_work(&pool);
+        let rx = inject_stop(&pool, &stop);
         let waiter = pool.clone();
         no_deadlock(name, move || {
             rx.recv().unwrap();
@@ -117,11 +128,7 @@ fn an_injected_job_does_not_wait_behind_endless_local_work() {
 fn a_broadcast_does_not_wait_behind_endless_local_work() {
     for (name, policy) in common::policies() {
         let pool = pool(policy, 1);
-        let stop = Arc::new(AtomicBool::new(false));
-        let first = pool.clone();
-        let relay_stop = stop.clone();
-        // Started on the worker, so that every successor goes to its own deque.
-        pool.spawn(move || relay(first, relay_stop));
+        let stop = endless_local_work(&pool);
         let broadcaster = pool.clone();
         no_deadlock(name, move || {
             broadcaster.broadcast(|_| stop.store(true, Ordering::SeqCst));
@@ -140,10 +147,7 @@ fn a_broadcast_does_not_wait_behind_endless_local_work() {
 fn an_injected_job_does_not_wait_behind_endless_broadcasts() {
     for (name, policy) in common::policies() {
         let pool = pool(policy, 1);
-        let stop = Arc::new(AtomicBool::new(false));
-        let first = pool.clone();
-        let relay_stop = stop.clone();
-        pool.spawn(move || relay(first, relay_stop));
+        let stop = endless_local_work(&pool);
         let broadcasts = Arc::new(std::sync::atomic::AtomicUsize::new(0));
         let broadcasters: Vec<_> = (0..16)
             .map(|_| {
@@ -159,12 +163,7 @@ fn an_injected_job_does_not_wait_behind_endless_broadcasts() {
         while broadcasts.load(Ordering::SeqCst) < 10_000 {
             thread::yield_now();
         }
-        let (tx, rx) = std::sync::mpsc::channel();
-        let stopper = stop.clone();
-        pool.spawn(move || {
-            stopper.store(true, Ordering::SeqCst);
-            tx.send(()).unwrap();
-        });
+        let rx = inject_stop(&pool, &stop);
         let waiter = pool.clone();
         no_deadlock(name, move || {
             rx.recv().unwrap();

@@ -16,6 +16,16 @@ pub fn policies() -> Vec<(&'static str, WakePolicy)> {
     ]
 }
 
+/// The policies that wake a sleeper for a job pushed on a worker's own deque (all but
+/// Biased, which leaves such a job to its pusher by design): for tests whose job blocks
+/// outside ember on work it pushed.
+pub fn unbiased_policies() -> Vec<(&'static str, WakePolicy)> {
+    policies()
+        .into_iter()
+        .filter(|(_, policy)| !matches!(policy, WakePolicy::Biased { .. }))
+        .collect()
+}
+
 /// A pool of `threads` workers under `policy`.
 pub fn pool(policy: WakePolicy, threads: usize) -> Pool {
     Pool::builder()

@@ -11,7 +11,7 @@ use std::time::Duration;
 
 use ember::{Pool, ScopeFifo};
 
-use super::common::{no_deadlock, policies};
+use super::common::{no_deadlock, policies, pool};
 
 const THREADS: usize = 4;
 const DRIVERS: usize = 3;
@@ -71,11 +71,7 @@ fn drive(pool: &Pool, tally: &Arc<Tally>, driver: usize) {
 
 fn stress(name: &'static str, policy: ember::WakePolicy) {
     no_deadlock(name, move || {
-        let pool = Pool::builder()
-            .threads(THREADS)
-            .wake(policy)
-            .build()
-            .unwrap();
+        let pool = pool(policy, THREADS);
         let items = DRIVERS * ROUNDS * PER_ROUND;
         let tally = Arc::new(Tally((0..items).map(|_| AtomicU8::new(0)).collect()));
         std::thread::scope(|t| {
