@@ -57,18 +57,16 @@ pub(crate) enum WorkerEvent {
 
 impl Registry {
     /// Runs the start or exit handler, if there is one, on worker `index` (the calling
-    /// thread): a panic in it is reported, never unwound. Returns whether a handler ran.
-    pub(crate) fn run_worker_handler(&self, event: WorkerEvent, index: usize) -> bool {
+    /// thread): a panic in it is reported, never unwound.
+    pub(crate) fn run_worker_handler(&self, event: WorkerEvent, index: usize) {
         let handler = match event {
             WorkerEvent::Start => &self.handlers.start,
             WorkerEvent::Exit => &self.handlers.exit,
         };
-        let Some(handler) = handler else {
-            return false;
-        };
-        if let Err(payload) = panic::catch_unwind(AssertUnwindSafe(|| handler(index))) {
-            self.report_panic(payload);
+        if let Some(handler) = handler {
+            if let Err(payload) = panic::catch_unwind(AssertUnwindSafe(|| handler(index))) {
+                self.report_panic(payload);
+            }
         }
-        true
     }
 }

@@ -532,11 +532,7 @@ impl Pool {
         self.inner.registry.trace.drain()
     }
 
-    pub(crate) fn registry(&self) -> &Registry {
-        &self.inner.registry
-    }
-
-    pub(crate) fn registry_arc(&self) -> &Arc<Registry> {
+    pub(crate) fn registry(&self) -> &Arc<Registry> {
         &self.inner.registry
     }
 

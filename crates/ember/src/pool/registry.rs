@@ -267,7 +267,7 @@ impl Registry {
     /// workers. Work pushed while others sleep drained wakes one of them through the wake
     /// policy, as any push does.
     pub(crate) fn drain_in(&self, round: DrainRound) -> bool {
-        let drain = &self.drains[round as usize];
+        let drain = self.drain(round);
         if drain.drained.fetch_add(1, Ordering::SeqCst) + 1 == self.workers() {
             drain.done.store(true, Ordering::SeqCst);
             self.sleep.wake_all();
@@ -279,14 +279,16 @@ impl Registry {
     /// A drained worker was woken (for work, or by the end): it counts itself out before it
     /// looks.
     pub(crate) fn drain_out(&self, round: DrainRound) {
-        self.drains[round as usize]
-            .drained
-            .fetch_sub(1, Ordering::SeqCst);
+        self.drain(round).drained.fetch_sub(1, Ordering::SeqCst);
     }
 
     /// Whether `round` has ended (`drain_in`).
     pub(crate) fn drained(&self, round: DrainRound) -> bool {
-        self.drains[round as usize].done.load(Ordering::SeqCst)
+        self.drain(round).done.load(Ordering::SeqCst)
+    }
+
+    fn drain(&self, round: DrainRound) -> &Drain {
+        &self.drains[round as usize]
     }
 
     /// Worker `index` has left its loop for good.

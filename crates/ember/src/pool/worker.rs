@@ -672,19 +672,11 @@ where
     OP: FnOnce(&WorkerThread) -> R + Send,
     R: Send,
 {
-    let (sleeper, blocked) = WorkerThread::with_any_current(|worker| match worker {
-        Some(worker) => (
-            Sleeper::Worker {
-                registry: Arc::clone(&worker.registry),
-                index: worker.index,
-            },
-            // The job this worker runs now cannot end before `op` has: its pool is blocked.
-            wait::blocked_pools_with(Some(worker.registry.id)),
-        ),
-        None => (
-            Sleeper::Thread(crate::sync::thread::current()),
-            wait::blocked_pools_with(None),
-        ),
+    let sleeper = Sleeper::current();
+    // A worker's pool is blocked too: the job it runs now cannot end before `op` has.
+    let blocked = wait::blocked_pools_with(match &sleeper {
+        Sleeper::Worker { registry, .. } => Some(registry.id),
+        Sleeper::Thread(_) => None,
     });
     let job = StackJob::new(
         || {

@@ -66,7 +66,7 @@ impl Node for EventNode {
 
 impl Event {
     pub(crate) fn new(pool: &Pool) -> Self {
-        Self::on(Arc::clone(pool.registry_arc()), Some(pool.clone()))
+        Self::on(Arc::clone(pool.registry()), Some(pool.clone()))
     }
 
     /// An event whose ending is published on `registry`, keeping `pool` alive.

@@ -231,7 +231,7 @@ where
             func: Mutex::new(Some(Box::new(self.func) as Box<dyn FnOnce() -> T + Send>)),
             result: Mutex::new(None),
             label: self.label,
-            registry: Arc::clone(self.pool.registry_arc()),
+            registry: Arc::clone(self.pool.registry()),
         });
         if self.foreign {
             let func = lock(&node.func).take();
