@@ -413,10 +413,7 @@ impl Flow {
             completion.set(RunState::Panicked);
             if let Some(kernel) = kernel {
                 if let Err(payload) = panic::catch_unwind(AssertUnwindSafe(kernel)) {
-                    let message = payload
-                        .downcast_ref::<&str>()
-                        .map(|s| s.to_string())
-                        .or_else(|| payload.downcast_ref::<String>().cloned());
+                    let message = crate::task::panic_message(&*payload).map(str::to_owned);
                     let mut o = lock(&shared.outcomes);
                     if o.first_panic.is_none() {
                         o.first_panic = message;

@@ -69,7 +69,7 @@ pub enum TaskError {
 }
 
 /// The message of a panic payload, if it is a string (as `panic!` with a message makes it).
-fn panic_message(payload: &(dyn std::any::Any + Send)) -> Option<&str> {
+pub(crate) fn panic_message(payload: &(dyn std::any::Any + Send)) -> Option<&str> {
     payload
         .downcast_ref::<&str>()
         .copied()
