@@ -138,6 +138,19 @@ impl<T: Send, C: Fn(&T, &T) -> CmpOrdering + Sync> Fold<T> for Best<C> {
     }
 }
 
+/// `min_by_key` (`max` false) and `max_by_key`: [`Best`] over `(key, item)` pairs, so that
+/// the key is computed once per item.
+pub(super) fn best_by_key<I, K, F>(iter: I, key: F, max: bool) -> Option<I::Item>
+where
+    I: ParallelIterator,
+    K: Ord + Send,
+    F: Fn(&I::Item) -> K + Sync + Send,
+{
+    let keyed = iter.map(move |item| (key(&item), item));
+    let by_key = |a: &(K, I::Item), b: &(K, I::Item)| a.0.cmp(&b.0);
+    run(keyed, &Best { cmp: by_key, max }).map(|(_, item)| item)
+}
+
 /// `reduce`.
 pub(super) struct Reduce<ID, OP> {
     pub(super) identity: ID,

@@ -170,16 +170,7 @@ pub trait ParallelIterator: Sized + Send {
         K: Ord + Send,
         F: Fn(&Self::Item) -> K + Sync + Send,
     {
-        let keyed = self.map(move |item| (f(&item), item));
-        let by_key = |a: &(K, Self::Item), b: &(K, Self::Item)| a.0.cmp(&b.0);
-        fold::run(
-            keyed,
-            &fold::Best {
-                cmp: by_key,
-                max: false,
-            },
-        )
-        .map(|(_, item)| item)
+        fold::best_by_key(self, f, false)
     }
 
     /// The item whose key is largest, the last of equals as [`Iterator::max_by_key`].
@@ -194,16 +185,7 @@ pub trait ParallelIterator: Sized + Send {
         K: Ord + Send,
         F: Fn(&Self::Item) -> K + Sync + Send,
     {
-        let keyed = self.map(move |item| (f(&item), item));
-        let by_key = |a: &(K, Self::Item), b: &(K, Self::Item)| a.0.cmp(&b.0);
-        fold::run(
-            keyed,
-            &fold::Best {
-                cmp: by_key,
-                max: true,
-            },
-        )
-        .map(|(_, item)| item)
+        fold::best_by_key(self, f, true)
     }
 
     /// Combines the items with `op`, starting every piece from `identity()`, which must be a
