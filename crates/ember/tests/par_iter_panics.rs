@@ -306,3 +306,56 @@ fn unconsumed_items_are_dropped() {
         );
     }
 }
+
+/// Zero-sized items alive (only [`collect_of_zero_sized_items`] makes them).
+static UNITS_LIVE: AtomicIsize = AtomicIsize::new(0);
+
+/// A zero-sized item that counts itself alive in [`UNITS_LIVE`]. A collect of zero-sized
+/// items keeps no addresses apart (their pointers never move), so only its count of written
+/// items decides what its guards drop.
+struct Unit;
+
+impl Unit {
+    fn new() -> Unit {
+        UNITS_LIVE.fetch_add(1, Ordering::SeqCst);
+        Unit
+    }
+}
+
+impl Drop for Unit {
+    fn drop(&mut self) {
+        UNITS_LIVE.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
+/// Collecting zero-sized items keeps every one exactly once, whole or after a panic.
+#[test]
+fn collect_of_zero_sized_items() {
+    assert_eq!(std::mem::size_of::<Unit>(), 0);
+    quiet_planned_panics();
+    for (name, pool) in pools() {
+        let units: Vec<Unit> =
+            pool.install(|| (0..ITEMS).into_par_iter().map(|_| Unit::new()).collect());
+        assert_eq!(units.len() as u64, ITEMS, "{name}");
+        assert_eq!(UNITS_LIVE.load(Ordering::SeqCst) as u64, ITEMS, "{name}");
+        drop(units);
+        assert_eq!(UNITS_LIVE.load(Ordering::SeqCst), 0, "{name}");
+        let outcome = panic::catch_unwind(AssertUnwindSafe(|| {
+            pool.install(|| {
+                (0..ITEMS)
+                    .into_par_iter()
+                    .map(|v| {
+                        check(v);
+                        Unit::new()
+                    })
+                    .collect::<Vec<_>>()
+            })
+        }));
+        assert!(outcome.is_err(), "{name}: the panic was not re-raised");
+        assert_eq!(
+            UNITS_LIVE.load(Ordering::SeqCst),
+            0,
+            "{name}: items leaked (> 0) or dropped twice (< 0)"
+        );
+    }
+}

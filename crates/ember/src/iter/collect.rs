@@ -45,8 +45,9 @@ fn collect_indexed<I: ParallelIterator>(iter: I, len: usize) -> Vec<I::Item> {
     );
     mem::forget(written);
     // SAFETY: the one guard left covers the first `len` slots, all written (its `len`
-    // counts written slots from `start`, and guards merge only when the left one is full),
-    // and it was forgotten, so the items now belong to the vector alone.
+    // counts written slots from `start`, and guards merge only when the left one is full;
+    // for a zero-sized `T` every pair merges, and `len` still counts exactly the items
+    // written), and it was forgotten, so the items now belong to the vector alone.
     unsafe { vec.set_len(len) };
     vec
 }
@@ -125,7 +126,9 @@ impl<T> Reducer<Written<T>> for Merge {
     fn reduce(self, mut left: Written<T>, right: Written<T>) -> Written<T> {
         if left.start.wrapping_add(left.len) == right.start {
             // The right piece starts where the left one's written slots end (the left one is
-            // full): one guard now owns both pieces' items.
+            // full; for a zero-sized `T`, whose pointers never move, always — only the count
+            // of items matters then, and it stays exact): one guard now owns both pieces'
+            // items.
             left.len += right.len;
             mem::forget(right);
         }

@@ -163,7 +163,7 @@ impl WaitList {
 
     /// Waits until `condition()` is seen to hold — by this waiter, or by a notifier after it
     /// registered — or `deadline` passes; returns whether it was seen. Notifiers call
-    /// [`notify_if`](Self::notify_if) with the same condition.
+    /// [`notify_changed`](Self::notify_changed) with the same condition.
     pub(crate) fn wait(&self, condition: &dyn Fn() -> bool, deadline: Option<Instant>) -> bool {
         let notified = self.register();
         // StoreLoad: the registration is visible before the condition is read, pairing with
