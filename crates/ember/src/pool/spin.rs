@@ -5,7 +5,8 @@
 //! under light load (a job every millisecond), where every spin ends in a sleep anyway. So a
 //! worker keeps a count of its consecutive spins that found nothing: after two of them it
 //! stops spinning, except for one probe every sixteenth idle period, and any spin that finds
-//! work turns spinning back on.
+//! work turns spinning back on. For a worker waiting on something (its `join`'s stolen half),
+//! seeing the wait end during the spin counts as finding work: the spin spared it a sleep.
 
 use std::cell::Cell;
 

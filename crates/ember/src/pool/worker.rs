@@ -165,7 +165,7 @@ impl WorkerThread {
         // Nothing can be queued any more; the broadcast queue closes only empty all the same
         // (`broadcast.rs`), the defence of that argument.
         loop {
-            while let Some(job) = worker.find_work(&|| true) {
+            while let Some(job) = worker.find_work(&|| true, false) {
                 worker.run_job(job);
             }
             if worker.registry.close_broadcasts(index) {
@@ -187,7 +187,7 @@ impl WorkerThread {
             // Read before the look: a job queued before shutdown began (the thread that drops
             // the last handle may have injected it an instant earlier) is then visible to it.
             let shutting_down = terminating();
-            if let Some(job) = self.find_work(&terminating) {
+            if let Some(job) = self.find_work(&terminating, false) {
                 self.run_job(job);
                 continue;
             }
@@ -234,7 +234,7 @@ impl WorkerThread {
             if deadline.is_some_and(|deadline| Instant::now() >= deadline) {
                 break false;
             }
-            if let Some(job) = self.find_work(done) {
+            if let Some(job) = self.find_work(done, true) {
                 self.run_job(job);
             } else if !done() {
                 self.idle(done, deadline);
@@ -396,7 +396,7 @@ impl WorkerThread {
     /// Own deque first (the global queue first every [`INJECTOR_EVERY`]th time); then, as the
     /// policy allows, the global queue and other workers, spinning briefly and then yielding
     /// once before giving up.
-    fn find_work(&self, done: &dyn Fn() -> bool) -> Option<JobRef> {
+    fn find_work(&self, done: &dyn Fn() -> bool, waiting: bool) -> Option<JobRef> {
         // Delay-kick: the first held successor is this worker's; the rest go to thieves. First
         // of all, so that a worker never runs anything else while it holds successors that
         // no thief can see (`task/kick.rs`).
@@ -427,7 +427,7 @@ impl WorkerThread {
             self.found_work();
             return Some(job);
         }
-        if !searching || self.spin.is_zero() || !self.spin_governor.should_spin() {
+        if !(searching || waiting) || self.spin.is_zero() || !self.spin_governor.should_spin() {
             return None;
         }
         let deadline = Instant::now() + self.spin;
@@ -454,7 +454,11 @@ impl WorkerThread {
                 return Some(self.found_by_spinning(job));
             }
         }
-        self.spin_governor.record(false);
+        // A spin that saw the awaited condition come true (a stolen `join` half finishing)
+        // paid as much as one that found a job: the worker goes on without a sleep and a
+        // wake-up. Counting it as a miss would turn spinning off for exactly the waits it
+        // shortens.
+        self.spin_governor.record(done());
         None
     }
 
@@ -502,6 +506,9 @@ impl WorkerThread {
     #[inline]
     pub(super) fn found_work(&self) {
         let mut wake = self.wake.get();
+        if !self.registry.sleep.found_work_acts(&wake) {
+            return;
+        }
         self.registry
             .sleep
             .found_work(&mut wake, || self.registry.has_work());

@@ -83,7 +83,8 @@ impl Default for WakePolicy {
 pub(crate) struct WakeState {
     /// Counted in `Sleep::num_searching` (Searching only).
     searching: bool,
-    /// Jobs taken since this worker last slept (Biased only).
+    /// Jobs taken since this worker last slept or was last counted overloaded, up to the
+    /// policy's `batch` (Biased only).
     streak: usize,
     /// A waker took this worker out of the sleeper set for a queued job (Eager and Biased;
     /// Searching counts it as a searcher instead), and it has not passed that on yet.
@@ -187,6 +188,20 @@ impl Sleep {
         match self.policy {
             WakePolicy::Searching => self.try_start_searching(me),
             WakePolicy::Eager | WakePolicy::Biased { .. } => true,
+        }
+    }
+
+    /// Whether [`found_work`](Self::found_work) would do anything for a worker in state `me`:
+    /// under Searching only a searcher has to stop, under Eager only a picked worker passes
+    /// its pick on; Biased counts every job. A `join` popping its own half back calls
+    /// `found_work` each time, so the worker tests this first and skips the copy of its
+    /// state in and out (`WorkerThread::found_work`).
+    #[inline(always)]
+    pub(crate) fn found_work_acts(&self, me: &WakeState) -> bool {
+        match self.policy {
+            WakePolicy::Eager => me.picked,
+            WakePolicy::Searching => me.searching,
+            WakePolicy::Biased { .. } => true,
         }
     }
 
