@@ -160,12 +160,67 @@ const fn ember_vs_best_peer(
 }
 
 const CYCLE_100: &[(&str, &str)] = &[("workers", "100"), ("rings", "100")];
-const FIB: &[(&str, &str)] = &[("benchmark", "fork-join")];
-const TREE_2_24: &[(&str, &str)] = &[
+/// The fork-join tables, each a claim of its own (`fork_join_claim`).
+const FIB_1: &[(&str, &str)] = &[("benchmark", "fork-join"), ("workers", "1")];
+const FIB_2: &[(&str, &str)] = &[("benchmark", "fork-join"), ("workers", "2")];
+const TREE_2_10_1: &[(&str, &str)] = &[
+    ("benchmark", "tree-sum"),
+    ("nodes", "1023"),
+    ("workers", "1"),
+];
+const TREE_2_10_2: &[(&str, &str)] = &[
+    ("benchmark", "tree-sum"),
+    ("nodes", "1023"),
+    ("workers", "2"),
+];
+const TREE_2_20_1: &[(&str, &str)] = &[
+    ("benchmark", "tree-sum"),
+    ("nodes", "1048575"),
+    ("workers", "1"),
+];
+const TREE_2_20_2: &[(&str, &str)] = &[
+    ("benchmark", "tree-sum"),
+    ("nodes", "1048575"),
+    ("workers", "2"),
+];
+const TREE_2_24_1: &[(&str, &str)] = &[
+    ("benchmark", "tree-sum"),
+    ("nodes", "16777215"),
+    ("workers", "1"),
+];
+const TREE_2_24_2: &[(&str, &str)] = &[
     ("benchmark", "tree-sum"),
     ("nodes", "16777215"),
     ("workers", "2"),
 ];
+
+/// ember's `join` at least as fast as rayon's on the fork-join table `table` (time per
+/// `join`, paired rounds), with ember against the best peer (chili) alongside.
+const fn fork_join_claim(
+    id: &'static str,
+    claim: &'static str,
+    table: &'static [(&'static str, &'static str)],
+    min_cores: usize,
+) -> Claim {
+    Claim {
+        id,
+        source: EMBER,
+        claim,
+        published: "ember's claim (bar: median ≤ 1.00, CI high ≤ 1.05)",
+        experiment: "micro",
+        check: Comparison {
+            table,
+            metric: "ns_per_op",
+            subject: "ember",
+            baseline: Baseline::Row("rayon"),
+        },
+        direction: Direction::AtMost,
+        median: 1.0,
+        ci: 1.05,
+        min_cores,
+        ember: ember_vs_best_peer(table, "ns_per_op"),
+    }
+}
 
 const PAR_SUM: &[(&str, &str)] = &[("benchmark", "par-iter"), ("workload", "sum-of-squares")];
 const PAR_SORT: &[(&str, &str)] = &[("benchmark", "par-iter"), ("workload", "sort")];
@@ -349,42 +404,49 @@ pub const CLAIMS: &[Claim] = &[
         min_cores: 2,
         ember: None,
     },
-    Claim {
-        id: "fork-join-fib",
-        source: EMBER,
-        claim: "ember's join is at least as fast as rayon's: fib(30), no cut-off",
-        published: "ember's claim (issue 13's bar: median ≤ 1.00, CI high ≤ 1.05)",
-        experiment: "micro",
-        check: Comparison {
-            table: FIB,
-            metric: "ns_per_op",
-            subject: "ember",
-            baseline: Baseline::Row("rayon"),
-        },
-        direction: Direction::AtMost,
-        median: 1.0,
-        ci: 1.05,
-        min_cores: 1,
-        ember: ember_vs_best_peer(FIB, "ns_per_op"),
-    },
-    Claim {
-        id: "fork-join-tree-sum",
-        source: EMBER,
-        claim: "… and on the tree-sum, 2^24 nodes, 2 workers",
-        published: "ember's claim; chili publishes 13.6 ms for 2^24 nodes on 8 cores (rayon 58.1 ms)",
-        experiment: "micro",
-        check: Comparison {
-            table: TREE_2_24,
-            metric: "ns_per_op",
-            subject: "ember",
-            baseline: Baseline::Row("rayon"),
-        },
-        direction: Direction::AtMost,
-        median: 1.0,
-        ci: 1.05,
-        min_cores: 2,
-        ember: ember_vs_best_peer(TREE_2_24, "ns_per_op"),
-    },
+    fork_join_claim(
+        "fork-join-fib-1",
+        "ember's join is at least as fast as rayon's: fib(30), no cut-off, 1 worker",
+        FIB_1,
+        1,
+    ),
+    fork_join_claim("fork-join-fib-2", "… fib(30), 2 workers", FIB_2, 2),
+    fork_join_claim(
+        "fork-join-tree-2^10-1",
+        "… the tree-sum (chili's benchmark; chili publishes 13.6 ms for 2^24 nodes on 8 cores, rayon 58.1 ms), 1,023 nodes, 1 worker",
+        TREE_2_10_1,
+        1,
+    ),
+    fork_join_claim(
+        "fork-join-tree-2^10-2",
+        "… the tree-sum, 1,023 nodes, 2 workers",
+        TREE_2_10_2,
+        2,
+    ),
+    fork_join_claim(
+        "fork-join-tree-2^20-1",
+        "… the tree-sum, 2^20 nodes, 1 worker",
+        TREE_2_20_1,
+        1,
+    ),
+    fork_join_claim(
+        "fork-join-tree-2^20-2",
+        "… the tree-sum, 2^20 nodes, 2 workers",
+        TREE_2_20_2,
+        2,
+    ),
+    fork_join_claim(
+        "fork-join-tree-2^24-1",
+        "… the tree-sum, 2^24 nodes, 1 worker",
+        TREE_2_24_1,
+        1,
+    ),
+    fork_join_claim(
+        "fork-join-tree-2^24-2",
+        "… the tree-sum, 2^24 nodes, 2 workers",
+        TREE_2_24_2,
+        2,
+    ),
     par_iter_claim(
         "par-iter-sum",
         "ember's parallel iterators keep up with rayon's: a sum of squares over 10^7 u64",
@@ -595,6 +657,7 @@ mod tests {
     fn row(system: &str, role: Role, values: &[f64]) -> RowRuns {
         let mut params = Params::new();
         params.insert("benchmark".into(), "fork-join".into());
+        params.insert("workers".into(), 2.into());
         RowRuns {
             system: system.into(),
             role,
@@ -621,7 +684,7 @@ mod tests {
     }
 
     fn fib_claim() -> &'static Claim {
-        CLAIMS.iter().find(|c| c.id == "fork-join-fib").unwrap()
+        CLAIMS.iter().find(|c| c.id == "fork-join-fib-2").unwrap()
     }
 
     #[test]
@@ -652,7 +715,7 @@ mod tests {
     fn too_few_cores_is_the_only_way_to_not_reproducible() {
         let tree = CLAIMS
             .iter()
-            .find(|c| c.id == "fork-join-tree-sum")
+            .find(|c| c.id == "fork-join-tree-2^24-2")
             .unwrap();
         let mut r = runs(&[0.9; 11], &[1.0; 11]);
         for row in &mut r.groups[0].rows {

@@ -241,10 +241,12 @@ impl Micro {
     /// The tables whose set-up costs nothing: spawn-many, fork-join, ping-pong, chains.
     fn small_groups(s: Sizes) -> Vec<Group> {
         let threads = s.threads;
-        vec![
+        let mut groups = vec![
             spawn_group(s, Origin::Outside),
             spawn_group(s, Origin::Inside),
-            fib_group(s),
+        ];
+        groups.extend(fib_groups(s));
+        groups.extend([
             Group {
                 title: format!(
                     "ping-pong: {} pairs x {} bounces, {threads} threads",
@@ -276,7 +278,8 @@ impl Micro {
                 ]),
                 trials: relay_trials(s, Relays::chains(s)),
             },
-        ]
+        ]);
+        groups
     }
 }
 
@@ -319,32 +322,49 @@ fn fork_join_trials(
     trials
 }
 
-fn fib_group(s: Sizes) -> Group {
+/// `fib` with 1 and 2 workers, every ember policy.
+fn fib_groups(s: Sizes) -> Vec<Group> {
     let work = Work::Fib(s.fib_n);
-    Group {
-        title: format!(
-            "fork-join: fib({}) with join, no cut-off, {} workers (tokio: no fork-join)",
-            s.fib_n, s.threads
-        ),
-        params: params([
-            ("benchmark", "fork-join".into()),
-            ("threads", s.threads.into()),
-            ("workers", s.threads.into()),
-            ("fib_n", s.fib_n.into()),
-            ("joins", work.joins().into()),
-        ]),
-        trials: fork_join_trials(
-            work,
-            s.fork_join_target,
-            s.threads,
-            &[
-                EmberPolicy::Default,
-                EmberPolicy::Biased,
-                EmberPolicy::Searching,
-                EmberPolicy::Eager,
-                EmberPolicy::Lazy,
-            ],
-        ),
+    FORK_JOIN_WORKERS
+        .into_iter()
+        .map(|workers| Group {
+            title: format!(
+                "fork-join: fib({}) with join, no cut-off, {workers} worker{} (tokio: no fork-join)",
+                s.fib_n,
+                plural(workers)
+            ),
+            params: params([
+                ("benchmark", "fork-join".into()),
+                ("threads", workers.into()),
+                ("workers", workers.into()),
+                ("fib_n", s.fib_n.into()),
+                ("joins", work.joins().into()),
+            ]),
+            trials: fork_join_trials(
+                work.clone(),
+                s.fork_join_target,
+                workers,
+                &[
+                    EmberPolicy::Default,
+                    EmberPolicy::Biased,
+                    EmberPolicy::Searching,
+                    EmberPolicy::Eager,
+                    EmberPolicy::Lazy,
+                ],
+            ),
+        })
+        .collect()
+}
+
+/// The worker counts of the fork-join tables: one (the cost of a `join` alone) and two
+/// (with stealing), whatever the machine's size, so that tables compare across machines.
+const FORK_JOIN_WORKERS: [usize; 2] = [1, 2];
+
+fn plural(n: usize) -> &'static str {
+    if n == 1 {
+        ""
+    } else {
+        "s"
     }
 }
 
@@ -354,14 +374,14 @@ fn tree_groups(s: Sizes) -> Vec<Group> {
     let mut groups = Vec::new();
     for layers in s.trees {
         let tree = Arc::new(Node::tree(layers));
-        for workers in [1, 2] {
+        for workers in FORK_JOIN_WORKERS {
             let work = Work::TreeSum(layers, tree.clone());
             let nodes = work.joins();
             groups.push(Group {
                 title: format!(
                     "tree-sum: {} nodes, {workers} worker{}",
                     thousands(nodes),
-                    if workers == 1 { "" } else { "s" }
+                    plural(workers)
                 ),
                 params: params([
                     ("benchmark", "tree-sum".into()),
