@@ -167,3 +167,22 @@ fn a_first_half_yielding_for_its_second_finds_it() {
         }
     }
 }
+
+#[test]
+fn a_one_worker_pool_keeps_its_halves_private_unless_told_otherwise() {
+    // The second half shows on the deque (the dump's `deque`) while the first runs only
+    // where it was offered.
+    let deque_in_first_half = |pool: Pool| {
+        let dump = pool.install(|| ember::join(|| format!("{:?}", Pool::current()), || ()).0);
+        assert!(dump.contains("deque: "), "{dump}");
+        dump.contains("deque: 1")
+    };
+    let one = || Pool::builder().threads(1);
+    assert!(!deque_in_first_half(one().build().unwrap()));
+    assert!(deque_in_first_half(
+        one().lazy_joins(false).build().unwrap()
+    ));
+    assert!(!deque_in_first_half(
+        one().lazy_joins(true).build().unwrap()
+    ));
+}

@@ -39,7 +39,8 @@ pub struct PoolBuilder {
     threads: Option<usize>,
     wake: WakePolicy,
     delay_kick: bool,
-    lazy_joins: bool,
+    /// `None`: the default, on for one worker only.
+    lazy_joins: Option<bool>,
     name: String,
     spin: Duration,
     stack_size: Option<usize>,
@@ -68,7 +69,7 @@ impl Default for PoolBuilder {
             threads: None,
             wake: WakePolicy::default(),
             delay_kick: true,
-            lazy_joins: false,
+            lazy_joins: None,
             name: "ember".to_owned(),
             spin: DEFAULT_SPIN,
             stack_size: None,
@@ -134,7 +135,8 @@ impl PoolBuilder {
     }
 
     /// Whether a `join` made while every worker is busy keeps its second half to itself
-    /// instead of offering it to thieves (default `false`).
+    /// instead of offering it to thieves (default: on for a pool of one worker, off
+    /// otherwise).
     ///
     /// Offering the half costs a deque push and a fenced pop back, most of a `join`'s cost,
     /// and when every worker is busy nobody takes it. With lazy joins the half stays on a
@@ -152,6 +154,11 @@ impl PoolBuilder {
     /// them a thief would take the second half. The lab's `micro` tables have an
     /// `ember-lazy` row.
     ///
+    /// A pool of one worker has them unless told otherwise. Nobody but that worker can run
+    /// what is on its deque, so a half offered there is taken back by the same worker at
+    /// the same points a private one is, and neither cost above applies: a first half that
+    /// blocks on its second outside ember hangs a one-worker pool either way.
+    ///
     /// ```
     /// let pool = ember::Pool::builder().threads(2).lazy_joins(true).build().unwrap();
     /// fn fib(n: u64) -> u64 {
@@ -164,7 +171,7 @@ impl PoolBuilder {
     /// assert_eq!(pool.install(|| fib(25)), 75_025);
     /// ```
     pub fn lazy_joins(mut self, on: bool) -> Self {
-        self.lazy_joins = on;
+        self.lazy_joins = Some(on);
         self
     }
 
@@ -387,7 +394,9 @@ impl PoolBuilder {
             stealers,
             self.wake,
             self.delay_kick,
-            self.lazy_joins,
+            // One worker has no thief: offering a half costs a push and a fenced pop for
+            // nobody, and keeping it private changes nothing else (see `lazy_joins`).
+            self.lazy_joins.unwrap_or(threads == 1),
             handlers,
             Tracer::new(self.trace, self.name.clone(), threads),
         ));
