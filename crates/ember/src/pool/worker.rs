@@ -420,9 +420,16 @@ impl WorkerThread {
         }
         // Out of work of its own: with lazy joins, say so before looking elsewhere.
         self.count_wanting(true);
-        let mut wake = self.wake.get();
-        let searching = self.registry.sleep.start_searching(&mut wake);
-        self.wake.set(wake);
+        // A worker waiting for its own `join`'s stolen half (or any awaited condition) spins
+        // for it without taking a searcher's place: its wait ends when the thief finishes,
+        // and a searcher slot it held would keep an idle worker from spinning for pushed work
+        // (with two workers, the one slot there is).
+        let searching = !waiting && {
+            let mut wake = self.wake.get();
+            let searching = self.registry.sleep.start_searching(&mut wake);
+            self.wake.set(wake);
+            searching
+        };
         if let Some(job) = self.steal() {
             self.found_work();
             return Some(job);

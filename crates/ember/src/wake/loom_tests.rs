@@ -230,3 +230,75 @@ fn loom_parker_token() {
         unparker.join().unwrap();
     });
 }
+
+/// A worker waiting on a condition (its `join`'s stolen half) takes jobs while it waits
+/// without counting itself a searcher (`WorkerThread::find_work`), so its `found_work` does
+/// nothing. Two gated jobs pushed one after the other: if the waiter takes the first, the
+/// second must reach the other worker, which the second push wakes because nobody counts as
+/// searching. With `counted` (the mutant) the waiter takes a searcher's place and still skips
+/// the hand-off a searcher makes when it finds work: the second push then sees a searcher,
+/// wakes nobody, and the job is stranded behind the waiter's gated one.
+fn waiter_beside_a_worker(counted: bool) {
+    model_bounded(3, move || {
+        let world = World::new(WakePolicy::Searching, 2, 2);
+        let gate = Arc::new((Mutex::new(0usize), Condvar::new()));
+        let gated = move || {
+            let (count, cvar) = &*gate;
+            let mut count = lock(count);
+            *count += 1;
+            cvar.notify_all();
+            while *count < 2 {
+                count = cvar.wait(count).unwrap();
+            }
+        };
+        let worker = {
+            let world = Arc::clone(&world);
+            let gated = gated.clone();
+            thread::spawn(move || world.work(1, |_| gated()))
+        };
+        let waiter = {
+            let world = Arc::clone(&world);
+            thread::spawn(move || {
+                let mut me = WakeState::default();
+                while !world.all_taken() {
+                    if counted {
+                        world.sleep.start_searching(&mut me);
+                    }
+                    if world.try_take() {
+                        if !counted {
+                            world
+                                .sleep
+                                .found_work(&mut me, || world.queued.load(Ordering::SeqCst) > 0);
+                        }
+                        world.book();
+                        gated();
+                        continue;
+                    }
+                    world.sleep.sleep(
+                        0,
+                        &mut me,
+                        || world.queued.load(Ordering::SeqCst) > 0,
+                        || world.all_taken(),
+                        None,
+                    );
+                }
+            })
+        };
+        world.push();
+        world.push();
+        worker.join().unwrap();
+        waiter.join().unwrap();
+        assert_eq!(world.taken.load(Ordering::SeqCst), 2);
+    });
+}
+
+#[test]
+fn loom_waiter_takes_jobs_uncounted() {
+    waiter_beside_a_worker(false);
+}
+
+#[test]
+#[ignore = "mutant: must fail (deadlock), showing the model catches a waiter holding a searcher's place"]
+fn mutant_waiter_counted_without_hand_off() {
+    waiter_beside_a_worker(true);
+}
