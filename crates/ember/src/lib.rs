@@ -58,6 +58,18 @@
 //! where ember leads and where it trails. On a machine with fewer cores than workers the lab
 //! says so: more workers than cores is oversubscription, not scaling.
 //!
+//! # The cost of a `join`
+//!
+//! On a pool of several workers a [`join`] offers its second half on the worker's deque and
+//! pops it back (rayon's path: the pop's `SeqCst` fence is most of the cost); a worker whose
+//! half was stolen spins for it before sleeping, without taking the place of a worker
+//! searching for pushed work. A pool of one worker, which has no thief, keeps the half on a
+//! private list: no atomic operation, no fence. [`PoolBuilder::lazy_joins`] does the same on
+//! bigger pools while every worker is busy, at the costs its docs name (chili's crate makes
+//! the same trade with a heartbeat thread; ember needs none). The lab's `micro` fork-join
+//! (`fib(30)`) and tree-sum tables, with 1 and 2 workers, measure each path against rayon and
+//! chili, and its claims table states the verdict per table.
+//!
 //! # Modules
 //!
 //! | module | holds |
