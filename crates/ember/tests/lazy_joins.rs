@@ -186,3 +186,39 @@ fn a_one_worker_pool_keeps_its_halves_private_unless_told_otherwise() {
         one().lazy_joins(true).build().unwrap()
     ));
 }
+
+/// A second half that blocks (outside ember) on a job its first half spawned: without lazy
+/// joins the spawned job is above the half on the deque and runs first, so this works even on
+/// one worker; a private half must keep that order, whether the first half then returns or
+/// waits through ember first (here, on another pool).
+#[test]
+fn a_private_half_runs_after_what_its_first_half_spawned() {
+    for lazy in [None, Some(true), Some(false)] {
+        for wait_in_a in [false, true] {
+            no_deadlock(
+                &format!("one worker, lazy_joins {lazy:?}, first half waits: {wait_in_a}"),
+                move || {
+                    let mut builder = Pool::builder().threads(1);
+                    if let Some(lazy) = lazy {
+                        builder = builder.lazy_joins(lazy);
+                    }
+                    let pool = builder.build().unwrap();
+                    let other = Pool::builder().threads(1).build().unwrap();
+                    let (tx, rx) = std::sync::mpsc::channel();
+                    let (_, received) = pool.install(|| {
+                        ember::join(
+                            move || {
+                                ember::spawn(move || tx.send(7).unwrap());
+                                if wait_in_a {
+                                    other.install(|| ());
+                                }
+                            },
+                            move || rx.recv().unwrap(),
+                        )
+                    });
+                    assert_eq!(received, 7);
+                },
+            );
+        }
+    }
+}

@@ -155,9 +155,11 @@ impl PoolBuilder {
     /// `ember-lazy` row.
     ///
     /// A pool of one worker has them unless told otherwise. Nobody but that worker can run
-    /// what is on its deque, so a half offered there is taken back by the same worker at
-    /// the same points a private one is, and neither cost above applies: a first half that
-    /// blocks on its second outside ember hangs a one-worker pool either way.
+    /// what is on its deque, and a private half keeps its place there (a job spawned,
+    /// kicked or queued by a task goes above every private half, which is offered first),
+    /// so the worker runs the same jobs in the same order either way, and neither cost above
+    /// applies: a first half that blocks on its second outside ember hangs a one-worker pool
+    /// with or without them.
     ///
     /// ```
     /// let pool = ember::Pool::builder().threads(2).lazy_joins(true).build().unwrap();
@@ -277,7 +279,8 @@ impl PoolBuilder {
         self
     }
 
-    /// How long an idle worker allowed to search keeps looking for work, spinning with
+    /// How long an idle worker allowed to search, or a worker waiting inside the pool (for
+    /// its `join`'s stolen half, a task, a scope), keeps looking for work, spinning with
     /// [`std::hint::spin_loop`], before it yields once ([`std::thread::yield_now`]), looks
     /// again and sleeps (default 10 µs). Zero sleeps at once. A worker whose last spins all
     /// found nothing stops spinning until one finds work again (it probes now and then), so a

@@ -65,6 +65,16 @@ thread_local! {
     static CURRENT: Cell<*const WorkerThread> = const { Cell::new(std::ptr::null()) };
 }
 
+/// Why a worker looks for work: what else may end the look.
+#[derive(Clone, Copy)]
+enum Looking {
+    /// Idle: in the worker loop or the drain, with nothing else to wait for.
+    Idle,
+    /// In `wait_for`, until its condition holds or `deadline` passes: such a worker spins
+    /// without searching (`find_work`).
+    Waiting { deadline: Option<Instant> },
+}
+
 /// One worker's thread-local state.
 pub(crate) struct WorkerThread {
     pub(crate) registry: Arc<Registry>,
@@ -165,7 +175,7 @@ impl WorkerThread {
         // Nothing can be queued any more; the broadcast queue closes only empty all the same
         // (`broadcast.rs`), the defence of that argument.
         loop {
-            while let Some(job) = worker.find_work(&|| true, false) {
+            while let Some(job) = worker.find_work(&|| true, Looking::Idle) {
                 worker.run_job(job);
             }
             if worker.registry.close_broadcasts(index) {
@@ -187,7 +197,7 @@ impl WorkerThread {
             // Read before the look: a job queued before shutdown began (the thread that drops
             // the last handle may have injected it an instant earlier) is then visible to it.
             let shutting_down = terminating();
-            if let Some(job) = self.find_work(&terminating, false) {
+            if let Some(job) = self.find_work(&terminating, Looking::Idle) {
                 self.run_job(job);
                 continue;
             }
@@ -234,7 +244,7 @@ impl WorkerThread {
             if deadline.is_some_and(|deadline| Instant::now() >= deadline) {
                 break false;
             }
-            if let Some(job) = self.find_work(done, true) {
+            if let Some(job) = self.find_work(done, Looking::Waiting { deadline }) {
                 self.run_job(job);
             } else if !done() {
                 self.idle(done, deadline);
@@ -350,9 +360,17 @@ impl WorkerThread {
         self.push_with(job, true);
     }
 
-    /// Pushes a job on this worker's deque; `fenced` as in `Sleep::notify_local`.
+    /// Pushes a job on this worker's deque; `fenced` as in `Sleep::notify_local`. A shared
+    /// job (fenced: a spawn, a task, a kicked successor) goes above every private join half,
+    /// which is offered first: the deque then holds them in the order they were made, as
+    /// without lazy joins, and the `join` below takes the spawned job back before its own
+    /// second half. Left private, that half would run first, and one that blocks on what the
+    /// spawned job does would hang a worker nobody else can relieve (a pool of one).
     #[inline]
     fn push_with(&self, job: JobRef, fenced: bool) {
+        if fenced {
+            self.offer_all_private();
+        }
         self.local.push(job);
         self.registry
             .sleep
@@ -396,7 +414,7 @@ impl WorkerThread {
     /// Own deque first (the global queue first every [`INJECTOR_EVERY`]th time); then, as the
     /// policy allows, the global queue and other workers, spinning briefly and then yielding
     /// once before giving up.
-    fn find_work(&self, done: &dyn Fn() -> bool, waiting: bool) -> Option<JobRef> {
+    fn find_work(&self, done: &dyn Fn() -> bool, looking: Looking) -> Option<JobRef> {
         // Delay-kick: the first held successor is this worker's; the rest go to thieves. First
         // of all, so that a worker never runs anything else while it holds successors that
         // no thief can see (`task/kick.rs`).
@@ -424,6 +442,7 @@ impl WorkerThread {
         // for it without taking a searcher's place: its wait ends when the thief finishes,
         // and a searcher slot it held would keep an idle worker from spinning for pushed work
         // (with two workers, the one slot there is).
+        let waiting = matches!(looking, Looking::Waiting { .. });
         let searching = !waiting && {
             let mut wake = self.wake.get();
             let searching = self.registry.sleep.start_searching(&mut wake);
@@ -437,7 +456,14 @@ impl WorkerThread {
         if !(searching || waiting) || self.spin.is_zero() || !self.spin_governor.should_spin() {
             return None;
         }
-        let deadline = Instant::now() + self.spin;
+        let mut deadline = Instant::now() + self.spin;
+        if let Looking::Waiting {
+            deadline: Some(wait_deadline),
+        } = looking
+        {
+            // A timed wait (`join_timeout`, `wait_idle_timeout`) ends on time.
+            deadline = deadline.min(wait_deadline);
+        }
         let mut spins = 1u32;
         while !done() && Instant::now() < deadline {
             for _ in 0..spins {
