@@ -222,3 +222,62 @@ fn a_private_half_runs_after_what_its_first_half_spawned() {
         }
     }
 }
+
+/// The same order on two workers. Halves `b1` and `b2` are kept private while the other
+/// worker is busy; it then frees up (wants work), and inside `a2` a nested `join` offers the
+/// private halves and pushes `b3`, and its first half spawns `J`. The worker must run `J` and
+/// `b3`, return to `a2`, and only then `b2`: `b2` waits for what `a2` sends after that nested
+/// `join`. Offering only the oldest private half left `b2` above `b3` on the deque, to be run
+/// nested inside `a2`, which then waited for it for ever.
+#[test]
+fn offered_halves_keep_their_order_on_several_workers() {
+    use std::sync::atomic::AtomicBool;
+    use std::time::Duration;
+    for lazy in [true, false] {
+        no_deadlock(&format!("two workers, lazy_joins({lazy})"), move || {
+            let pool = Pool::builder().threads(2).lazy_joins(lazy).build().unwrap();
+            pool.install(|| {
+                let (started, go, end) = (
+                    Arc::new(AtomicBool::new(false)),
+                    Arc::new(AtomicBool::new(false)),
+                    Arc::new(AtomicBool::new(false)),
+                );
+                // Keeps the other worker busy until `go`.
+                ember::spawn({
+                    let (started, go) = (started.clone(), go.clone());
+                    move || {
+                        started.store(true, Ordering::SeqCst);
+                        while !go.load(Ordering::SeqCst) {
+                            std::thread::sleep(Duration::from_millis(1));
+                        }
+                    }
+                });
+                while !started.load(Ordering::SeqCst) {
+                    std::thread::sleep(Duration::from_millis(1));
+                }
+                let (tx, rx) = std::sync::mpsc::channel::<()>();
+                ember::join(
+                    || {
+                        ember::join(
+                            || {
+                                go.store(true, Ordering::SeqCst);
+                                // Long enough for the other worker to want work.
+                                std::thread::sleep(Duration::from_millis(50));
+                                ember::join(|| ember::spawn(|| ()), || ());
+                                tx.send(()).unwrap();
+                            },
+                            move || rx.recv().unwrap(),
+                        );
+                        end.store(true, Ordering::SeqCst);
+                    },
+                    // `b1`, taken by the other worker: it holds that worker until the end.
+                    || {
+                        while !end.load(Ordering::SeqCst) {
+                            std::thread::sleep(Duration::from_millis(1));
+                        }
+                    },
+                );
+            });
+        });
+    }
+}

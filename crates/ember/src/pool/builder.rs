@@ -140,8 +140,9 @@ impl PoolBuilder {
     ///
     /// Offering the half costs a deque push and a fenced pop back, most of a `join`'s cost,
     /// and when every worker is busy nobody takes it. With lazy joins the half stays on a
-    /// private list; the worker offers its oldest private half at its next `join` made while
-    /// some worker wants work (searches or sleeps), and all of them before it waits. So fine
+    /// private list; the worker offers its private halves, oldest first, at its next `join`
+    /// made while some worker wants work (searches or sleeps), at its next spawn, and before
+    /// it waits, so its jobs run in the order they would without lazy joins. So fine
     /// recursive fork-join (every first half joining again soon) runs at a fraction of the
     /// cost, with the same parallelism. What it costs: a half kept private while every worker
     /// was busy is offered only at its worker's next `join` or wait, so a first half that runs
@@ -155,11 +156,9 @@ impl PoolBuilder {
     /// `ember-lazy` row.
     ///
     /// A pool of one worker has them unless told otherwise. Nobody but that worker can run
-    /// what is on its deque, and a private half keeps its place there (a job spawned,
-    /// kicked or queued by a task goes above every private half, which is offered first),
-    /// so the worker runs the same jobs in the same order either way, and neither cost above
-    /// applies: a first half that blocks on its second outside ember hangs a one-worker pool
-    /// with or without them.
+    /// what is on its deque, and it runs its jobs in the same order with or without them, so
+    /// neither cost above applies there: a first half that blocks on its second outside
+    /// ember hangs a one-worker pool either way.
     ///
     /// ```
     /// let pool = ember::Pool::builder().threads(2).lazy_joins(true).build().unwrap();

@@ -207,7 +207,8 @@ fn mutant_stale_idle_notification() {
 /// Lazy joins (`worker.rs`): worker 0 makes a `join` while worker 1 is busy, so the half `P1`
 /// stays private; worker 1 then runs out of work (searches, sleeps) while worker 0 makes a
 /// nested `join`, which — if it sees that some worker wants work (`Sleep::wants_work`, read
-/// without a fence) — offers `P1` on the deque before pushing its own half `P2` there. Worker
+/// without a fence) — offers its private halves (`P1`) on the deque before pushing its own half
+/// `P2` there. Worker
 /// 0 then takes back what nobody took, newest first, as its two frames return. Every half
 /// runs exactly once, whether stolen, offered and taken back, or never offered; a stale
 /// `wants_work` costs only the steal. (`wanting` mirrors `Registry::wanting_work`, counted by
@@ -239,9 +240,9 @@ fn loom_lazy_join_offers_a_private_half() {
         assert!(!wants_work());
         private.push_back(P1);
         busy.store(false, Ordering::Release);
-        // Frame 2, nested: offer the oldest private half if somebody wants work.
+        // Frame 2, nested: offer the private halves, oldest first, if somebody wants work.
         let p2_private = if wants_work() {
-            if let Some(oldest) = private.pop_front() {
+            while let Some(oldest) = private.pop_front() {
                 pool.push_local(0, oldest, false);
             }
             pool.push_local(0, P2, false);

@@ -19,8 +19,12 @@
 //! nobody takes it. So with lazy joins, a `join` made while no worker wants work (nobody
 //! searches or sleeps) keeps its second half on a private list of the worker's, which only
 //! the worker touches: no atomic, no fence. The next `join` made while some worker wants work
-//! offers the oldest private half (the largest piece) on the deque first, and a wait
-//! (`wait_for`) offers them all before the worker may sleep. A worker *wants work* from the
+//! offers the private halves on the deque first, oldest (the largest piece) first, and so do
+//! a wait (`wait_for`, before the worker may sleep) and every shared push (a spawn, a task):
+//! so the private halves are always the newest of the worker's jobs, and the deque with the
+//! private list on top holds them in the order they were made. The worker then runs its own
+//! jobs in the order it would without lazy joins (a first half's spawns before its second
+//! half), which a second half blocking on such a spawn relies on. A worker *wants work* from the
 //! moment its own work runs out — before it looks elsewhere, so an idle worker is never
 //! missed because it is between two states — until it runs a job or returns to user code
 //! (a count on one shared line, changed twice per search, never per `join`). A private half is always run:
@@ -313,15 +317,15 @@ impl WorkerThread {
     }
 
     /// With lazy joins: queues the second half of a `join` privately if no worker wants work
-    /// (returns `true`), else on the deque, after offering the oldest private half (module
-    /// doc, "Lazy joins").
+    /// (returns `true`), else on the deque, after offering the private halves, oldest first
+    /// (module doc, "Lazy joins"): the deque keeps the halves in the order they were made.
     #[inline(always)]
     pub(crate) fn push_join_half(&self, job: JobRef) -> bool {
         if !self.registry.wants_work() {
             self.private.borrow_mut().push_back(job);
             return true;
         }
-        self.offer_oldest_private();
+        self.offer_all_private();
         self.push(job);
         false
     }
@@ -456,14 +460,13 @@ impl WorkerThread {
         if !(searching || waiting) || self.spin.is_zero() || !self.spin_governor.should_spin() {
             return None;
         }
-        let mut deadline = Instant::now() + self.spin;
-        if let Looking::Waiting {
-            deadline: Some(wait_deadline),
-        } = looking
-        {
-            // A timed wait (`join_timeout`, `wait_idle_timeout`) ends on time.
-            deadline = deadline.min(wait_deadline);
-        }
+        let spin_end = Instant::now() + self.spin;
+        // A timed wait (`join_timeout`, `wait_idle_timeout`) ends on time.
+        let wait_deadline = match looking {
+            Looking::Waiting { deadline } => deadline,
+            Looking::Idle => None,
+        };
+        let deadline = wait_deadline.map_or(spin_end, |wait_deadline| spin_end.min(wait_deadline));
         let mut spins = 1u32;
         while !done() && Instant::now() < deadline {
             for _ in 0..spins {
@@ -481,6 +484,12 @@ impl WorkerThread {
         // later. With nothing else runnable here it returns at once. Only one: yielding on
         // every spin round also hands the core back and forth between two workers passing a
         // chain of jobs, doubling their switches.
+        let timed_out = wait_deadline.is_some_and(|wait_deadline| Instant::now() >= wait_deadline);
+        if timed_out {
+            // Cut short by the wait's deadline: neither a hit nor a miss of the spin, and no
+            // yield (it could cost the wait a time slice past its deadline).
+            return None;
+        }
         if !done() {
             std::thread::yield_now();
             if let Some(job) = self.steal() {
