@@ -228,7 +228,9 @@ fn a_private_half_runs_after_what_its_first_half_spawned() {
 /// private halves and pushes `b3`, and its first half spawns `J`. The worker must run `J` and
 /// `b3`, return to `a2`, and only then `b2`: `b2` waits for what `a2` sends after that nested
 /// `join`. Offering only the oldest private half left `b2` above `b3` on the deque, to be run
-/// nested inside `a2`, which then waited for it for ever.
+/// nested inside `a2`, which then waited for it for ever. (On a machine so loaded that the
+/// other worker is not yet counted as wanting work after 50 ms, the halves stay private and
+/// the test passes without reaching that path: it can miss the bug, never report a false one.)
 #[test]
 fn offered_halves_keep_their_order_on_several_workers() {
     use std::sync::atomic::AtomicBool;

@@ -141,8 +141,9 @@ impl PoolBuilder {
     /// Offering the half costs a deque push and a fenced pop back, most of a `join`'s cost,
     /// and when every worker is busy nobody takes it. With lazy joins the half stays on a
     /// private list; the worker offers its private halves, oldest first, at its next `join`
-    /// made while some worker wants work (searches or sleeps), at its next spawn, and before
-    /// it waits, so its jobs run in the order they would without lazy joins. So fine
+    /// made while some worker wants work (searches or sleeps), at every spawn, task or kicked
+    /// successor, at [`yield_now`](crate::yield_now), and before it waits, so its jobs run in
+    /// the order they would without lazy joins. So fine
     /// recursive fork-join (every first half joining again soon) runs at a fraction of the
     /// cost, with the same parallelism. What it costs: a half kept private while every worker
     /// was busy is offered only at its worker's next `join` or wait, so a first half that runs

@@ -204,23 +204,29 @@ fn mutant_stale_idle_notification() {
     stale_notification(false);
 }
 
-/// Lazy joins (`worker.rs`): worker 0 makes a `join` while worker 1 is busy, so the half `P1`
-/// stays private; worker 1 then runs out of work (searches, sleeps) while worker 0 makes a
-/// nested `join`, which — if it sees that some worker wants work (`Sleep::wants_work`, read
-/// without a fence) — offers its private halves (`P1`) on the deque before pushing its own half
-/// `P2` there. Worker
-/// 0 then takes back what nobody took, newest first, as its two frames return. Every half
-/// runs exactly once, whether stolen, offered and taken back, or never offered; a stale
-/// `wants_work` costs only the steal. (`wanting` mirrors `Registry::wanting_work`, counted by
-/// the thief before it looks for work.) (A private half's owner runs it itself, so there is no
-/// wake-up to lose: the model checks the hand-off of halves between the private list and the
-/// deque, under every interleaving with the thief.)
-#[test]
-fn loom_lazy_join_offers_a_private_half() {
+/// Lazy joins (`worker.rs`): worker 0 makes two nested `join`s while worker 1 is busy, so
+/// their halves `P1` and `P2` stay private; worker 1 then runs out of work (searches, sleeps)
+/// while worker 0 makes a third nested `join`, which — if it sees that some worker wants work
+/// (`Sleep::wants_work`, read without a fence) — offers the private halves on the deque,
+/// oldest first, before pushing its own half `P3`; its first half then spawns `J` (a shared
+/// push, which offers whatever is still private first). Worker 0 takes back what nobody
+/// took, newest first, as its frames return: each frame must find its own half on top (after
+/// `J`), so that no half runs nested inside its own first half. Every half runs exactly once,
+/// whether stolen, offered and taken back, or never offered; a stale `wants_work` costs only
+/// the steal. (`wanting` mirrors `Registry::wanting_work`, counted by the thief before it
+/// looks for work.) (A private half's owner runs it itself, so there is no wake-up to lose:
+/// the model checks the hand-off of halves between the private list and the deque, under
+/// every interleaving with the thief.) `offer_all: false` is the mutant that offered only the
+/// oldest private half: `P2`, offered by the spawn above `P3`, is then what frame 3 pops.
+/// Explored with two preemptions rather than three: it has more steps than the other models
+/// (three took 134 s and passed as well; the mutant fails at two).
+fn lazy_join_offers(offer_all: bool) {
     use std::collections::VecDeque;
     const P1: usize = 1;
     const P2: usize = 2;
-    model_bounded(3, || {
+    const P3: usize = 3;
+    const J: usize = 4;
+    model_bounded(2, move || {
         let pool = ModelPool::new(WakePolicy::Searching, 2);
         let busy = Arc::new(AtomicBool::new(true));
         let wanting = Arc::new(AtomicU64::new(0));
@@ -231,44 +237,60 @@ fn loom_lazy_join_offers_a_private_half() {
                     loom::thread::yield_now();
                 }
                 wanting.fetch_add(1, Ordering::Relaxed);
-                pool.work(1, || pool.has_run(P1) && pool.has_run(P2));
+                pool.work(1, || [P1, P2, P3, J].iter().all(|&job| pool.has_run(job)));
             })
         };
         let wants_work = || wanting.load(Ordering::Relaxed) != 0;
         let mut private = VecDeque::new();
-        // Frame 1: worker 1 is busy, nobody wants work.
+        // Frames 1 and 2: worker 1 is busy, nobody wants work.
         assert!(!wants_work());
         private.push_back(P1);
+        private.push_back(P2);
         busy.store(false, Ordering::Release);
-        // Frame 2, nested: offer the private halves, oldest first, if somebody wants work.
-        let p2_private = if wants_work() {
+        // Frame 3, nested: offer the private halves if somebody wants work.
+        let offer = |private: &mut VecDeque<usize>, all: bool| {
             while let Some(oldest) = private.pop_front() {
                 pool.push_local(0, oldest, false);
+                if !all {
+                    break;
+                }
             }
-            pool.push_local(0, P2, false);
-            false
-        } else {
-            private.push_back(P2);
-            true
         };
-        // Frame 2 returns: take P2 back if nobody took it.
-        let mut me = WakeState::default();
-        if p2_private {
-            assert_eq!(private.pop_back(), Some(P2));
-            pool.ran(P2);
-        } else if let Some(job) = pool.deques[0].pop() {
-            assert_eq!(job, P2, "the newest public half is frame 2's");
-            pool.ran(job);
+        if wants_work() {
+            offer(&mut private, offer_all);
+            pool.push_local(0, P3, false);
+        } else {
+            private.push_back(P3);
         }
-        // Frame 1 returns: P1 is private still, or on the deque, or taken.
-        if private.back() == Some(&P1) {
-            private.pop_back();
-            pool.ran(P1);
-        } else if let Some(job) = pool.deques[0].pop() {
-            pool.ran(job);
+        // Frame 3's first half spawns `J`: a shared push offers every private half first.
+        offer(&mut private, true);
+        pool.push_local(0, J, true);
+        let mut me = WakeState::default();
+        // Each frame returns newest first: run what is above its half, then take its half
+        // back — private, or the next job on the deque — unless a thief took it.
+        // The spawn offered every private half; the check below stays as the real
+        // `pop_private` makes it.
+        assert!(
+            private.is_empty(),
+            "a shared push offers every private half"
+        );
+        for half in [P3, P2, P1] {
+            if private.back() == Some(&half) {
+                assert_eq!(private.pop_back(), Some(half));
+                pool.ran(half);
+                continue;
+            }
+            while let Some(job) = pool.deques[0].pop() {
+                pool.ran(job);
+                if job == J {
+                    continue;
+                }
+                assert_eq!(job, half, "a frame popped a half that is not its own");
+                break;
+            }
         }
         // What was taken runs on worker 1.
-        while !(pool.has_run(P1) && pool.has_run(P2)) {
+        while ![P1, P2, P3, J].iter().all(|&job| pool.has_run(job)) {
             match pool.find(0, &mut me) {
                 Some(job) => pool.ran(job),
                 None => loom::thread::yield_now(),
@@ -277,8 +299,19 @@ fn loom_lazy_join_offers_a_private_half() {
         pool.sleep.wake_all();
         thief.join().unwrap();
         assert!(
-            pool.ran_exactly_once(&[P1, P2]),
-            "a half ran twice or never"
+            pool.ran_exactly_once(&[P1, P2, P3, J]),
+            "a job ran twice or never"
         );
     });
+}
+
+#[test]
+fn loom_lazy_join_offers_private_halves_in_order() {
+    lazy_join_offers(true);
+}
+
+#[test]
+#[ignore = "fails by design: the model without the step it guards"]
+fn mutant_lazy_join_offers_only_the_oldest_half() {
+    lazy_join_offers(false);
 }

@@ -226,6 +226,10 @@ impl WorkerThread {
     fn exit(&self) {
         self.leave_wait();
         debug_assert!(self.held.is_empty(), "a worker exits holding successors");
+        debug_assert!(
+            self.private.borrow().is_empty(),
+            "a worker exits holding private join halves"
+        );
     }
 
     /// Runs jobs until `latch` is set, sleeping when there are none.
