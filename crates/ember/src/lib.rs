@@ -48,10 +48,12 @@
 //!
 //! `Searching` is the default because it has no failure mode, not because it wins every
 //! table: `Biased` keeps a chain of jobs on one thread (a token passed round a ring on two
-//! workers, or a chain of spawns, costs it about half the context switches `Searching` pays:
-//! the lab's `cycle` table with p = 2 and `micro`'s chained spawn), but by design it
-//! runs coarse fork-join serially (`join` of two 200 ms halves on an idle pool: 400 ms, against
-//! 200 ms) and lets a job that blocks hold up the jobs queued behind it. The numbers behind
+//! workers, or a chain of spawns, costs it fewer context switches than `Searching` pays,
+//! which wakes a sleeper for a spawned successor its spawner is about to run itself: the
+//! lab's `cycle` table with p = 2 and `micro`'s chained spawn give the current figures), but
+//! by design it runs coarse fork-join serially (`join` of two 200 ms halves on an idle pool:
+//! 400 ms, against 200 ms; `examples/idle_cost.rs` times it under the default) and lets a job
+//! that blocks hold up the jobs queued behind it. The numbers behind
 //! this, for every policy against rayon, crossbeam, tokio, chili and Go, are the lab's:
 //! `cargo run --release -p ember-lab` prints them (the `micro`, `cycle`, `light-load` and
 //! `producer-consumer` tables), with a claims table that says, with confidence intervals,
