@@ -144,9 +144,8 @@ fn loom_successors_push_races_close() {
                 let (list, node) = (list.clone(), node.clone());
                 thread::spawn(move || {
                     let pushed: Arc<dyn Node> = node;
-                    list.push(pushed.clone()).err().map(|back| {
-                        assert!(Arc::ptr_eq(&back, &pushed), "handed back a different node");
-                        back
+                    list.push(pushed.clone()).err().inspect(|back| {
+                        assert!(Arc::ptr_eq(back, &pushed), "handed back a different node");
                     })
                 })
             })
