@@ -160,39 +160,22 @@ const fn ember_vs_best_peer(
 }
 
 const CYCLE_100: &[(&str, &str)] = &[("workers", "100"), ("rings", "100")];
-/// The fork-join tables, each a claim of its own (`fork_join_claim`).
-const FIB_1: &[(&str, &str)] = &[("benchmark", "fork-join"), ("workers", "1")];
-const FIB_2: &[(&str, &str)] = &[("benchmark", "fork-join"), ("workers", "2")];
-const TREE_2_10_1: &[(&str, &str)] = &[
-    ("benchmark", "tree-sum"),
-    ("nodes", "1023"),
-    ("workers", "1"),
-];
-const TREE_2_10_2: &[(&str, &str)] = &[
-    ("benchmark", "tree-sum"),
-    ("nodes", "1023"),
-    ("workers", "2"),
-];
-const TREE_2_20_1: &[(&str, &str)] = &[
-    ("benchmark", "tree-sum"),
-    ("nodes", "1048575"),
-    ("workers", "1"),
-];
-const TREE_2_20_2: &[(&str, &str)] = &[
-    ("benchmark", "tree-sum"),
-    ("nodes", "1048575"),
-    ("workers", "2"),
-];
-const TREE_2_24_1: &[(&str, &str)] = &[
-    ("benchmark", "tree-sum"),
-    ("nodes", "16777215"),
-    ("workers", "1"),
-];
-const TREE_2_24_2: &[(&str, &str)] = &[
-    ("benchmark", "tree-sum"),
-    ("nodes", "16777215"),
-    ("workers", "2"),
-];
+/// The fork-join tables, each a claim of its own (`fork_join_claim`): `fib` and the tree-sum
+/// of `nodes` nodes, on `workers` workers.
+macro_rules! fib {
+    ($workers:literal) => {
+        &[("benchmark", "fork-join"), ("workers", $workers)]
+    };
+}
+macro_rules! tree_sum {
+    ($nodes:literal, $workers:literal) => {
+        &[
+            ("benchmark", "tree-sum"),
+            ("nodes", $nodes),
+            ("workers", $workers),
+        ]
+    };
+}
 
 /// ember's `join` at least as fast as rayon's on the fork-join table `table` (time per
 /// `join`, paired rounds), with ember against the best peer (chili) alongside.
@@ -407,44 +390,44 @@ pub const CLAIMS: &[Claim] = &[
     fork_join_claim(
         "fork-join-fib-1",
         "ember's join is at least as fast as rayon's: fib(30), no cut-off, 1 worker",
-        FIB_1,
+        fib!("1"),
         1,
     ),
-    fork_join_claim("fork-join-fib-2", "… fib(30), 2 workers", FIB_2, 2),
+    fork_join_claim("fork-join-fib-2", "… fib(30), 2 workers", fib!("2"), 2),
     fork_join_claim(
         "fork-join-tree-2^10-1",
         "… the tree-sum (chili's benchmark; chili publishes 13.6 ms for 2^24 nodes on 8 cores, rayon 58.1 ms), 1,023 nodes, 1 worker",
-        TREE_2_10_1,
+        tree_sum!("1023", "1"),
         1,
     ),
     fork_join_claim(
         "fork-join-tree-2^10-2",
         "… the tree-sum, 1,023 nodes, 2 workers",
-        TREE_2_10_2,
+        tree_sum!("1023", "2"),
         2,
     ),
     fork_join_claim(
         "fork-join-tree-2^20-1",
         "… the tree-sum, 2^20 nodes, 1 worker",
-        TREE_2_20_1,
+        tree_sum!("1048575", "1"),
         1,
     ),
     fork_join_claim(
         "fork-join-tree-2^20-2",
         "… the tree-sum, 2^20 nodes, 2 workers",
-        TREE_2_20_2,
+        tree_sum!("1048575", "2"),
         2,
     ),
     fork_join_claim(
         "fork-join-tree-2^24-1",
         "… the tree-sum, 2^24 nodes, 1 worker",
-        TREE_2_24_1,
+        tree_sum!("16777215", "1"),
         1,
     ),
     fork_join_claim(
         "fork-join-tree-2^24-2",
         "… the tree-sum, 2^24 nodes, 2 workers",
-        TREE_2_24_2,
+        tree_sum!("16777215", "2"),
         2,
     ),
     par_iter_claim(

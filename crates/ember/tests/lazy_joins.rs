@@ -19,6 +19,23 @@ fn lazy(policy: WakePolicy, threads: usize) -> Pool {
         .unwrap()
 }
 
+/// Keeps one worker of `pool` busy: spawns a job that spins until the returned `release` is
+/// called, and returns once that job runs.
+fn occupy_a_worker(pool: &Pool) -> impl Fn() + Send + Sync + 'static {
+    let (started, busy) = (Arc::new(Barrier::new(2)), Arc::new(AtomicBool::new(true)));
+    pool.spawn({
+        let (started, busy) = (started.clone(), busy.clone());
+        move || {
+            started.wait();
+            while busy.load(Ordering::SeqCst) {
+                std::hint::spin_loop();
+            }
+        }
+    });
+    started.wait();
+    move || busy.store(false, Ordering::SeqCst)
+}
+
 fn fib(n: u64) -> u64 {
     if n < 2 {
         return n;
@@ -67,30 +84,19 @@ fn a_join_on_an_idle_pool_runs_its_halves_in_parallel() {
 #[test]
 fn a_private_half_is_offered_once_a_worker_wants_work() {
     let pool = lazy(WakePolicy::Searching, 2);
-    let busy = Arc::new(AtomicBool::new(true));
-    let (started, release) = (Arc::new(Barrier::new(2)), busy.clone());
     // Keep worker B busy until the forker has made its private join.
-    pool.spawn({
-        let started = started.clone();
-        move || {
-            started.wait();
-            while release.load(Ordering::SeqCst) {
-                std::hint::spin_loop();
-            }
-        }
-    });
+    let release = occupy_a_worker(&pool);
     let ran_on = Arc::new(AtomicUsize::new(usize::MAX));
     let outcome = {
         let (pool, ran_on) = (pool.clone(), ran_on.clone());
         no_deadlock("offer", move || {
             pool.install(|| {
-                started.wait();
                 let b_ran = AtomicBool::new(false);
                 ember::join(
                     || {
                         // B is busy: the half is private. Free B, let it look for work, then
                         // join again (which offers the half) and wait until it has run.
-                        busy.store(false, Ordering::SeqCst);
+                        release();
                         while !b_ran.load(Ordering::SeqCst) {
                             ember::join(std::thread::yield_now, || ());
                         }
@@ -233,36 +239,20 @@ fn a_private_half_runs_after_what_its_first_half_spawned() {
 /// the test passes without reaching that path: it can miss the bug, never report a false one.)
 #[test]
 fn offered_halves_keep_their_order_on_several_workers() {
-    use std::sync::atomic::AtomicBool;
     use std::time::Duration;
     for lazy in [true, false] {
         no_deadlock(&format!("two workers, lazy_joins({lazy})"), move || {
             let pool = Pool::builder().threads(2).lazy_joins(lazy).build().unwrap();
+            // Keeps the other worker busy until `a2` starts.
+            let release = occupy_a_worker(&pool);
             pool.install(|| {
-                let (started, go, end) = (
-                    Arc::new(AtomicBool::new(false)),
-                    Arc::new(AtomicBool::new(false)),
-                    Arc::new(AtomicBool::new(false)),
-                );
-                // Keeps the other worker busy until `go`.
-                ember::spawn({
-                    let (started, go) = (started.clone(), go.clone());
-                    move || {
-                        started.store(true, Ordering::SeqCst);
-                        while !go.load(Ordering::SeqCst) {
-                            std::thread::sleep(Duration::from_millis(1));
-                        }
-                    }
-                });
-                while !started.load(Ordering::SeqCst) {
-                    std::thread::sleep(Duration::from_millis(1));
-                }
+                let end = AtomicBool::new(false);
                 let (tx, rx) = std::sync::mpsc::channel::<()>();
                 ember::join(
                     || {
                         ember::join(
                             || {
-                                go.store(true, Ordering::SeqCst);
+                                release();
                                 // Long enough for the other worker to want work.
                                 std::thread::sleep(Duration::from_millis(50));
                                 ember::join(|| ember::spawn(|| ()), || ());

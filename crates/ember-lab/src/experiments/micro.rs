@@ -80,7 +80,7 @@ use crossbeam_channel::{Receiver, Sender};
 
 use super::ember_rows::EmberPolicy;
 use super::peers::{rayon_pool, rayon_shutdown, tokio_runtime, Latch};
-use super::{params, rate, trial};
+use super::{params, plural, rate, trial};
 use crate::experiment::{Experiment, Group, LabOpts, Metrics, Trial};
 use crate::systems;
 use clap::Args;
@@ -359,14 +359,6 @@ fn fib_groups(s: Sizes) -> Vec<Group> {
 /// The worker counts of the fork-join tables: one (the cost of a `join` alone) and two
 /// (with stealing), whatever the machine's size, so that tables compare across machines.
 const FORK_JOIN_WORKERS: [usize; 2] = [1, 2];
-
-fn plural(n: usize) -> &'static str {
-    if n == 1 {
-        ""
-    } else {
-        "s"
-    }
-}
 
 /// chili's tree-sum at each size, with 1 and 2 workers. The trees are built here, once,
 /// outside every measured run.

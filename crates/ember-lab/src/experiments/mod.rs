@@ -80,6 +80,15 @@ pub fn oversubscription(threads: usize, cores: usize) -> String {
     }
 }
 
+/// The plural ending of a count in a table title: "" for 1, "s" otherwise.
+pub fn plural(n: usize) -> &'static str {
+    if n == 1 {
+        ""
+    } else {
+        "s"
+    }
+}
+
 /// Metrics of `ops` operations that took `elapsed`: `ops_per_s` and `ns_per_op`.
 pub fn rate(ops: u64, elapsed: std::time::Duration) -> crate::experiment::Metrics {
     let secs = elapsed.as_secs_f64().max(1e-9);

@@ -40,7 +40,7 @@
 mod feeds;
 
 use super::ember_rows::EmberPolicy;
-use super::{oversubscription, params, trial, trial_named};
+use super::{oversubscription, params, plural, trial, trial_named};
 use crate::experiment::{Experiment, Group, LabOpts, Metrics, Trial};
 use crate::go_peer;
 use crate::metrics::cputime::timed;
@@ -262,7 +262,7 @@ fn group(s: Setup, cores: usize, per_us: f64, published: bool) -> Group {
             "sweep: "
         },
         s.pools,
-        if s.pools == 1 { "" } else { "s" },
+        plural(s.pools),
         if s.processes { " (processes)" } else { "" },
         s.threads,
         oversubscription(s.threads, cores),

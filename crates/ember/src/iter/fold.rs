@@ -107,9 +107,9 @@ impl<T> Fold<T> for Count {
 
 /// `min`, `max` (and `min_by_key`, `max_by_key` over `(key, item)` pairs): by `cmp`, the
 /// first least or the last greatest item, as `Iterator` does.
-pub(super) struct Best<C> {
-    pub(super) cmp: C,
-    pub(super) max: bool,
+struct Best<C> {
+    cmp: C,
+    max: bool,
 }
 
 impl<T: Send, C: Fn(&T, &T) -> CmpOrdering + Sync> Fold<T> for Best<C> {
@@ -138,7 +138,16 @@ impl<T: Send, C: Fn(&T, &T) -> CmpOrdering + Sync> Fold<T> for Best<C> {
     }
 }
 
-/// `min_by_key` (`max` false) and `max_by_key`: [`Best`] over `(key, item)` pairs, so that
+/// `min` (`max` false) and `max` of `iter` by `cmp` ([`Best`]).
+pub(super) fn best<I, C>(iter: I, cmp: C, max: bool) -> Option<I::Item>
+where
+    I: ParallelIterator,
+    C: Fn(&I::Item, &I::Item) -> CmpOrdering + Sync,
+{
+    run(iter, &Best { cmp, max })
+}
+
+/// `min_by_key` (`max` false) and `max_by_key`: [`best`] over `(key, item)` pairs, so that
 /// the key is computed once per item.
 pub(super) fn best_by_key<I, K, F>(iter: I, key: F, max: bool) -> Option<I::Item>
 where
@@ -147,8 +156,7 @@ where
     F: Fn(&I::Item) -> K + Sync + Send,
 {
     let keyed = iter.map(move |item| (key(&item), item));
-    let by_key = |a: &(K, I::Item), b: &(K, I::Item)| a.0.cmp(&b.0);
-    run(keyed, &Best { cmp: by_key, max }).map(|(_, item)| item)
+    best(keyed, |a, b| a.0.cmp(&b.0), max).map(|(_, item)| item)
 }
 
 /// `reduce`.

@@ -130,13 +130,7 @@ pub trait ParallelIterator: Sized + Send {
     where
         Self::Item: Ord,
     {
-        fold::run(
-            self,
-            &fold::Best {
-                cmp: Ord::cmp,
-                max: false,
-            },
-        )
+        fold::best(self, Ord::cmp, false)
     }
 
     /// The largest item, the last of equals as [`Iterator::max`]; `None` if there is none.
@@ -149,13 +143,7 @@ pub trait ParallelIterator: Sized + Send {
     where
         Self::Item: Ord,
     {
-        fold::run(
-            self,
-            &fold::Best {
-                cmp: Ord::cmp,
-                max: true,
-            },
-        )
+        fold::best(self, Ord::cmp, true)
     }
 
     /// The item whose key is smallest, the first of equals as [`Iterator::min_by_key`].

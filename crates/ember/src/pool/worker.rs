@@ -346,18 +346,21 @@ impl WorkerThread {
         false
     }
 
-    /// Offers the oldest private half to thieves; returns whether there was one.
-    #[cold]
-    fn offer_oldest_private(&self) -> bool {
-        let oldest = self.private.borrow_mut().pop_front();
-        oldest.map(|job| self.push(job)).is_some()
-    }
-
-    /// Offers every private half, oldest first, before this worker waits (and may sleep).
+    /// Offers every private half to thieves, oldest first (module doc, "Lazy joins").
     #[inline]
     fn offer_all_private(&self) {
         if self.lazy_joins && !self.private.borrow().is_empty() {
-            while self.offer_oldest_private() {}
+            self.offer_all_private_slow();
+        }
+    }
+
+    #[cold]
+    fn offer_all_private_slow(&self) {
+        loop {
+            // The borrow ends before the push.
+            let oldest = self.private.borrow_mut().pop_front();
+            let Some(job) = oldest else { return };
+            self.push(job);
         }
     }
 
@@ -450,7 +453,10 @@ impl WorkerThread {
         // for it without taking a searcher's place: its wait ends when the thief finishes,
         // and a searcher slot it held would keep an idle worker from spinning for pushed work
         // (with two workers, the one slot there is).
-        let waiting = matches!(looking, Looking::Waiting { .. });
+        let (waiting, wait_deadline) = match looking {
+            Looking::Waiting { deadline } => (true, deadline),
+            Looking::Idle => (false, None),
+        };
         let searching = !waiting && {
             let mut wake = self.wake.get();
             let searching = self.registry.sleep.start_searching(&mut wake);
@@ -464,12 +470,8 @@ impl WorkerThread {
         if !(searching || waiting) || self.spin.is_zero() || !self.spin_governor.should_spin() {
             return None;
         }
+        // A timed wait (`join_timeout`, `wait_idle_timeout`) spins no longer than it waits.
         let spin_end = Instant::now() + self.spin;
-        // A timed wait (`join_timeout`, `wait_idle_timeout`) ends on time.
-        let wait_deadline = match looking {
-            Looking::Waiting { deadline } => deadline,
-            Looking::Idle => None,
-        };
         let deadline = wait_deadline.map_or(spin_end, |wait_deadline| spin_end.min(wait_deadline));
         let mut spins = 1u32;
         while !done() && Instant::now() < deadline {
@@ -481,6 +483,11 @@ impl WorkerThread {
                 return Some(self.found_by_spinning(job));
             }
         }
+        if wait_deadline.is_some_and(|wait_deadline| Instant::now() >= wait_deadline) {
+            // Cut short by the wait's deadline: neither a hit nor a miss of the spin, and no
+            // yield (it could cost the wait a time slice past its deadline).
+            return None;
+        }
         // A spin that found nothing yields once before the worker sleeps. On a machine with
         // more runnable threads than cores the thread that will produce the work (a producer,
         // a worker finishing a job) may be waiting for this very core: the yield lets it run,
@@ -488,12 +495,6 @@ impl WorkerThread {
         // later. With nothing else runnable here it returns at once. Only one: yielding on
         // every spin round also hands the core back and forth between two workers passing a
         // chain of jobs, doubling their switches.
-        let timed_out = wait_deadline.is_some_and(|wait_deadline| Instant::now() >= wait_deadline);
-        if timed_out {
-            // Cut short by the wait's deadline: neither a hit nor a miss of the spin, and no
-            // yield (it could cost the wait a time slice past its deadline).
-            return None;
-        }
         if !done() {
             std::thread::yield_now();
             if let Some(job) = self.steal() {
@@ -552,13 +553,13 @@ impl WorkerThread {
     #[inline]
     pub(super) fn found_work(&self) {
         let mut wake = self.wake.get();
-        if !self.registry.sleep.found_work_acts(&wake) {
-            return;
-        }
-        self.registry
+        if self
+            .registry
             .sleep
-            .found_work(&mut wake, || self.registry.has_work());
-        self.wake.set(wake);
+            .found_work(&mut wake, || self.registry.has_work())
+        {
+            self.wake.set(wake);
+        }
     }
 
     /// The fairness check: takes a job for this worker's broadcast queue, or from the global

@@ -227,7 +227,6 @@ fn shut_down_with(
     all: &AtomicBool,
     drain: bool,
 ) {
-    let state = &mut *state;
     loop {
         if let Some(job) = pool.find(me, state) {
             pool.ran(job);

@@ -94,6 +94,21 @@ impl World {
     }
 }
 
+/// The body of a long job: it returns only once it has been called twice (both of two jobs
+/// were taken), so the second job can only be run by a worker that did not take the first.
+fn gate_of_two() -> impl Fn() + Clone + Send + 'static {
+    let gate = Arc::new((Mutex::new(0usize), Condvar::new()));
+    move || {
+        let (count, cvar) = &*gate;
+        let mut count = lock(count);
+        *count += 1;
+        cvar.notify_all();
+        while *count < 2 {
+            count = cvar.wait(count).unwrap();
+        }
+    }
+}
+
 /// One producer pushing `jobs` jobs while `workers` workers go to sleep.
 fn push_races_sleep(policy: WakePolicy, workers: usize, jobs: usize) {
     model_bounded(3, move || {
@@ -157,23 +172,12 @@ fn loom_biased_two_workers() {
 fn two_gated_jobs(policy: WakePolicy, push: impl Fn(&World) + Sync + Send + 'static) {
     model_bounded(3, move || {
         let world = World::new(policy, 2, 2);
-        let gate = Arc::new((Mutex::new(0usize), Condvar::new()));
+        let gated = gate_of_two();
         let handles: Vec<_> = (0..2)
             .map(|index| {
                 let world = Arc::clone(&world);
-                let gate = Arc::clone(&gate);
-                thread::spawn(move || {
-                    world.work(index, |_| {
-                        // A long job: it finishes only after both jobs were taken.
-                        let (count, cvar) = &*gate;
-                        let mut count = lock(count);
-                        *count += 1;
-                        cvar.notify_all();
-                        while *count < 2 {
-                            count = cvar.wait(count).unwrap();
-                        }
-                    })
-                })
+                let gated = gated.clone();
+                thread::spawn(move || world.work(index, |_| gated()))
             })
             .collect();
         push(&world);
@@ -241,16 +245,7 @@ fn loom_parker_token() {
 fn waiter_beside_a_worker(counted: bool) {
     model_bounded(3, move || {
         let world = World::new(WakePolicy::Searching, 2, 2);
-        let gate = Arc::new((Mutex::new(0usize), Condvar::new()));
-        let gated = move || {
-            let (count, cvar) = &*gate;
-            let mut count = lock(count);
-            *count += 1;
-            cvar.notify_all();
-            while *count < 2 {
-                count = cvar.wait(count).unwrap();
-            }
-        };
+        let gated = gate_of_two();
         let worker = {
             let world = Arc::clone(&world);
             let gated = gated.clone();

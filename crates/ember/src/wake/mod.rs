@@ -191,38 +191,34 @@ impl Sleep {
         }
     }
 
-    /// Whether [`found_work`](Self::found_work) would do anything for a worker in state `me`:
-    /// under Searching only a searcher has to stop, under Eager only a picked worker passes
-    /// its pick on; Biased counts every job. A `join` popping its own half back calls
-    /// `found_work` each time, so the worker tests this first and skips the copy of its
-    /// state in and out (`WorkerThread::found_work`).
-    #[inline(always)]
-    pub(crate) fn found_work_acts(&self, me: &WakeState) -> bool {
-        match self.policy {
-            WakePolicy::Eager => me.picked,
-            WakePolicy::Searching => me.searching,
-            WakePolicy::Biased { .. } => true,
-        }
-    }
-
     /// Worker-side: the caller took a job. `pending` tells whether visible work remains
-    /// (queried only when a policy needs it).
+    /// (queried only when a policy needs it). Returns whether `me` may have changed: under
+    /// Searching only a searcher has anything to do, under Eager only a picked worker;
+    /// Biased counts every job. A `join` popping its own half back lands here each time, so
+    /// a worker stores its state back only when this says so (`WorkerThread::found_work`).
     #[inline]
-    pub(crate) fn found_work(&self, me: &mut WakeState, pending: impl FnOnce() -> bool) {
+    pub(crate) fn found_work(&self, me: &mut WakeState, pending: impl FnOnce() -> bool) -> bool {
         match self.policy {
             WakePolicy::Eager => {
-                if me.picked {
-                    self.pass_on_pick(me, pending);
+                if !me.picked {
+                    return false;
                 }
+                self.pass_on_pick(me, pending);
             }
-            WakePolicy::Searching => self.found_work_searching(me, pending),
+            WakePolicy::Searching => {
+                if !me.searching {
+                    return false;
+                }
+                self.found_work_searching(me, pending);
+            }
             WakePolicy::Biased { batch } => {
                 // A job taken uses up a pick: whether more workers wake is the overload
                 // rule's call, which `found_work_biased` makes.
                 me.picked = false;
-                self.found_work_biased(me, batch, pending)
+                self.found_work_biased(me, batch, pending);
             }
         }
+        true
     }
 
     /// Worker-side: the caller found no work. Lists it as asleep, looks once more — at the
