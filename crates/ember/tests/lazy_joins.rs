@@ -84,12 +84,12 @@ fn a_join_on_an_idle_pool_runs_its_halves_in_parallel() {
 #[test]
 fn a_private_half_is_offered_once_a_worker_wants_work() {
     let pool = lazy(WakePolicy::Searching, 2);
-    // Keep worker B busy until the forker has made its private join.
-    let release = occupy_a_worker(&pool);
     let ran_on = Arc::new(AtomicUsize::new(usize::MAX));
     let outcome = {
         let (pool, ran_on) = (pool.clone(), ran_on.clone());
         no_deadlock("offer", move || {
+            // Keep worker B busy until the forker has made its private join.
+            let release = occupy_a_worker(&pool);
             pool.install(|| {
                 let b_ran = AtomicBool::new(false);
                 ember::join(
