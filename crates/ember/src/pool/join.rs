@@ -15,7 +15,7 @@
 use std::panic::{self, AssertUnwindSafe};
 use std::sync::Arc;
 
-use super::job::{Panic, StackJob};
+use super::job::{JobRef, Panic, StackJob};
 use super::latch::{Latch, Waiter};
 use super::registry::Registry;
 use super::unwind::{guarded_frame, AbortOnUnwind, DropContainedOnUnwind};
@@ -23,36 +23,56 @@ use super::worker::{in_worker, WorkerThread};
 
 /// After `a`: pops `b` back from the deque and runs it here, or, if a thief took it, runs
 /// other jobs until its latch is set; then both results. A macro, not a function: passing the
-/// stack job by value would copy it on every `join`.
+/// stack job by value would move it while a thief may still point into it. The common case —
+/// `b` is still on top — stays here; the rest is `take_back_slow`, out of line, so that its
+/// loop does not weigh on every `join`'s frame.
 macro_rules! take_back_or_wait {
     ($worker:expr, $job_b:ident, $job_b_ref:expr, $result_a:ident, $guard:ident) => {{
-        loop {
-            if $job_b.latch().probe() {
-                break;
-            }
-            match $worker.pop_local() {
-                Some(job) if job == $job_b_ref => {
-                    // Nobody else has `b`: the frame is ours alone again.
-                    $guard.disarm();
-                    return run_b_here(&$worker.registry, $result_a, $job_b);
-                }
-                // Something `a` spawned and left above `b`; it runs here as it would have
-                // anyway. It may have released successors (delay-kick): they go to thieves
-                // before user code runs again.
-                Some(job) => {
-                    $worker.run_job(job);
-                    $worker.check_idle();
-                    $worker.kick_held();
-                }
-                None => {
-                    $worker.wait_until($job_b.latch());
-                    break;
-                }
-            }
-        }
+        let taken_back = !$job_b.latch().probe()
+            && match $worker.pop_local() {
+                Some(job) if job == $job_b_ref => true,
+                popped => take_back_slow($worker, $job_b.latch(), $job_b_ref, popped),
+            };
         $guard.disarm();
+        if taken_back {
+            // Nobody else has `b`: the frame is ours alone again.
+            return run_b_here(&$worker.registry, $result_a, $job_b);
+        }
         finish(&$worker.registry, $result_a, $job_b.into_result())
     }};
+}
+
+/// The rest of `take_back_or_wait` once the worker popped something other than `b`
+/// (`popped`): runs what it pops until it pops `b` back (returns `true`) or `b`'s latch is set
+/// by the thief that took it (`false`), sleeping if it runs out of jobs first.
+#[inline(never)]
+fn take_back_slow(
+    worker: &WorkerThread,
+    latch: &Latch<'_>,
+    job_b_ref: JobRef,
+    mut popped: Option<JobRef>,
+) -> bool {
+    loop {
+        match popped {
+            Some(job) if job == job_b_ref => return true,
+            // Something `a` spawned and left above `b`; it runs here as it would have
+            // anyway. It may have released successors (delay-kick): they go to thieves
+            // before user code runs again.
+            Some(job) => {
+                worker.run_job(job);
+                worker.check_idle();
+                worker.kick_held();
+            }
+            None => {
+                worker.wait_until(latch);
+                return false;
+            }
+        }
+        if latch.probe() {
+            return false;
+        }
+        popped = worker.pop_local();
+    }
 }
 
 guarded_frame!(

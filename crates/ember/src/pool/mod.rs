@@ -35,6 +35,7 @@ pub(crate) mod loom_support;
 #[cfg(all(test, loom))]
 mod loom_tests;
 mod parallel_for;
+mod private_halves;
 mod registry;
 mod scope;
 mod spin;

@@ -34,8 +34,7 @@
 //! without joining keeps it from a worker that went idle meanwhile, and one that blocks on
 //! its second half outside ember waits forever (documented on `PoolBuilder::lazy_joins`).
 
-use std::cell::{Cell, RefCell};
-use std::collections::VecDeque;
+use std::cell::Cell;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -44,6 +43,7 @@ use crossbeam_deque::{Steal, Worker};
 use super::handlers::WorkerEvent;
 use super::job::{JobRef, Runner, StackJob};
 use super::latch::{Latch, Waiter};
+use super::private_halves::PrivateHalves;
 use super::registry::{bump, unbump, DrainRound, Registry, WorkerState};
 use super::spin::SpinGovernor;
 use super::unwind::{guarded_frame, AbortOnUnwind};
@@ -96,7 +96,7 @@ pub(crate) struct WorkerThread {
     /// Whether `join` keeps second halves private while no worker wants work (module doc).
     lazy_joins: bool,
     /// Second halves of this worker's `join`s not offered to thieves, oldest first.
-    private: RefCell<VecDeque<JobRef>>,
+    private: PrivateHalves,
     /// Whether this worker is counted in `Registry::wanting_work` (lazy joins only).
     wanting: Cell<bool>,
     spin: Duration,
@@ -151,7 +151,7 @@ impl WorkerThread {
             until_injector: Cell::new(INJECTOR_EVERY),
             broadcast_first: Cell::new(true),
             lazy_joins: registry_lazy_joins,
-            private: RefCell::new(VecDeque::new()),
+            private: PrivateHalves::new(),
             // Counted in `Registry::wanting_work` from the start, before this thread has run
             // at all: a `join` made on a pool whose workers have not started yet must offer
             // its half.
@@ -227,7 +227,7 @@ impl WorkerThread {
         self.leave_wait();
         debug_assert!(self.held.is_empty(), "a worker exits holding successors");
         debug_assert!(
-            self.private.borrow().is_empty(),
+            self.private.is_empty(),
             "a worker exits holding private join halves"
         );
     }
@@ -326,7 +326,7 @@ impl WorkerThread {
     #[inline(always)]
     pub(crate) fn push_join_half(&self, job: JobRef) -> bool {
         if !self.registry.wants_work() {
-            self.private.borrow_mut().push_back(job);
+            self.private.push(job);
             return true;
         }
         self.offer_all_private();
@@ -338,30 +338,20 @@ impl WorkerThread {
     /// offered meanwhile).
     #[inline(always)]
     pub(crate) fn pop_private(&self, job: JobRef) -> bool {
-        let mut private = self.private.borrow_mut();
-        if private.back() == Some(&job) {
-            private.pop_back();
-            return true;
-        }
-        false
+        self.private.pop_if_newest(job)
     }
 
     /// Offers every private half to thieves, oldest first (module doc, "Lazy joins").
     #[inline]
     fn offer_all_private(&self) {
-        if self.lazy_joins && !self.private.borrow().is_empty() {
+        if self.lazy_joins && !self.private.is_empty() {
             self.offer_all_private_slow();
         }
     }
 
     #[cold]
     fn offer_all_private_slow(&self) {
-        loop {
-            // The borrow ends before the push.
-            let oldest = self.private.borrow_mut().pop_front();
-            let Some(job) = oldest else { return };
-            self.push(job);
-        }
+        self.private.drain_oldest_first(|job| self.push(job));
     }
 
     /// Pushes a job that other workers must be able to count on: a spawned job or task, which

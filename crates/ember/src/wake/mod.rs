@@ -196,7 +196,9 @@ impl Sleep {
     /// Searching only a searcher has anything to do, under Eager only a picked worker;
     /// Biased counts every job. A `join` popping its own half back lands here each time, so
     /// a worker stores its state back only when this says so (`WorkerThread::found_work`).
-    #[inline]
+    /// Always inlined: out of line, the call costs more than the common case, a test and a
+    /// return (the compiler's own choice here flips with unrelated edits).
+    #[inline(always)]
     pub(crate) fn found_work(&self, me: &mut WakeState, pending: impl FnOnce() -> bool) -> bool {
         match self.policy {
             WakePolicy::Eager => {
