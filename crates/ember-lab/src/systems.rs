@@ -58,7 +58,7 @@ registry! {
     TOKIO_MPSC = "tokio-mpsc", Peer, "tokio tasks passing messages over tokio::sync::mpsc";
     STD_THREADS = "std-threads", Peer, "one OS thread per worker, crossbeam channels between them";
     GO = "go", Peer, "Go's runtime (goroutines, channels), a program built from go/ beside this crate";
-    CHILI = "chili", Peer, "chili::Scope::join (heartbeat scheduling)";
+    CHILI = "chili", Peer, "chili::Scope::join (heartbeat scheduling), closures swapped so that it walks the tree in the same order as every other row";
     CHANNEL_PIPELINE = "channel-pipeline", Peer, "decoder threads on one crossbeam channel";
     MUTEX_VECDEQUE = "mutex-vecdeque", Peer, "Mutex<VecDeque>";
     SPSC = "spsc", Peer, "one rtrb SPSC ring per worker";
@@ -70,6 +70,7 @@ registry! {
     FLOOR = "floor", Floor, "the same threads doing the same work with no queue: what time slicing alone costs";
     SINGLE_THREADED = "single-threaded", Floor, "the work on one thread, no pool";
     SERIAL = "serial", Floor, "the recursion called directly, no join";
+    SERIAL_RIGHT_FIRST = "serial-right-first", Floor, "the tree-sum recursion called directly, right subtree first: what the tree's memory layout alone is worth";
 }
 
 /// The registry entry named `name`, if any.

@@ -23,8 +23,10 @@
 //!   A fork-join run evaluates its workload until 60 ms have passed (see `fork_join`).
 //!
 //!   Both fork-join workloads run on ember (`Pool::join`, started inside a pool task), rayon
-//!   (`rayon::join` inside `ThreadPool::install`), chili (`Scope::join`) and serially (the
-//!   floor); workers are counted the same way for every system (see `fork_join`). tokio has
+//!   (`rayon::join` inside `ThreadPool::install`), chili (`Scope::join`, its closures swapped
+//!   so that every system walks the tree in the same order) and serially (the floor; the
+//!   tree-sum adds `serial-right-first`, what the order of the walk alone is worth: see
+//!   `fork_join`); workers are counted the same way for every system. tokio has
 //!   no fork-join (async recursion would measure a boxed future and a spawned task per call,
 //!   not a join), so it has no row there.
 //! - **ping-pong**: 1,000 pairs of tasks each bouncing a ball back and forth: the task that
@@ -380,12 +382,19 @@ fn tree_groups(s: Sizes) -> Vec<Group> {
                     ("nodes", nodes.into()),
                     ("workers", workers.into()),
                 ]),
-                trials: fork_join_trials(
-                    work,
-                    s.fork_join_target,
-                    workers,
-                    &[EmberPolicy::Default, EmberPolicy::Lazy],
-                ),
+                trials: {
+                    let mut trials = fork_join_trials(
+                        work.clone(),
+                        s.fork_join_target,
+                        workers,
+                        &[EmberPolicy::Default, EmberPolicy::Lazy],
+                    );
+                    let target = s.fork_join_target;
+                    trials.push(trial(systems::SERIAL_RIGHT_FIRST, move || {
+                        fork_join::on_serial_right_first(&work, target)
+                    }));
+                    trials
+                },
             });
         }
     }
