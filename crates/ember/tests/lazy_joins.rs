@@ -273,3 +273,68 @@ fn offered_halves_keep_their_order_on_several_workers() {
         });
     }
 }
+
+/// A chain of `depth` nested joins whose innermost first half spawns a job: the spawn offers
+/// every private half at once, oldest first. Each second half counts its runs in `runs`; the
+/// one at `panic_at` panics. Returns the number of second halves that returned.
+fn chain_offered_by_a_spawn(
+    level: usize,
+    depth: usize,
+    runs: &Arc<Vec<AtomicUsize>>,
+    spawned: &Arc<AtomicUsize>,
+    panic_at: Option<usize>,
+) -> usize {
+    if level == depth {
+        let spawned = spawned.clone();
+        ember::spawn(move || {
+            spawned.fetch_add(1, Ordering::SeqCst);
+        });
+        return 0;
+    }
+    let (inner, this) = ember::join(
+        || chain_offered_by_a_spawn(level + 1, depth, runs, spawned, panic_at),
+        || {
+            runs[level].fetch_add(1, Ordering::SeqCst);
+            assert_ne!(
+                Some(level),
+                panic_at,
+                "the second half at level {level} panics"
+            );
+            1
+        },
+    );
+    inner + this
+}
+
+/// Deep private lists (past any initial capacity of the list) offered all together by a
+/// spawn: every second half runs exactly once, with one worker and with two, with or
+/// without a panic half-way down.
+#[test]
+fn every_offered_half_runs_exactly_once() {
+    no_deadlock("deep private lists offered by a spawn", || {
+        for threads in [1, 2] {
+            for depth in [10, 63, 64, 65, 300] {
+                let pool = lazy(WakePolicy::default(), threads);
+                let spawned = Arc::new(AtomicUsize::new(0));
+                let runs = Arc::new((0..depth).map(|_| AtomicUsize::new(0)).collect::<Vec<_>>());
+                for _ in 0..20 {
+                    let done =
+                        pool.install(|| chain_offered_by_a_spawn(0, depth, &runs, &spawned, None));
+                    assert_eq!(done, depth);
+                }
+                pool.wait_idle();
+                assert_eq!(spawned.load(Ordering::SeqCst), 20);
+                assert!(runs.iter().all(|r| r.load(Ordering::SeqCst) == 20));
+
+                let runs = Arc::new((0..depth).map(|_| AtomicUsize::new(0)).collect::<Vec<_>>());
+                let panicked = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                    pool.install(|| {
+                        chain_offered_by_a_spawn(0, depth, &runs, &spawned, Some(depth / 2))
+                    })
+                }));
+                assert!(panicked.is_err());
+                assert!(runs.iter().all(|r| r.load(Ordering::SeqCst) == 1));
+            }
+        }
+    });
+}

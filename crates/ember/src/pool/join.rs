@@ -42,9 +42,11 @@ macro_rules! take_back_or_wait {
     }};
 }
 
-/// The rest of `take_back_or_wait` once the worker popped something other than `b`
-/// (`popped`): runs what it pops until it pops `b` back (returns `true`) or `b`'s latch is set
-/// by the thief that took it (`false`), sleeping if it runs out of jobs first.
+/// The rest of `take_back_or_wait` once the worker's first pop after `a` did not give `b`
+/// back (`popped`: another job, or nothing): runs what it pops until it pops `b` back
+/// (returns `true`), or until `b`'s latch is set by whoever ran it (`false`). With its own
+/// deque empty it waits like any worker (`wait_until`): it offers its private halves, steals,
+/// and sleeps only when there is nothing to run.
 #[inline(never)]
 fn take_back_slow(
     worker: &WorkerThread,

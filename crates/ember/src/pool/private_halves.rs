@@ -16,9 +16,6 @@ use std::cell::UnsafeCell;
 
 use super::job::JobRef;
 
-/// Enough for the halves of a recursion this deep before the stack first grows.
-const INITIAL_CAPACITY: usize = 64;
-
 pub(super) struct PrivateHalves {
     /// Oldest first.
     jobs: UnsafeCell<Vec<JobRef>>,
@@ -27,7 +24,8 @@ pub(super) struct PrivateHalves {
 impl PrivateHalves {
     pub(super) fn new() -> Self {
         PrivateHalves {
-            jobs: UnsafeCell::new(Vec::with_capacity(INITIAL_CAPACITY)),
+            // Allocated by the first lazy `join`, not by every worker of every pool.
+            jobs: UnsafeCell::new(Vec::new()),
         }
     }
 
@@ -65,20 +63,24 @@ impl PrivateHalves {
         self.with(|jobs| jobs.is_empty())
     }
 
-    /// Hands every private half to `offer`, oldest first, leaving the stack empty. Each
-    /// half stays on the stack until `offer` has it, and `offer` must not take from here:
-    /// it is the worker's own deque push, which pushes nothing here either.
+    /// Hands every private half to `offer`, oldest first, leaving the stack empty. Each half
+    /// leaves the stack before `offer` has it: were `offer` ever to unwind, the halves not
+    /// yet offered would be lost (their `join`s would hang), never both offered and still
+    /// here, where their own `join` would take them back and run them a second time.
     #[cold]
     pub(super) fn drain_oldest_first(&self, mut offer: impl FnMut(JobRef)) {
-        let count = self.with(|jobs| jobs.len());
-        for index in 0..count {
-            offer(self.with(|jobs| jobs[index]));
+        // The whole `Vec` out (an empty one, which allocates nothing, in its place), so that
+        // no reference to the stack lives while `offer` runs.
+        let mut jobs = self.with(std::mem::take);
+        for job in jobs.drain(..) {
+            offer(job);
         }
-        // Cleared in place rather than swapped for a new `Vec`: the stack keeps its capacity,
-        // and an offer allocates nothing.
-        self.with(|jobs| {
-            debug_assert_eq!(jobs.len(), count, "an offer pushed a private half");
-            jobs.clear();
+        // Its capacity back, unless an offer pushed a half here meanwhile (none does): the
+        // next lazy `join` does not grow the stack again.
+        self.with(|current| {
+            if current.is_empty() {
+                *current = jobs;
+            }
         });
     }
 }

@@ -194,10 +194,12 @@ impl Sleep {
     /// Worker-side: the caller took a job. `pending` tells whether visible work remains
     /// (queried only when a policy needs it). Returns whether `me` may have changed: under
     /// Searching only a searcher has anything to do, under Eager only a picked worker;
-    /// Biased counts every job. A `join` popping its own half back lands here each time, so
-    /// a worker stores its state back only when this says so (`WorkerThread::found_work`).
-    /// Always inlined: out of line, the call costs more than the common case, a test and a
-    /// return (the compiler's own choice here flips with unrelated edits).
+    /// Biased counts every job. A `join` popping its own half back off the deque lands here
+    /// each time, so a worker stores its state back only when this says so
+    /// (`WorkerThread::found_work`).
+    /// Always inlined: out of line, the call costs more than what the common case does here
+    /// (under Searching and Eager a test and a return; under Biased a count and a compare),
+    /// and the compiler's own choice flipped with unrelated edits.
     #[inline(always)]
     pub(crate) fn found_work(&self, me: &mut WakeState, pending: impl FnOnce() -> bool) -> bool {
         match self.policy {
