@@ -2,9 +2,10 @@
 //! accounted for (issue 11, point 6).
 //!
 //! Three pools live for the whole run — 1, 2 and 7 workers, one per wake policy (which size
-//! gets which policy, `Biased`'s batch, delay-kick and which pools have a panic handler vary
-//! with the seed) — plus short-lived pools made and dropped along the way. Two driver threads
-//! run random operations from outside; every job body runs more of them, nested up to a depth:
+//! gets which policy, `Biased`'s batch, delay-kick, lazy joins and which pools have a panic
+//! handler vary with the seed; `EMBER_CHAOS_LAZY=1` turns lazy joins on in all three) — plus
+//! short-lived pools made and dropped along the way. Two driver threads run random operations
+//! from outside; every job body runs more of them, nested up to a depth:
 //!
 //! * `spawn`, `join`, `scope` (with nested scope jobs), `parallel_for`;
 //! * dependent tasks and events: random DAGs, events completed or dropped uncompleted (here,
@@ -292,6 +293,7 @@ fn long_lived_pools(ledger: &Arc<Ledger>, seed: u64, rng: &mut TestRng) -> (Vec<
                 .threads(SIZES[i])
                 .wake(policies[i])
                 .delay_kick(rng.random_bool(0.5))
+                .lazy_joins(std::env::var_os("EMBER_CHAOS_LAZY").is_some() || rng.random_bool(0.5))
                 .name(format!("chaos-p{i}"));
             if handler_on[i] {
                 builder = builder.panic_handler(handler(ledger, i));
