@@ -63,7 +63,9 @@ impl PrivateHalves {
         self.with(|jobs| jobs.is_empty())
     }
 
-    /// Hands every private half to `offer`, oldest first, leaving the stack empty. Each half
+    /// Hands every private half to `offer`, oldest first. `offer` (the worker's deque push)
+    /// pushes nothing here, so the stack is left empty; a half it did push would stay, the
+    /// newest, rather than be dropped (debug builds assert that none is). Each half
     /// leaves the stack before `offer` has it: were `offer` ever to unwind, the halves not
     /// yet offered would be lost (their `join`s would hang), never both offered and still
     /// here, where their own `join` would take them back and run them a second time.
@@ -78,6 +80,7 @@ impl PrivateHalves {
         // Its capacity back, unless an offer pushed a half here meanwhile (none does): the
         // next lazy `join` does not grow the stack again.
         self.with(|current| {
+            debug_assert!(current.is_empty(), "an offer pushed a private half");
             if current.is_empty() {
                 *current = jobs;
             }
