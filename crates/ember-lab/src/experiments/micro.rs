@@ -294,7 +294,8 @@ fn ember_trials(run: impl Fn(EmberPolicy) -> Metrics + Copy + 'static) -> Vec<Tr
 }
 
 /// The fork-join rows of `work` with `workers` workers: ember (every policy for `fib`, the
-/// default for the tree-sum; with lazy joins for both), rayon, chili, and the serial floor.
+/// default for the tree-sum; with lazy joins for both), rayon, chili, and the serial floor
+/// (for the tree-sum also walking right first: `fork_join`, module doc).
 fn fork_join_trials(
     work: Work,
     target: Duration,
@@ -318,9 +319,15 @@ fn fork_join_trials(
     trials.push(trial(systems::CHILI, move || {
         fork_join::on_chili(&w, target, workers)
     }));
+    let w = work.clone();
     trials.push(trial(systems::SERIAL, move || {
-        fork_join::on_serial(&work, target)
+        fork_join::on_serial(&w, target, false)
     }));
+    if let Work::TreeSum(..) = work {
+        trials.push(trial(systems::SERIAL_RIGHT_FIRST, move || {
+            fork_join::on_serial(&work, target, true)
+        }));
+    }
     trials
 }
 
@@ -382,19 +389,12 @@ fn tree_groups(s: Sizes) -> Vec<Group> {
                     ("nodes", nodes.into()),
                     ("workers", workers.into()),
                 ]),
-                trials: {
-                    let mut trials = fork_join_trials(
-                        work.clone(),
-                        s.fork_join_target,
-                        workers,
-                        &[EmberPolicy::Default, EmberPolicy::Lazy],
-                    );
-                    let target = s.fork_join_target;
-                    trials.push(trial(systems::SERIAL_RIGHT_FIRST, move || {
-                        fork_join::on_serial_right_first(&work, target)
-                    }));
-                    trials
-                },
+                trials: fork_join_trials(
+                    work,
+                    s.fork_join_target,
+                    workers,
+                    &[EmberPolicy::Default, EmberPolicy::Lazy],
+                ),
             });
         }
     }

@@ -21,28 +21,21 @@ use super::registry::Registry;
 use super::unwind::{guarded_frame, AbortOnUnwind, DropContainedOnUnwind};
 use super::worker::{in_worker, WorkerThread};
 
-/// After `a`: pops `b` back from the deque and runs it here, or, if a thief took it, runs
-/// other jobs until its latch is set; then both results. A macro, not a function: passing the
-/// stack job by value would move it while a thief may still point into it. The common case —
-/// `b` is still on top — stays here; the rest is `take_back_slow`, out of line, so that its
-/// loop does not weigh on every `join`'s frame.
-macro_rules! take_back_or_wait {
-    ($worker:expr, $job_b:ident, $job_b_ref:expr, $result_a:ident, $guard:ident) => {{
-        let taken_back = !$job_b.latch().probe()
-            && match $worker.pop_local() {
-                Some(job) if job == $job_b_ref => true,
-                popped => take_back_slow($worker, $job_b.latch(), $job_b_ref, popped),
-            };
-        $guard.disarm();
-        if taken_back {
-            // Nobody else has `b`: the frame is ours alone again.
-            return run_b_here(&$worker.registry, $result_a, $job_b);
+/// After `a`: whether `b` came back to this frame, popped off the deque before anybody took
+/// it (`true`), or ran elsewhere and its latch is set (`false`). It takes `b`'s latch, not
+/// its job: the job must stay where it is while a thief may point into it. The common case,
+/// `b` still on top, stays inline; the rest is `take_back_slow`, out of line, so that its loop
+/// does not weigh on every `join`'s frame.
+#[inline(always)]
+fn take_back(worker: &WorkerThread, latch: &Latch<'_>, job_b_ref: JobRef) -> bool {
+    !latch.probe()
+        && match worker.pop_local() {
+            Some(job) if job == job_b_ref => true,
+            popped => take_back_slow(worker, latch, job_b_ref, popped),
         }
-        finish(&$worker.registry, $result_a, $job_b.into_result())
-    }};
 }
 
-/// The rest of `take_back_or_wait` once the worker's first pop after `a` did not give `b`
+/// The rest of `take_back` once the worker's first pop after `a` did not give `b`
 /// back (`popped`: another job, or nothing): runs what it pops until it pops `b` back
 /// (returns `true`), or until `b`'s latch is set by whoever ran it (`false`). With its own
 /// deque empty it waits like any worker (`wait_until`): it offers its private halves, steals,
@@ -139,13 +132,18 @@ where
     // unwind out of it would free `job_b` under the thief. Every closure run here catches its
     // panics, so that is a bug in ember, and the guard aborts on it.
     let guard = AbortOnUnwind::<JoinFrame>::new();
-    // SAFETY: `job_b` stays in this frame, unmoved, until it has run: `take_back_or_wait`
-    // either pops its ref back and runs it inline, or waits for its latch, and the guard
-    // above stops an unwind from leaving earlier.
+    // SAFETY: `job_b` stays in this frame, unmoved, until it has run: `take_back` either
+    // pops its ref back, to be run inline, or waits for its latch, and the guard above stops
+    // an unwind from leaving earlier.
     let job_b_ref = unsafe { job_b.as_job_ref() };
     worker.push(job_b_ref);
     let result_a = panic::catch_unwind(AssertUnwindSafe(a));
-    take_back_or_wait!(worker, job_b, job_b_ref, result_a, guard)
+    let taken_back = take_back(worker, job_b.latch(), job_b_ref);
+    guard.disarm();
+    if taken_back {
+        return run_b_here(&worker.registry, result_a, job_b);
+    }
+    finish(&worker.registry, result_a, job_b.into_result())
 }
 
 /// `join` with lazy joins (`worker.rs`, "Lazy joins"): `b` stays on the worker's private
@@ -167,12 +165,14 @@ where
     let job_b_ref = unsafe { job_b.as_job_ref() };
     let private = worker.push_join_half(job_b_ref);
     let result_a = panic::catch_unwind(AssertUnwindSafe(a));
-    if private && worker.pop_private(job_b_ref) {
-        // Never offered to anybody: the frame is ours alone.
-        guard.disarm();
+    // Still private (never offered to anybody), or else as a public half.
+    let taken_back =
+        (private && worker.pop_private(job_b_ref)) || take_back(worker, job_b.latch(), job_b_ref);
+    guard.disarm();
+    if taken_back {
         return run_b_here(&worker.registry, result_a, job_b);
     }
-    take_back_or_wait!(worker, job_b, job_b_ref, result_a, guard)
+    finish(&worker.registry, result_a, job_b.into_result())
 }
 
 /// Runs `b`, taken back before anybody else could run it, on this thread, and returns both

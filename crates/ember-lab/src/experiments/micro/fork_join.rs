@@ -170,20 +170,19 @@ fn metrics(work: &Work, (elapsed, evaluations): (Duration, u64)) -> Metrics {
     m
 }
 
-pub(super) fn on_serial(work: &Work, target: Duration) -> Metrics {
-    let timing = timed(work, target, "serial", |w| match w {
+/// The serial floor: the recursion called directly. With `right_first` it is the tree-sum's
+/// `serial-right-first` row, walking the right subtree first (`fib` has no memory to walk:
+/// it runs the plain recursion either way).
+pub(super) fn on_serial(work: &Work, target: Duration, right_first: bool) -> Metrics {
+    let system = if right_first {
+        systems::SERIAL_RIGHT_FIRST
+    } else {
+        systems::SERIAL
+    };
+    let timing = timed(work, target, system.name, |w| match w {
         Work::Fib(n) => fib_serial(*n),
+        Work::TreeSum(_, tree) if right_first => sum_serial_right_first(tree),
         Work::TreeSum(_, tree) => sum_serial(tree),
-    });
-    metrics(work, timing)
-}
-
-/// The tree-sum's `serial-right-first` floor row (`fib` has no memory to walk: it runs the
-/// plain serial recursion).
-pub(super) fn on_serial_right_first(work: &Work, target: Duration) -> Metrics {
-    let timing = timed(work, target, "serial-right-first", |w| match w {
-        Work::Fib(n) => fib_serial(*n),
-        Work::TreeSum(_, tree) => sum_serial_right_first(tree),
     });
     metrics(work, timing)
 }
@@ -246,8 +245,8 @@ mod tests {
         for work in [Work::Fib(12), tree] {
             for workers in [1, 2] {
                 let t = Duration::from_millis(1);
-                on_serial(&work, t);
-                on_serial_right_first(&work, t);
+                on_serial(&work, t, false);
+                on_serial(&work, t, true);
                 on_rayon(&work, t, workers);
                 on_chili(&work, t, workers);
                 let m = on_ember(&work, t, workers, EmberPolicy::Default);
