@@ -165,7 +165,8 @@ where
     let job_b_ref = unsafe { job_b.as_job_ref() };
     let private = worker.push_join_half(job_b_ref);
     let result_a = panic::catch_unwind(AssertUnwindSafe(a));
-    // Still private (never offered to anybody), or else as a public half.
+    // Taken back from the private list if it was never offered; if it was, it is on the
+    // deque or with a thief, as a public half.
     let taken_back =
         (private && worker.pop_private(job_b_ref)) || take_back(worker, job_b.latch(), job_b_ref);
     guard.disarm();

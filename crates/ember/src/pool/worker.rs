@@ -342,7 +342,7 @@ impl WorkerThread {
     }
 
     /// Offers every private half to thieves, oldest first (module doc, "Lazy joins"). Without
-    /// lazy joins the list stays empty, so the test is all a spawn pays.
+    /// lazy joins the list stays empty, so the test is all a spawn, wait or yield pays.
     #[inline]
     fn offer_all_private(&self) {
         if !self.private.is_empty() {
