@@ -1,9 +1,12 @@
 //! Runs the trials of each group interleaved and measures every run.
 //!
-//! Trials of a group run in rounds, each round every trial once, the starting trial rotating
-//! from round to round (A B C, B C A, C A B, …): slow drift of the machine (another process,
-//! thermal state) spreads over every row instead of biasing the one that happened to run
-//! last, and no row always follows the same neighbour. Each run is measured from the outside
+//! Trials of a group run in rounds, each round every trial once, in an order shuffled afresh
+//! each round ([`round_order`]): slow drift of the machine (another process, thermal state)
+//! spreads over every row instead of biasing the one that happened to run last, and no row
+//! always follows the same neighbour. Rotating the start instead (A B C, B C A, C A B) would
+//! keep every row behind the same neighbour in most rounds; what a run leaves behind (a
+//! single-threaded row letting the second core go idle, a pool's threads still exiting) then
+//! weighs on one row only. Each run is measured from the outside
 //! — wall time, `getrusage` deltas, perf counters opened just before the run with `inherit` —
 //! and the trial's own metrics are merged in.
 //!
@@ -94,8 +97,7 @@ pub fn run_groups(
             .collect();
         let n = g.trials.len();
         for round in 0..repeat {
-            for k in 0..n {
-                let i = (round + k) % n;
+            for i in round_order(n, round) {
                 let trial = &mut g.trials[i];
                 bar.set_message(format!("{name}: {} · {}", g.title, trial.system));
                 rows[i].runs.push(measure(&mut trial.run, perf));
@@ -111,6 +113,27 @@ pub fn run_groups(
         name: name.to_string(),
         groups: out,
     }
+}
+
+/// The order in which round `round` of a group of `n` trials runs them: a permutation of
+/// `0..n`, shuffled (Fisher–Yates) by a generator seeded with the round, so that a run of the
+/// lab repeats its orders and every row changes place and neighbour from round to round.
+pub fn round_order(n: usize, round: usize) -> Vec<usize> {
+    let mut order: Vec<usize> = (0..n).collect();
+    // splitmix64: a few lines, and all a shuffle of a handful of rows needs.
+    let mut state = (round as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    let mut next = move || {
+        state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = state;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    };
+    for i in (1..n).rev() {
+        let j = (next() % (i as u64 + 1)) as usize;
+        order.swap(i, j);
+    }
+    order
 }
 
 /// For every group with a row whose system is `reference`: every run of every row that has
@@ -245,13 +268,56 @@ mod tests {
             trials: vec![trial("a"), trial("b")],
         };
         let r = run_groups("x", vec![g], 3, false, &ProgressBar::hidden());
-        // Rounds rotate their first trial.
-        assert_eq!(*order.lock().unwrap(), ["a", "b", "b", "a", "a", "b"]);
+        // Every round runs every trial once, in that round's order.
+        let expected: Vec<&str> = (0..3)
+            .flat_map(|round| round_order(2, round))
+            .map(|i| ["a", "b"][i])
+            .collect();
+        assert_eq!(*order.lock().unwrap(), expected);
         let m = &r.groups[0].rows[0].runs[0];
         for k in ["wall_s", "cpu_s", "ctx_switches", "overhead_cpu_s"] {
             assert!(m.contains_key(k), "{k} missing");
         }
         assert!(!m.contains_key("migrations"));
+    }
+
+    #[test]
+    fn rounds_shuffle_place_and_neighbour() {
+        let (n, rounds) = (8, 9);
+        let orders: Vec<Vec<usize>> = (0..rounds).map(|r| round_order(n, r)).collect();
+        for order in &orders {
+            let mut sorted = order.clone();
+            sorted.sort_unstable();
+            assert_eq!(
+                sorted,
+                (0..n).collect::<Vec<_>>(),
+                "not a permutation: {order:?}"
+            );
+        }
+        assert_eq!(
+            orders,
+            (0..rounds).map(|r| round_order(n, r)).collect::<Vec<_>>()
+        );
+        for row in 0..n {
+            let mut places = std::collections::BTreeSet::new();
+            let mut predecessors = std::collections::BTreeSet::new();
+            for order in &orders {
+                let place = order.iter().position(|&i| i == row).unwrap();
+                places.insert(place);
+                if place > 0 {
+                    predecessors.insert(order[place - 1]);
+                }
+            }
+            // A rotation would give every row one predecessor in all but one round.
+            assert!(
+                places.len() >= 3,
+                "row {row} runs at places {places:?} only"
+            );
+            assert!(
+                predecessors.len() >= 3,
+                "row {row} follows only {predecessors:?}"
+            );
+        }
     }
 
     #[test]

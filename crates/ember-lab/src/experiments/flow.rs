@@ -79,9 +79,9 @@
 //! The target is `double-buffered` faster than `lockstep` on every topology, and not slower
 //! than `inline` end to end. Besides each mode's median, every row has the *paired* ratios
 //! `generation_vs_lockstep` and `run_vs_inline`: per round, its time over the reference
-//! mode's time in the same round (the rounds run the three modes back to back, in rotating
-//! order), so drift of the machine between rounds cancels; their median, with its 95 %
-//! confidence interval, is the comparison the target is read from.
+//! mode's time in the same round (the rounds run the three modes back to back, in an order
+//! shuffled each round), so drift of the machine between rounds cancels; their median, with
+//! its 95 % confidence interval, is the comparison the target is read from.
 
 mod end_to_end;
 mod kernels;
