@@ -4,11 +4,12 @@
 //! each round ([`round_order`]): slow drift of the machine (another process, thermal state)
 //! spreads over every row instead of biasing the one that happened to run last, and no row
 //! always follows the same neighbour. Rotating the start instead (A B C, B C A, C A B) would
-//! keep every row behind the same neighbour in most rounds; what a run leaves behind (a
-//! single-threaded row letting the second core go idle, a pool's threads still exiting) then
-//! weighs on one row only. Each run is measured from the outside
-//! — wall time, `getrusage` deltas, perf counters opened just before the run with `inherit` —
-//! and the trial's own metrics are merged in.
+//! keep every row behind the same neighbour in all rounds but one, so whatever a run leaves
+//! behind would weigh on one row only: two identical rows of a 2-worker table measured apart
+//! by several per cent that way, the one behind a single-threaded row the slower (the lab
+//! README, "Claims and verdicts"). Each run is measured from the outside — wall time,
+//! `getrusage` deltas, perf counters opened just before the run with `inherit` — and the
+//! trial's own metrics are merged in.
 //!
 //! Rows run in the same round saw the same machine, so an experiment can ask for *paired*
 //! ratios ([`add_paired`]): each run's value over the reference row's value in the same
