@@ -161,19 +161,34 @@ const fn ember_vs_best_peer(
 
 const CYCLE_100: &[(&str, &str)] = &[("workers", "100"), ("rings", "100")];
 /// The fork-join tables, each a claim of its own (`fork_join_claim`): `fib` and the tree-sum
-/// of `nodes` nodes, on `workers` workers.
+/// of `nodes` nodes, on `workers` workers (number literals: the table's parameters are their
+/// text).
 macro_rules! fib {
     ($workers:literal) => {
-        &[("benchmark", "fork-join"), ("workers", $workers)]
+        &[
+            ("benchmark", "fork-join"),
+            ("workers", stringify!($workers)),
+        ]
     };
 }
 macro_rules! tree_sum {
     ($nodes:literal, $workers:literal) => {
         &[
             ("benchmark", "tree-sum"),
-            ("nodes", $nodes),
-            ("workers", $workers),
+            ("nodes", stringify!($nodes)),
+            ("workers", stringify!($workers)),
         ]
+    };
+}
+
+/// A `fork_join_claim` on the table `fib` or `tree NODES` with `WORKERS` workers, which is
+/// also the number of cores the claim needs.
+macro_rules! fork_join {
+    ($id:literal, $claim:literal, fib, $workers:literal) => {
+        fork_join_claim($id, $claim, fib!($workers), $workers)
+    };
+    ($id:literal, $claim:literal, tree $nodes:literal, $workers:literal) => {
+        fork_join_claim($id, $claim, tree_sum!($nodes, $workers), $workers)
     };
 }
 
@@ -205,9 +220,10 @@ const fn fork_join_claim(
     }
 }
 
-/// ember's `join` within 1.5× of chili's on the tree-sum table `table` (time per node,
-/// paired rounds; `fork_join_claim` with chili as the baseline and its own bar): chili's heartbeat scheduling makes most joins plain calls, the overhead
-/// ember's lazy joins aim at. chili walks the tree in the same order as ember there
+/// ember's `join` within 1.5× of chili's on the 2-worker tree-sum table `table` (time per
+/// node, paired rounds; `fork_join_claim` with chili as the baseline and its own bar):
+/// chili's heartbeat scheduling makes most joins plain calls, the overhead ember's lazy
+/// joins aim at. chili walks the tree in the same order as ember there
 /// (`experiments/micro/fork_join.rs`), so the ratio is the schedulers', not the walk's.
 const fn chili_claim(
     id: &'static str,
@@ -410,58 +426,33 @@ pub const CLAIMS: &[Claim] = &[
         min_cores: 2,
         ember: None,
     },
-    fork_join_claim(
+    fork_join!(
         "fork-join-fib-1",
         "ember's join is at least as fast as rayon's: fib(30), no cut-off, 1 worker",
-        fib!("1"),
-        1,
+        fib,
+        1
     ),
-    fork_join_claim("fork-join-fib-2", "… fib(30), 2 workers", fib!("2"), 2),
-    fork_join_claim(
+    fork_join!("fork-join-fib-2", "… fib(30), 2 workers", fib, 2),
+    fork_join!(
         "fork-join-tree-2^10-1",
         "… the tree-sum (chili's benchmark; chili publishes 13.6 ms for 2^24 nodes on 8 cores, rayon 58.1 ms, with chili walking the tree right first, an order that tree's layout favours), 1,023 nodes, 1 worker",
-        tree_sum!("1023", "1"),
-        1,
+        tree 1023,
+        1
     ),
-    fork_join_claim(
-        "fork-join-tree-2^10-2",
-        "… the tree-sum, 1,023 nodes, 2 workers",
-        tree_sum!("1023", "2"),
-        2,
-    ),
-    fork_join_claim(
-        "fork-join-tree-2^20-1",
-        "… the tree-sum, 2^20 nodes, 1 worker",
-        tree_sum!("1048575", "1"),
-        1,
-    ),
-    fork_join_claim(
-        "fork-join-tree-2^20-2",
-        "… the tree-sum, 2^20 nodes, 2 workers",
-        tree_sum!("1048575", "2"),
-        2,
-    ),
-    fork_join_claim(
-        "fork-join-tree-2^24-1",
-        "… the tree-sum, 2^24 nodes, 1 worker",
-        tree_sum!("16777215", "1"),
-        1,
-    ),
-    fork_join_claim(
-        "fork-join-tree-2^24-2",
-        "… the tree-sum, 2^24 nodes, 2 workers",
-        tree_sum!("16777215", "2"),
-        2,
-    ),
+    fork_join!("fork-join-tree-2^10-2", "… the tree-sum, 1,023 nodes, 2 workers", tree 1023, 2),
+    fork_join!("fork-join-tree-2^20-1", "… the tree-sum, 2^20 nodes, 1 worker", tree 1048575, 1),
+    fork_join!("fork-join-tree-2^20-2", "… the tree-sum, 2^20 nodes, 2 workers", tree 1048575, 2),
+    fork_join!("fork-join-tree-2^24-1", "… the tree-sum, 2^24 nodes, 1 worker", tree 16777215, 1),
+    fork_join!("fork-join-tree-2^24-2", "… the tree-sum, 2^24 nodes, 2 workers", tree 16777215, 2),
     chili_claim(
         "fork-join-chili-tree-2^20-2",
         "ember's join stays within 1.5× of chili's heartbeat scheduling: the tree-sum, 2^20 nodes, 2 workers (chili's closures swapped, so both walk the tree in the same order)",
-        tree_sum!("1048575", "2"),
+        tree_sum!(1048575, 2),
     ),
     chili_claim(
         "fork-join-chili-tree-2^24-2",
         "… the tree-sum, 2^24 nodes, 2 workers",
-        tree_sum!("16777215", "2"),
+        tree_sum!(16777215, 2),
     ),
     par_iter_claim(
         "par-iter-sum",

@@ -17,6 +17,7 @@ mod machine;
 mod metrics;
 mod raycast;
 mod report;
+mod rng;
 mod runner;
 mod systems;
 mod work;

@@ -18,6 +18,7 @@
 
 use crate::experiment::{Experiment, Group, LabOpts, Metrics, Params};
 use crate::metrics::{perf::PerfCounters, rusage::Rusage};
+use crate::rng::Rng;
 use crate::systems::Role;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use std::time::Instant;
@@ -121,17 +122,9 @@ pub fn run_groups(
 /// lab repeats its orders and every row changes place and neighbour from round to round.
 pub fn round_order(n: usize, round: usize) -> Vec<usize> {
     let mut order: Vec<usize> = (0..n).collect();
-    // splitmix64: a few lines, and all a shuffle of a handful of rows needs.
-    let mut state = (round as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15);
-    let mut next = move || {
-        state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = state;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    };
+    let mut rng = Rng((round as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15));
     for i in (1..n).rev() {
-        let j = (next() % (i as u64 + 1)) as usize;
+        let j = rng.below(i + 1);
         order.swap(i, j);
     }
     order

@@ -6,6 +6,8 @@
 //! (2.5–4×), and a chunk's best matches are often in the chunk before it — which is what makes
 //! the linked (dictionary) mode worth its dependency.
 
+use crate::rng::Rng;
+
 /// Words of the messages, most frequent first.
 const WORDS: &[&str] = &[
     "the",
@@ -92,26 +94,11 @@ const PATHS: &[&str] = &[
     "/api/v1/orders",
 ];
 
-/// splitmix64: small, fast, and the same on every machine.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n as u64) as usize
-    }
-    /// Skewed towards small indices: the minimum of two uniform draws, squared-ish.
-    fn skewed(&mut self, n: usize) -> usize {
-        let a = self.below(n);
-        let b = self.below(n);
-        a.min(b) * a.min(b) / n.max(1)
-    }
+/// Skewed towards small indices: the minimum of two uniform draws, squared-ish.
+fn skewed(rng: &mut Rng, n: usize) -> usize {
+    let a = rng.below(n);
+    let b = rng.below(n);
+    a.min(b) * a.min(b) / n.max(1)
 }
 
 /// `len` bytes of log lines generated from `seed` (the last line is cut at `len`).
@@ -137,7 +124,7 @@ pub fn generate(len: usize, seed: u64) -> Vec<u8> {
             if w > 0 {
                 out.push(' ');
             }
-            out.push_str(WORDS[rng.skewed(WORDS.len())]);
+            out.push_str(WORDS[skewed(&mut rng, WORDS.len())]);
         }
         let _ = writeln!(
             out,
