@@ -1,6 +1,6 @@
-//! Progress under load: `wait_idle` wakes as soon as the last task ends, whoever ends it, and
-//! a job injected from outside (or a broadcast) does not wait behind a worker's endless local
-//! work.
+//! Progress under load: `wait_idle` wakes as soon as the last task ends, whoever ends it, a
+//! job injected from outside (or a broadcast) does not wait behind a worker's endless local
+//! work, and a `join` whose first half waits for its second gets it run.
 //!
 //! The first two tests hung on the pool before these guarantees (commit 1540555): `wait_idle`
 //! was woken only by a worker going to sleep, and a worker looked at the global queue only
@@ -171,6 +171,38 @@ fn an_injected_job_does_not_wait_behind_endless_broadcasts() {
                 broadcaster.join().unwrap();
             }
             waiter.wait_idle();
+        });
+    }
+}
+
+/// `join`s whose first half waits, outside ember, for what its second half sends, in a loop
+/// inside one pool: only the other worker can run the second half, so the push of that half
+/// must wake it even while it is on its way to sleep. With the half's wake-up check
+/// unfenced (`wake/README.md`, "Pushing") the release build of this loop hung in each of four
+/// runs, after 19,775 to 235,853 joins; a debug build runs about half as fast and did not
+/// hang in 600,000. So this test catches that race only by luck (set `EMBER_BLOCKED_JOINS`
+/// to run more joins, in a release build); the loom model
+/// `loom_searching_spawn_reaches_the_last_searcher` is its deterministic guard. Biased leaves
+/// a pushed job to its pusher by design.
+#[test]
+fn a_join_whose_first_half_waits_for_its_second_outside_ember() {
+    let joins: u64 = std::env::var("EMBER_BLOCKED_JOINS")
+        .ok()
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(20_000);
+    for (name, policy) in common::unbiased_policies() {
+        let pool = pool(policy, 2);
+        no_deadlock(name, move || {
+            pool.install(|| {
+                for _ in 0..joins {
+                    let (tx, rx) = std::sync::mpsc::channel();
+                    let (got, ()) = ember::join(
+                        move || rx.recv().expect("the second half sends"),
+                        move || tx.send(7u32).expect("the first half receives"),
+                    );
+                    assert_eq!(got, 7, "{name}");
+                }
+            });
         });
     }
 }

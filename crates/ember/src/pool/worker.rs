@@ -14,9 +14,9 @@
 //! spawning its successor, a long chain of held successors) while every worker is busy.
 //!
 //! **Lazy joins** ([`PoolBuilder::lazy_joins`](crate::PoolBuilder::lazy_joins)). Offering a
-//! `join`'s second half to thieves costs a deque push and, more, a pop with a `SeqCst` fence
-//! (over half of a `join` on two workers, measured with `perf`); when every worker is busy,
-//! nobody takes it. So with lazy joins, a `join` made while no worker wants work (nobody
+//! `join`'s second half to thieves costs a deque push with a `SeqCst` fence (its wake-up
+//! check, `wake/README.md`) and a pop with another (most of a `join` on two workers, measured
+//! with `perf`); when every worker is busy, nobody takes it. So with lazy joins, a `join` made while no worker wants work (nobody
 //! searches or sleeps) keeps its second half on a private list of the worker's, which only
 //! the worker touches: no atomic, no fence. The next `join` made while some worker wants work
 //! offers the private halves on the deque first, oldest (the largest piece) first, and so do
@@ -293,14 +293,17 @@ impl WorkerThread {
         unbump(&counters.held);
         bump(&counters.kicks);
         self.registry.trace.mark(self.index, TraceKind::Kick, 1);
-        self.push_with(job, true);
+        self.push_shared(job);
     }
 
-    /// Pushes the second half of a `join` on this worker's deque. The wake-up it may ask for
-    /// only adds parallelism: this worker pops the job back itself if nobody takes it.
+    /// Pushes the second half of a `join` on this worker's deque, with the fenced wake-up of
+    /// every push (`wake/README.md`, "Pushing"). This worker pops the half back itself if
+    /// nobody took it, but only once its first half returns: a first half that blocks on the
+    /// second outside ember (a channel) leaves it to another worker, and a wake-up lost to a
+    /// worker going to sleep at that moment would hang the `join`.
     #[inline]
     pub(crate) fn push(&self, job: JobRef) {
-        self.push_with(job, false);
+        self.push_shared(job);
     }
 
     /// With lazy joins, counts this worker in (or out of) the workers that want work
@@ -356,27 +359,17 @@ impl WorkerThread {
     }
 
     /// Pushes a job that other workers must be able to count on: a spawned job or task, which
-    /// may be what the job running here blocks on (`Sleep::notify_local`, `fenced`).
+    /// may be what the job running here blocks on, a kicked successor, an offered `join` half
+    /// (`Sleep::notify_local`, fenced). It goes above every private join half, which is
+    /// offered first: the deque then holds them in the order they were made, as without lazy
+    /// joins, and the `join` below takes the spawned job back before its own second half.
+    /// Left private, that half would run first, and one that blocks on what the spawned job
+    /// does would hang a worker nobody else can relieve (a pool of one).
     #[inline]
     pub(crate) fn push_shared(&self, job: JobRef) {
-        self.push_with(job, true);
-    }
-
-    /// Pushes a job on this worker's deque; `fenced` as in `Sleep::notify_local`. A shared
-    /// job (fenced: a spawn, a task, a kicked successor) goes above every private join half,
-    /// which is offered first: the deque then holds them in the order they were made, as
-    /// without lazy joins, and the `join` below takes the spawned job back before its own
-    /// second half. Left private, that half would run first, and one that blocks on what the
-    /// spawned job does would hang a worker nobody else can relieve (a pool of one).
-    #[inline]
-    fn push_with(&self, job: JobRef, fenced: bool) {
-        if fenced {
-            self.offer_all_private();
-        }
+        self.offer_all_private();
         self.local.push(job);
-        self.registry
-            .sleep
-            .notify_local(|| self.local.len(), fenced);
+        self.registry.sleep.notify_local(|| self.local.len(), true);
     }
 
     /// A job run from inside a `join` returns to it: a check point (`idle.rs`).

@@ -17,14 +17,16 @@ use crate::task::kick::Held;
 
 const JOB: usize = 1;
 
-/// Worker 0, inside a job, spawns `JOB` on its own deque and then blocks until `JOB` has run
-/// — a job waiting on a sibling it spawned. Worker 1 starts idle: it searches, finds nothing
-/// and goes to sleep, concurrently. Only worker 1 can run `JOB`, so a lost wake-up is a
-/// deadlock, which loom reports.
+/// Worker 0, inside a job, pushes `JOB` on its own deque and then blocks until `JOB` has run
+/// — a job waiting on a sibling it spawned, or a `join` whose first half waits outside ember
+/// for its second (the push is the same, `WorkerThread::push_shared`). Worker 1 starts idle:
+/// it searches, finds nothing and goes to sleep, concurrently. Only worker 1 can run `JOB`,
+/// so a lost wake-up is a deadlock, which loom reports.
 ///
-/// Guards the fence of a `fenced` local push (`Sleep::notify_local`): without it the push's
-/// read of the searcher count can see worker 1 still searching while worker 1's last look
-/// misses the job (`mutant_unfenced_spawn_is_lost`).
+/// Guards the fence of a local push (`Sleep::notify_local`): without it the push's read of
+/// the searcher count can see worker 1 still searching while worker 1's last look misses the
+/// job (`mutant_unfenced_spawn_is_lost`). `join` halves were pushed that way once, and a
+/// `join` whose first half received from a channel its second half sent hung.
 fn spawn_blocked_on_sibling(policy: WakePolicy, fenced: bool) {
     model_bounded(3, move || {
         let pool = ModelPool::new(policy, 2);

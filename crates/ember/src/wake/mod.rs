@@ -152,14 +152,11 @@ impl Sleep {
     /// Worker-side: a job was pushed on the caller's own deque, which now holds `local_len()`
     /// (asked only by the policy that needs it).
     ///
-    /// `fenced` pushes are jobs somebody may count on another worker to run: a spawned job or
-    /// task (the job that spawned it may block until it has run), a kicked successor. They
-    /// get the full Dekker ordering of every push (README, "Pushing"). Unfenced pushes are
-    /// the second halves of `join`, which the pusher pops back and runs itself if nobody took
-    /// them, so a missed wake-up costs parallelism, never progress; `join` pushes once per
-    /// call and does not pay an `mfence` for a heuristic. Under Searching every push, fenced
-    /// or not, re-reads the searcher count and the sleeper set, so a wake-up an unfenced push
-    /// missed is made up by the pusher's next push (README, "Searching").
+    /// Every push the pool makes is `fenced`: it gets the full Dekker ordering of every push
+    /// (README, "Pushing"), because somebody may count on another worker to run the job — the
+    /// job that spawned it, or a `join` whose first half blocks on its second. `fenced: false`
+    /// is left for the loom mutant that shows what the fence guards
+    /// (`mutant_unfenced_spawn_is_lost`).
     #[inline]
     pub(crate) fn notify_local(&self, local_len: impl FnOnce() -> usize, fenced: bool) {
         match self.policy {

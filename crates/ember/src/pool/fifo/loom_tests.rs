@@ -14,8 +14,8 @@
 //! `front`), read with `Acquire` loads by the sleeper's last look.
 //!
 //! Seen failing (deadlock: worker 1 sleeps through the second indirection) with the
-//! indirection announced unfenced, as `join` announces its second half
-//! (`notify_local(len, false)`): that is why `spawn_fifo` pushes with `push_shared`.
+//! indirection announced unfenced (`notify_local(len, false)`): that is why every local push
+//! is fenced (`wake/README.md`, "Pushing").
 //!
 //! Run with `RUSTFLAGS="--cfg loom" CARGO_TARGET_DIR=target/loom cargo test -p ember --release
 //! --lib loom`.
