@@ -178,12 +178,13 @@ fn an_injected_job_does_not_wait_behind_endless_broadcasts() {
 /// `join`s whose first half waits, outside ember, for what its second half sends, in a loop
 /// inside one pool: only the other worker can run the second half, so the push of that half
 /// must wake it even while it is on its way to sleep. With the half's wake-up check
-/// unfenced (`wake/README.md`, "Pushing") the release build of this loop hung in each of four
-/// runs, after 19,775 to 235,853 joins; a debug build runs about half as fast and did not
-/// hang in 600,000. So this test catches that race only by luck (set `EMBER_BLOCKED_JOINS`
-/// to run more joins, in a release build); the loom model
-/// `loom_searching_spawn_reaches_the_last_searcher` is its deterministic guard. Biased leaves
-/// a pushed job to its pusher by design.
+/// unfenced (`wake/README.md`, "Pushing"), `EMBER_BLOCKED_JOINS=250000 cargo test --release
+/// -p ember --test progress a_join` hung in 2 of 5 runs (once under each policy), and a loop
+/// like this one outside the test harness hung in each of four runs, after 19,775 to 235,853
+/// joins; with the fence, 0 of 5 runs hung. A debug build did not hang in 600,000 joins, so
+/// at its default size this test catches the race only by luck; the loom model
+/// `loom_searching_spawn_reaches_the_last_searcher` is its deterministic guard. Biased
+/// leaves a pushed job to its pusher by design.
 #[test]
 fn a_join_whose_first_half_waits_for_its_second_outside_ember() {
     let joins: u64 = std::env::var("EMBER_BLOCKED_JOINS")
