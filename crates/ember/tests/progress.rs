@@ -182,9 +182,10 @@ fn an_injected_job_does_not_wait_behind_endless_broadcasts() {
 /// -p ember --test progress a_join` hung in 2 of 5 runs (once under each policy), and a loop
 /// like this one outside the test harness hung in each of four runs, after 19,775 to 235,853
 /// joins; with the fence, 0 of 5 runs hung. A debug build did not hang in 600,000 joins, so
-/// at its default size this test catches the race only by luck; the loom model
-/// `loom_searching_spawn_reaches_the_last_searcher` is its deterministic guard. Biased
-/// leaves a pushed job to its pusher by design.
+/// at its default size this test catches the race only by luck. The loom model
+/// `loom_searching_spawn_reaches_the_last_searcher` proves the fenced push; that `join`
+/// pushes that way is structural: `Sleep::notify_local` always fences, and its unfenced
+/// twin exists only in loom builds. Biased leaves a pushed job to its pusher by design.
 #[test]
 fn a_join_whose_first_half_waits_for_its_second_outside_ember() {
     let joins: u64 = std::env::var("EMBER_BLOCKED_JOINS")

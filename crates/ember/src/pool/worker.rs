@@ -14,25 +14,25 @@
 //! spawning its successor, a long chain of held successors) while every worker is busy.
 //!
 //! **Lazy joins** ([`PoolBuilder::lazy_joins`](crate::PoolBuilder::lazy_joins)). Offering a
-//! `join`'s second half to thieves costs a deque push with a `SeqCst` fence (its wake-up
-//! check, `wake/README.md`) and a pop with another (most of a `join` on two workers, measured
-//! with `perf`); when every worker is busy, nobody takes it. So with lazy joins, a `join` made while no worker wants work (nobody
-//! searches or sleeps) keeps its second half on a private list of the worker's, which only
-//! the worker touches: no atomic, no fence. The next `join` made while some worker wants work
-//! offers the private halves on the deque first, oldest (the largest piece) first, and so do
-//! a wait (`wait_for`, before the worker may sleep) and every shared push (a spawn, a task):
-//! so the private halves are always the newest of the worker's jobs, and the deque with the
-//! private list on top holds them in the order they were made. The worker then runs its own
-//! jobs in the order it would without lazy joins (a first half's spawns before its second
+//! `join`'s second half to thieves costs a deque push with a `SeqCst` fence (its wake-up check,
+//! `wake/README.md`) and a pop with another (most of a `join` on two workers, measured with
+//! `perf`); when every worker is busy, nobody takes it. So with lazy joins, a `join` made while no
+//! worker wants work (nobody searches or sleeps) keeps its second half on a private list of the
+//! worker's, which only the worker touches: no atomic, no fence. The next `join` made while some
+//! worker wants work offers the private halves on the deque first, oldest (the largest piece)
+//! first, and so do a wait (`wait_for`, before the worker may sleep) and every shared push (a
+//! spawn, a task): so the private halves are always the newest of the worker's jobs, and the deque
+//! with the private list on top holds them in the order they were made. The worker then runs its
+//! own jobs in the order it would without lazy joins (a first half's spawns before its second
 //! half), which a second half blocking on such a spawn relies on. A worker *wants work* from the
-//! moment its own work runs out — before it looks elsewhere, so an idle worker is never
-//! missed because it is between two states — until it runs a job or returns to user code
-//! (a count on one shared line, changed twice per search, never per `join`). A private half is always run:
-//! by its own `join`, which takes it back, or, once offered, as any half on the deque.
-//! What it costs: a half kept private while every worker was busy is offered only at its
-//! worker's next `join`, wait or yield (`yield_once`), so a first half that runs long
-//! without joining keeps it from a worker that went idle meanwhile, and one that blocks on
-//! its second half outside ember waits forever (documented on `PoolBuilder::lazy_joins`).
+//! moment its own work runs out — before it looks elsewhere, so an idle worker is never missed
+//! because it is between two states — until it runs a job or returns to user code (a count on one
+//! shared line, changed twice per search, never per `join`). A private half is always run: by its
+//! own `join`, which takes it back, or, once offered, as any half on the deque. What it costs: a
+//! half kept private while every worker was busy is offered only at its worker's next `join`, wait
+//! or yield (`yield_once`), so a first half that runs long without joining keeps it from a worker
+//! that went idle meanwhile, and one that blocks on its second half outside ember waits forever
+//! (documented on `PoolBuilder::lazy_joins`).
 
 use std::cell::Cell;
 use std::sync::Arc;
@@ -296,11 +296,11 @@ impl WorkerThread {
         self.push_shared(job);
     }
 
-    /// Pushes the second half of a `join` on this worker's deque, with the fenced wake-up of
-    /// every push (`wake/README.md`, "Pushing"). This worker pops the half back itself if
+    /// Pushes the second half of a `join` on this worker's deque, with the fenced wake-up check
+    /// of every push (`wake/README.md`, "Pushing"). This worker pops the half back itself if
     /// nobody took it, but only once its first half returns: a first half that blocks on the
     /// second outside ember (a channel) leaves it to another worker, and a wake-up lost to a
-    /// worker going to sleep at that moment would hang the `join`.
+    /// worker going to sleep at that moment would hang the `join`. The same push as a spawn's.
     #[inline]
     pub(crate) fn push(&self, job: JobRef) {
         self.push_shared(job);
@@ -353,9 +353,12 @@ impl WorkerThread {
         }
     }
 
+    /// All on the deque, then one wake-up check with its fence: the fence orders every push
+    /// before it, as one per half would.
     #[cold]
     fn offer_all_private_slow(&self) {
-        self.private.drain_oldest_first(|job| self.push(job));
+        self.private.drain_oldest_first(|job| self.local.push(job));
+        self.registry.sleep.notify_local(|| self.local.len());
     }
 
     /// Pushes a job that other workers must be able to count on: a spawned job or task, which
@@ -369,7 +372,7 @@ impl WorkerThread {
     pub(crate) fn push_shared(&self, job: JobRef) {
         self.offer_all_private();
         self.local.push(job);
-        self.registry.sleep.notify_local(|| self.local.len(), true);
+        self.registry.sleep.notify_local(|| self.local.len());
     }
 
     /// A job run from inside a `join` returns to it: a check point (`idle.rs`).
@@ -583,7 +586,7 @@ impl WorkerThread {
     #[cold]
     fn took_batch(&self) {
         if !self.local.is_empty() {
-            self.registry.sleep.notify_local(|| self.local.len(), true);
+            self.registry.sleep.notify_local(|| self.local.len());
         }
     }
 

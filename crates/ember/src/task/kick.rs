@@ -138,7 +138,7 @@ mod loom_tests {
             held.hold("second");
             let mine = held.take_and_kick(|_job| {
                 let len = local0.fetch_add(1, Ordering::SeqCst) + 1;
-                sleep.notify_local(|| len, true);
+                sleep.notify_local(|| len);
             });
             assert_eq!(mine, Some("first"));
             // Run "first": it finishes only once "second" has run elsewhere.

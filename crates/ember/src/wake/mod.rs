@@ -152,28 +152,36 @@ impl Sleep {
     /// Worker-side: a job was pushed on the caller's own deque, which now holds `local_len()`
     /// (asked only by the policy that needs it).
     ///
-    /// Every push the pool makes is `fenced`: it gets the full Dekker ordering of every push
-    /// (README, "Pushing"), because somebody may count on another worker to run the job — the
-    /// job that spawned it, or a `join` whose first half blocks on its second. `fenced: false`
-    /// is left for the loom mutant that shows what the fence guards
-    /// (`mutant_unfenced_spawn_is_lost`).
+    /// Every such push gets the full Dekker ordering (README, "Pushing"): the push, a `SeqCst`
+    /// fence, then the policy's check. Under Eager and Searching that is what lets the job
+    /// that pushed it wait for it outside ember — a spawned sibling, or the second half of a
+    /// `join` whose first half waits for it. Biased leaves a pushed job to its pusher unless
+    /// the deque holds a whole batch (README, "Biased").
     #[inline]
-    pub(crate) fn notify_local(&self, local_len: impl FnOnce() -> usize, fenced: bool) {
+    pub(crate) fn notify_local(&self, local_len: impl FnOnce() -> usize) {
         match self.policy {
             WakePolicy::Eager => {
-                if fenced {
-                    fence(Ordering::SeqCst);
-                }
+                fence(Ordering::SeqCst);
                 self.wake_latest_if_any();
             }
             WakePolicy::Searching => {
-                if fenced {
-                    fence(Ordering::SeqCst);
-                }
+                fence(Ordering::SeqCst);
                 self.wake_searcher_if_idle();
             }
             // The pusher runs its own deque before it sleeps; overload wake-ups only add
             // parallelism and carry their own fence (README, "Biased").
+            WakePolicy::Biased { batch } => self.notify_biased_local(batch, local_len()),
+        }
+    }
+
+    /// [`notify_local`](Self::notify_local) without its fence: only for the loom mutant that
+    /// shows what the fence guards (`mutant_unfenced_spawn_is_lost`). `join` once pushed its
+    /// second half this way, and a first half waiting for it hung.
+    #[cfg(loom)]
+    pub(crate) fn notify_local_unfenced(&self, local_len: impl FnOnce() -> usize) {
+        match self.policy {
+            WakePolicy::Eager => self.wake_latest_if_any(),
+            WakePolicy::Searching => self.wake_searcher_if_idle(),
             WakePolicy::Biased { batch } => self.notify_biased_local(batch, local_len()),
         }
     }

@@ -164,7 +164,7 @@ impl ModelPool {
             self.deques[me].push(job);
         }
         if self.announce_batches && !self.deques[me].is_empty() {
-            self.sleep.notify_local(|| self.deques[me].len(), true);
+            self.sleep.notify_local(|| self.deques[me].len());
         }
         Some(first)
     }
@@ -172,7 +172,11 @@ impl ModelPool {
     /// Worker `me` pushes `job` on its own deque (`WorkerThread::push_with`).
     pub(crate) fn push_local(&self, me: usize, job: usize, fenced: bool) {
         self.deques[me].push(job);
-        self.sleep.notify_local(|| self.deques[me].len(), fenced);
+        if fenced {
+            self.sleep.notify_local(|| self.deques[me].len());
+        } else {
+            self.sleep.notify_local_unfenced(|| self.deques[me].len());
+        }
     }
 
     /// Anybody pushes `job` on the global queue (`Registry::inject`).

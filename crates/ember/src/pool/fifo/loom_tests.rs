@@ -142,7 +142,7 @@ fn fifo_job_reaches_sleeper(policy: WakePolicy) {
             // SAFETY: the jobs outlive both threads; the fifo outlives its indirections.
             let _indirection = unsafe { fifo.push(JobRef::new(job)) };
             let len = deque.push();
-            registry.sleep.notify_local(|| len, true);
+            registry.sleep.notify_local(|| len);
         }
         // Worker 0 pops one indirection (worker 1 takes at most one: its job blocks until
         // both have started) and runs the job at the front of the fifo.
