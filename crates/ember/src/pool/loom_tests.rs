@@ -216,7 +216,7 @@ fn mutant_stale_idle_notification() {
 /// the steal. (`wanting` mirrors `Registry::wanting_work`, counted by the thief before it
 /// looks for work.) The model checks the hand-off of halves between the private list and the
 /// deque under every interleaving with the thief; the offers and `P3` are pushed as the pool
-/// pushes them (the offers all, then one fenced wake-up check; `P3` fenced), and
+/// pushes them (each fenced), and
 /// `wake/loom_local_push.rs` checks that such a push reaches a sleeper. `offer_all: false` is the mutant that offered only the
 /// oldest private half: `P2`, offered by the spawn above `P3`, is then what frame 3 pops.
 /// Explored with two preemptions rather than three: it has more steps than the other models
@@ -251,16 +251,11 @@ fn lazy_join_offers(offer_all: bool) {
         busy.store(false, Ordering::Release);
         // Frame 3, nested: offer the private halves if somebody wants work.
         let offer = |private: &mut VecDeque<usize>, all: bool| {
-            let mut offered = false;
             while let Some(oldest) = private.pop_front() {
-                pool.deques[0].push(oldest);
-                offered = true;
+                pool.push_local(0, oldest, true);
                 if !all {
                     break;
                 }
-            }
-            if offered {
-                pool.sleep.notify_local(|| pool.deques[0].len());
             }
         };
         if wants_work() {

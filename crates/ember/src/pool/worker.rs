@@ -353,12 +353,12 @@ impl WorkerThread {
         }
     }
 
-    /// All on the deque, then one wake-up check with its fence: the fence orders every push
-    /// before it, as one per half would.
+    /// Each half with the wake-up check of any push: one fence and check per half, rather than
+    /// one after all of them, so that Biased's overload check sees every length the deque
+    /// passes through (a batch boundary crossed in between would otherwise go unseen).
     #[cold]
     fn offer_all_private_slow(&self) {
-        self.private.drain_oldest_first(|job| self.local.push(job));
-        self.registry.sleep.notify_local(|| self.local.len());
+        self.private.drain_oldest_first(|job| self.push(job));
     }
 
     /// Pushes a job that other workers must be able to count on: a spawned job or task, which
