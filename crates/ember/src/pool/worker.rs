@@ -296,8 +296,8 @@ impl WorkerThread {
         self.push_shared(job);
     }
 
-    /// Pushes the second half of a `join` on this worker's deque, with the fenced wake-up check
-    /// of every push (`wake/README.md`, "Pushing"). This worker pops the half back itself if
+    /// Pushes the second half of a `join` on this worker's deque, with the wake-up check of
+    /// every push (fenced under Eager and Searching: `wake/README.md`, "Pushing"). This worker pops the half back itself if
     /// nobody took it, but only once its first half returns: a first half that blocks on the
     /// second outside ember (a channel) leaves it to another worker, and a wake-up lost to a
     /// worker going to sleep at that moment would hang the `join`. The same push as a spawn's.

@@ -152,11 +152,12 @@ impl Sleep {
     /// Worker-side: a job was pushed on the caller's own deque, which now holds `local_len()`
     /// (asked only by the policy that needs it).
     ///
-    /// Every such push gets the full Dekker ordering (README, "Pushing"): the push, a `SeqCst`
-    /// fence, then the policy's check. Under Eager and Searching that is what lets the job
-    /// that pushed it wait for it outside ember — a spawned sibling, or the second half of a
-    /// `join` whose first half waits for it. Biased leaves a pushed job to its pusher unless
-    /// the deque holds a whole batch (README, "Biased").
+    /// Under Eager and Searching every such push gets the full Dekker ordering (README,
+    /// "Pushing"): the push, a `SeqCst` fence, then the policy's check. That is what lets the
+    /// job that pushed it wait for it outside ember — a spawned sibling, or the second half of
+    /// a `join` whose first half waits for it. Biased leaves a pushed job to its pusher unless
+    /// the deque holds a whole batch, and fences only then, before its wake-up (README,
+    /// "Biased").
     #[inline]
     pub(crate) fn notify_local(&self, local_len: impl FnOnce() -> usize) {
         match self.policy {
@@ -177,7 +178,7 @@ impl Sleep {
     /// [`notify_local`](Self::notify_local) without its fence: only for the loom mutant that
     /// shows what the fence guards (`mutant_unfenced_spawn_is_lost`). `join` once pushed its
     /// second half this way, and a first half waiting for it hung.
-    #[cfg(loom)]
+    #[cfg(all(test, loom))]
     pub(crate) fn notify_local_unfenced(&self, local_len: impl FnOnce() -> usize) {
         match self.policy {
             WakePolicy::Eager => self.wake_latest_if_any(),
