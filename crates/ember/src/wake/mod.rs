@@ -55,10 +55,12 @@ pub enum WakePolicy {
     ///
     /// A job waits behind up to about `batch` others before a second worker joins in, and a
     /// job that blocks its thread (on I/O, a lock, or a channel fed by another job) holds up
-    /// the jobs queued behind it until that worker is overloaded or frees up. Waiting through
-    /// [`Pool::join`](crate::Pool::join) or [`Pool::scope`](crate::Pool::scope) is safe: the
-    /// waiting worker runs the queued jobs itself. The same rule means coarse fork-join runs
-    /// serially: `join(a, b)` with two 200 ms halves takes 400 ms on an otherwise idle pool,
+    /// the jobs queued behind it until that worker is overloaded or frees up — forever, if it
+    /// waits for one of them: a `join` whose first half receives from a channel its second
+    /// half sends on hangs a Biased pool (`batch` above 1) that is not otherwise busy.
+    /// Waiting through [`Pool::join`](crate::Pool::join) or
+    /// [`Pool::scope`](crate::Pool::scope) is safe: the waiting worker runs the queued jobs
+    /// itself. The same rule means coarse fork-join runs serially: `join(a, b)` with two 200 ms halves takes 400 ms on an otherwise idle pool,
     /// because one pushed half is not overload. Use it for streams of many small jobs.
     Biased {
         /// Jobs a worker takes in a row before it wakes the next one. Must be at least 1.
