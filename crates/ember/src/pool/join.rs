@@ -2,10 +2,9 @@
 //!
 //! On a worker, `b` is pushed on the worker's own deque, with the wake-up check of every push
 //! (fenced under Eager and Searching: `wake/README.md`, "Pushing"; `a` may block on `b`), and
-//! `a` runs at once.
-//! Afterwards the worker pops `b` back if nobody stole it (the common case), else runs other
-//! jobs until the thief sets `b`'s latch. Called from outside the pool, the whole `join`
-//! moves onto a worker and the caller blocks until it is done.
+//! `a` runs at once. Afterwards the worker pops `b` back if nobody stole it (the common
+//! case), else runs other jobs until the thief sets `b`'s latch. Called from outside the
+//! pool, the whole `join` moves onto a worker and the caller blocks until it is done.
 //!
 //! A panic in either closure is re-raised only after the other one finished: `b` may borrow
 //! from the caller's frame, which must outlive it. If both panic, the first (`a`'s) is

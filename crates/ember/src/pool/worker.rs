@@ -296,14 +296,18 @@ impl WorkerThread {
         self.push_shared(job);
     }
 
-    /// Pushes the second half of a `join` on this worker's deque, with the wake-up check of
-    /// every push (fenced under Eager and Searching: `wake/README.md`, "Pushing"). This worker pops the half back itself if
-    /// nobody took it, but only once its first half returns: a first half that blocks on the
-    /// second outside ember (a channel) leaves it to another worker, and a wake-up lost to a
-    /// worker going to sleep at that moment would hang the `join`. The same push as a spawn's.
+    /// Pushes a job on this worker's deque with the wake-up check of every push (fenced under
+    /// Eager and Searching: `wake/README.md`, "Pushing"): the second half of a `join`, an
+    /// offered private half, and (through `push_shared`) every other job. A `join` pops its
+    /// half back itself if nobody took it, but only once its first half returns: a first half
+    /// that blocks on the second outside ember (a channel) leaves it to another worker, and a
+    /// wake-up lost to a worker going to sleep at that moment would hang the `join`. It offers
+    /// no private half: a pool without lazy joins has none, and with them `push_join_half`
+    /// offers them before its own.
     #[inline]
     pub(crate) fn push(&self, job: JobRef) {
-        self.push_shared(job);
+        self.local.push(job);
+        self.registry.sleep.notify_local(|| self.local.len());
     }
 
     /// With lazy joins, counts this worker in (or out of) the workers that want work
@@ -361,18 +365,16 @@ impl WorkerThread {
         self.private.drain_oldest_first(|job| self.push(job));
     }
 
-    /// Pushes a job that other workers must be able to count on: a spawned job or task, which
-    /// may be what the job running here blocks on, a kicked successor, an offered `join` half
-    /// (`Sleep::notify_local`, fenced). It goes above every private join half, which is
-    /// offered first: the deque then holds them in the order they were made, as without lazy
-    /// joins, and the `join` below takes the spawned job back before its own second half.
-    /// Left private, that half would run first, and one that blocks on what the spawned job
-    /// does would hang a worker nobody else can relieve (a pool of one).
+    /// Pushes a spawned job or task, which may be what the job running here blocks on, or a
+    /// kicked successor (`push`). It goes above every private join half, which is offered
+    /// first: the deque then holds them in the order they were made, as without lazy joins,
+    /// and the `join` below takes the spawned job back before its own second half. Left
+    /// private, that half would run first, and one that blocks on what the spawned job does
+    /// would hang a worker nobody else can relieve (a pool of one).
     #[inline]
     pub(crate) fn push_shared(&self, job: JobRef) {
         self.offer_all_private();
-        self.local.push(job);
-        self.registry.sleep.notify_local(|| self.local.len());
+        self.push(job);
     }
 
     /// A job run from inside a `join` returns to it: a check point (`idle.rs`).

@@ -19,7 +19,7 @@ const JOB: usize = 1;
 
 /// Worker 0, inside a job, pushes `JOB` on its own deque and then blocks until `JOB` has run
 /// — a job waiting on a sibling it spawned, or a `join` whose first half waits outside ember
-/// for its second (the push is the same, `WorkerThread::push_shared`). Worker 1 starts idle:
+/// for its second (the same push, `WorkerThread::push`). Worker 1 starts idle:
 /// it searches, finds nothing and goes to sleep, concurrently. Only worker 1 can run `JOB`,
 /// so a lost wake-up is a deadlock, which loom reports.
 ///

@@ -60,8 +60,9 @@ pub enum WakePolicy {
     /// half sends on hangs a Biased pool (`batch` above 1) that is not otherwise busy.
     /// Waiting through [`Pool::join`](crate::Pool::join) or
     /// [`Pool::scope`](crate::Pool::scope) is safe: the waiting worker runs the queued jobs
-    /// itself. The same rule means coarse fork-join runs serially: `join(a, b)` with two 200 ms halves takes 400 ms on an otherwise idle pool,
-    /// because one pushed half is not overload. Use it for streams of many small jobs.
+    /// itself. The same rule means coarse fork-join runs serially: `join(a, b)` with two
+    /// 200 ms halves takes 400 ms on an otherwise idle pool, because one pushed half is not
+    /// overload. Use it for streams of many small jobs.
     Biased {
         /// Jobs a worker takes in a row before it wakes the next one. Must be at least 1.
         batch: usize,
@@ -162,19 +163,7 @@ impl Sleep {
     /// "Biased").
     #[inline]
     pub(crate) fn notify_local(&self, local_len: impl FnOnce() -> usize) {
-        match self.policy {
-            WakePolicy::Eager => {
-                fence(Ordering::SeqCst);
-                self.wake_latest_if_any();
-            }
-            WakePolicy::Searching => {
-                fence(Ordering::SeqCst);
-                self.wake_searcher_if_idle();
-            }
-            // The pusher runs its own deque before it sleeps; overload wake-ups only add
-            // parallelism and carry their own fence (README, "Biased").
-            WakePolicy::Biased { batch } => self.notify_biased_local(batch, local_len()),
-        }
+        self.notify_local_fenced_or_not(local_len, true);
     }
 
     /// [`notify_local`](Self::notify_local) without its fence: only for the loom mutant that
@@ -182,9 +171,27 @@ impl Sleep {
     /// second half this way, and a first half waiting for it hung.
     #[cfg(all(test, loom))]
     pub(crate) fn notify_local_unfenced(&self, local_len: impl FnOnce() -> usize) {
+        self.notify_local_fenced_or_not(local_len, false);
+    }
+
+    /// The body of both: `fenced` is a constant at each call, folded away once inlined.
+    #[inline(always)]
+    fn notify_local_fenced_or_not(&self, local_len: impl FnOnce() -> usize, fenced: bool) {
         match self.policy {
-            WakePolicy::Eager => self.wake_latest_if_any(),
-            WakePolicy::Searching => self.wake_searcher_if_idle(),
+            WakePolicy::Eager => {
+                if fenced {
+                    fence(Ordering::SeqCst);
+                }
+                self.wake_latest_if_any();
+            }
+            WakePolicy::Searching => {
+                if fenced {
+                    fence(Ordering::SeqCst);
+                }
+                self.wake_searcher_if_idle();
+            }
+            // The pusher runs its own deque before it sleeps; overload wake-ups only add
+            // parallelism and carry their own fence (README, "Biased").
             WakePolicy::Biased { batch } => self.notify_biased_local(batch, local_len()),
         }
     }

@@ -169,7 +169,7 @@ impl ModelPool {
         Some(first)
     }
 
-    /// Worker `me` pushes `job` on its own deque (`WorkerThread::push_with`).
+    /// Worker `me` pushes `job` on its own deque (`WorkerThread::push`).
     pub(crate) fn push_local(&self, me: usize, job: usize, fenced: bool) {
         self.deques[me].push(job);
         if fenced {
