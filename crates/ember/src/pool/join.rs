@@ -137,7 +137,7 @@ where
     // pops its ref back, to be run inline, or waits for its latch, and the guard above stops
     // an unwind from leaving earlier.
     let job_b_ref = unsafe { job_b.as_job_ref() };
-    worker.push(job_b_ref);
+    worker.push_join_half_public(job_b_ref);
     let result_a = panic::catch_unwind(AssertUnwindSafe(a));
     let taken_back = take_back(worker, job_b.latch(), job_b_ref);
     guard.disarm();

@@ -310,6 +310,26 @@ impl WorkerThread {
         self.registry.sleep.notify_local(|| self.local.len());
     }
 
+    /// Pushes the second half of a `join` (without lazy joins). Under Searching, behind a
+    /// light barrier instead of `push`'s fence (`wake/README.md`, "Light pushes"): the
+    /// worker lists itself as a light pusher once, until it next goes to sleep, and whoever
+    /// must see its pushes issues the heavy barrier. Other policies push as `push` does.
+    #[inline(always)]
+    pub(crate) fn push_join_half_public(&self, job: JobRef) {
+        let sleep = &self.registry.sleep;
+        if !sleep.light_join_pushes() {
+            self.push(job);
+            return;
+        }
+        let mut wake = self.wake.get();
+        if !wake.light_pushes() {
+            sleep.announce_light_pushes(self.index, &mut wake);
+            self.wake.set(wake);
+        }
+        self.local.push(job);
+        sleep.notify_join_half();
+    }
+
     /// With lazy joins, counts this worker in (or out of) the workers that want work
     /// (`Registry::wanting_work`): in from the moment its own work runs out, before it looks
     /// elsewhere, until it runs a job or returns to user code; asleep, it stays counted.

@@ -25,6 +25,7 @@ mod searching;
 use crossbeam_utils::CachePadded;
 
 use crate::park::{Parker, SleeperSet};
+use crate::sync::asymmetric;
 use crate::sync::atomic::{fence, AtomicBool, AtomicU64, AtomicUsize, Ordering};
 
 /// Which workers a pool wakes when work appears.
@@ -92,6 +93,17 @@ pub(crate) struct WakeState {
     /// A waker took this worker out of the sleeper set for a queued job (Eager and Biased;
     /// Searching counts it as a searcher instead), and it has not passed that on yet.
     picked: bool,
+    /// This worker is listed in `Sleep::light_pushers` (README, "Light pushes"): it may have
+    /// pushed a `join` half with a light barrier since it last went to sleep.
+    light_pushes: bool,
+}
+
+impl WakeState {
+    /// Whether this worker is listed as a light pusher (README, "Light pushes").
+    #[inline(always)]
+    pub(crate) fn light_pushes(&self) -> bool {
+        self.light_pushes
+    }
 }
 
 /// Wake-up counters of one worker.
@@ -115,6 +127,12 @@ pub(crate) struct Sleep {
     num_searching: CachePadded<AtomicUsize>,
     /// Set by a waker that counted worker `i` in `num_searching` before unparking it.
     woken_to_search: Box<[AtomicBool]>,
+    /// Worker `i` may have pushed a `join` half with only a light barrier since it last went
+    /// to sleep (Searching only; README, "Light pushes"). Whoever relies on seeing its pushes
+    /// issues a heavy barrier first while any is set.
+    light_pushers: Box<[CachePadded<AtomicBool>]>,
+    /// Searching, and the system has the heavy barrier (`light_join_pushes`).
+    light_join_pushes: bool,
     counters: Box<[CachePadded<WakeCounters>]>,
 }
 
@@ -129,6 +147,10 @@ impl Sleep {
                 .collect(),
             num_searching: CachePadded::new(AtomicUsize::new(0)),
             woken_to_search: (0..workers).map(|_| AtomicBool::new(false)).collect(),
+            light_pushers: (0..workers)
+                .map(|_| CachePadded::new(AtomicBool::new(false)))
+                .collect(),
+            light_join_pushes: matches!(policy, WakePolicy::Searching) && asymmetric::available(),
             counters: (0..workers)
                 .map(|_| CachePadded::new(WakeCounters::default()))
                 .collect(),
@@ -196,6 +218,44 @@ impl Sleep {
         }
     }
 
+    /// Whether this pool pushes the second half of a `join` with a light barrier
+    /// ([`notify_join_half`](Self::notify_join_half)) rather than `notify_local`'s fence:
+    /// under Searching, the default, where the system offers the heavy barrier (README,
+    /// "Light pushes"). Eager keeps the fence: its pick pass-on relies on it as well. Biased
+    /// does not fence such a push anyway.
+    #[inline]
+    pub(crate) fn light_join_pushes(&self) -> bool {
+        self.light_join_pushes
+    }
+
+    /// Worker-side, before worker `index`'s first light push since it last went to sleep:
+    /// lists it in `light_pushers`. A `SeqCst` read-modify-write, so that a sleeper or a last
+    /// searcher that reads the flag before this sees every push after it (README, "Light
+    /// pushes").
+    #[cold]
+    pub(crate) fn announce_light_pushes(&self, index: usize, me: &mut WakeState) {
+        self.light_pushers[index].swap(true, Ordering::SeqCst);
+        me.light_pushes = true;
+    }
+
+    /// Worker-side: the second half of a `join` was pushed on the caller's own deque, after
+    /// [`announce_light_pushes`](Self::announce_light_pushes). Searching's check behind a
+    /// light barrier instead of a fence: whoever must see the push and might not issues the
+    /// heavy one (README, "Light pushes").
+    #[inline(always)]
+    pub(crate) fn notify_join_half(&self) {
+        asymmetric::light();
+        self.wake_searcher_if_idle();
+    }
+
+    /// Whether some worker may have pushed with a light barrier since it last slept: then a
+    /// look at the queues that must see every push issues a heavy barrier first.
+    fn light_pushes_possible(&self) -> bool {
+        self.light_pushers
+            .iter()
+            .any(|pusher| pusher.load(Ordering::SeqCst))
+    }
+
     /// Worker-side: the caller's deque is empty. Returns whether it may search other queues
     /// (and spin doing so) before sleeping; if not, it looks once and goes to sleep.
     #[inline]
@@ -216,7 +276,7 @@ impl Sleep {
     /// (under Searching and Eager a test and a return; under Biased a count and a compare),
     /// and the compiler's own choice flipped with unrelated edits.
     #[inline(always)]
-    pub(crate) fn found_work(&self, me: &mut WakeState, pending: impl FnOnce() -> bool) -> bool {
+    pub(crate) fn found_work(&self, me: &mut WakeState, pending: impl Fn() -> bool) -> bool {
         match self.policy {
             WakePolicy::Eager => {
                 if !me.picked {
@@ -256,11 +316,20 @@ impl Sleep {
         if was_searching {
             self.stop_searching(me);
         }
+        if me.light_pushes {
+            // Every push of ours is behind us; a reader of `false` acquires them all.
+            me.light_pushes = false;
+            self.light_pushers[index].store(false, Ordering::Release);
+        }
         self.sleepers.insert(index);
         // StoreLoad: the listing above must be visible before the queues are read below,
         // pairing with the fence a pusher makes between its push and its look at the sleeper
         // set. One of the two sides sees the other (README, "no lost wake-up").
         fence(Ordering::SeqCst);
+        if self.light_pushes_possible() {
+            // The same for a light push: the heavy barrier pairs with its light one.
+            asymmetric::heavy();
+        }
         let work = work_visible();
         let blocked = if work || done() {
             false
@@ -311,7 +380,7 @@ impl Sleep {
     /// (`WakeState::picked`) that returns to user code (or, Eager, takes another job, such as
     /// a broadcast's) instead: it passes the wake-up on if work is still visible, or that job
     /// could wait behind user code while every other worker sleeps.
-    pub(crate) fn leave(&self, me: &mut WakeState, pending: impl FnOnce() -> bool) {
+    pub(crate) fn leave(&self, me: &mut WakeState, pending: impl Fn() -> bool) {
         match self.policy {
             WakePolicy::Searching => self.found_work_searching(me, pending),
             WakePolicy::Eager | WakePolicy::Biased { .. } => {

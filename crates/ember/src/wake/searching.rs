@@ -1,6 +1,7 @@
 //! The Searching policy's counter of searching workers (README: "Searching").
 
 use super::{Sleep, WakeState};
+use crate::sync::asymmetric;
 use crate::sync::atomic::{fence, Ordering};
 
 impl Sleep {
@@ -62,13 +63,29 @@ impl Sleep {
     /// skipped its wake-up because this worker searched read the count before the decrement
     /// in `stop_searching`, so after the fence below its job is visible to `pending`; a push
     /// that reads the count after the decrement sees zero and wakes a sleeper itself.
-    pub(super) fn found_work_searching(&self, me: &mut WakeState, pending: impl FnOnce() -> bool) {
+    ///
+    /// A light push (README, "Light pushes") has no fence to make it visible here: if the
+    /// look finds nothing while somebody sleeps and some worker may push lightly, a heavy
+    /// barrier, and a second look.
+    pub(super) fn found_work_searching(&self, me: &mut WakeState, pending: impl Fn() -> bool) {
         if me.searching && self.stop_searching(me) {
             fence(Ordering::SeqCst);
-            if pending() {
+            if pending() || self.light_push_missed(pending) {
                 self.wake_searcher();
             }
         }
+    }
+
+    /// The last searcher's look found nothing: whether a second look, after a heavy barrier,
+    /// finds a light push the first one missed. Without sleepers there is nobody to wake, and
+    /// a worker that lists itself later issues the heavy barrier itself if it must.
+    #[cold]
+    fn light_push_missed(&self, pending: impl Fn() -> bool) -> bool {
+        if self.sleepers.len() == 0 || !self.light_pushes_possible() {
+            return false;
+        }
+        asymmetric::heavy();
+        pending()
     }
 
     /// Leaves the searchers; returns whether the caller was the last one.

@@ -22,3 +22,5 @@ pub(crate) fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
 pub(crate) use loom::thread;
 #[cfg(not(loom))]
 pub(crate) use std::thread;
+
+pub(crate) mod asymmetric;
