@@ -25,7 +25,7 @@ mod searching;
 use crossbeam_utils::CachePadded;
 
 use crate::park::{Parker, SleeperSet};
-use crate::sync::asymmetric;
+use crate::sync::asymmetric::{self, Barrier};
 use crate::sync::atomic::{fence, AtomicBool, AtomicU64, AtomicUsize, Ordering};
 
 /// Which workers a pool wakes when work appears.
@@ -133,6 +133,8 @@ pub(crate) struct Sleep {
     light_pushers: Box<[CachePadded<AtomicBool>]>,
     /// Searching, and the system has the heavy barrier (`light_join_pushes`).
     light_join_pushes: bool,
+    /// The light and heavy barriers of light pushes.
+    pub(crate) barrier: Barrier,
     counters: Box<[CachePadded<WakeCounters>]>,
 }
 
@@ -151,6 +153,7 @@ impl Sleep {
                 .map(|_| CachePadded::new(AtomicBool::new(false)))
                 .collect(),
             light_join_pushes: matches!(policy, WakePolicy::Searching) && asymmetric::available(),
+            barrier: Barrier::default(),
             counters: (0..workers)
                 .map(|_| CachePadded::new(WakeCounters::default()))
                 .collect(),
@@ -229,12 +232,14 @@ impl Sleep {
     }
 
     /// Worker-side, before worker `index`'s first light push since it last went to sleep:
-    /// lists it in `light_pushers`. A `SeqCst` read-modify-write, so that a sleeper or a last
-    /// searcher that reads the flag before this sees every push after it (README, "Light
-    /// pushes").
+    /// lists it in `light_pushers`, then a `SeqCst` fence. The listing and the look at the
+    /// sleeper set after each later push are a Dekker pattern with a sleeper's listing and its
+    /// look at `light_pushers`: a sleeper that does not see this listing is seen by every
+    /// later push's check (README, "Light pushes").
     #[cold]
     pub(crate) fn announce_light_pushes(&self, index: usize, me: &mut WakeState) {
-        self.light_pushers[index].swap(true, Ordering::SeqCst);
+        self.light_pushers[index].store(true, Ordering::Relaxed);
+        fence(Ordering::SeqCst);
         me.light_pushes = true;
     }
 
@@ -244,7 +249,7 @@ impl Sleep {
     /// heavy one (README, "Light pushes").
     #[inline(always)]
     pub(crate) fn notify_join_half(&self) {
-        asymmetric::light();
+        self.barrier.light();
         self.wake_searcher_if_idle();
     }
 
@@ -276,7 +281,7 @@ impl Sleep {
     /// (under Searching and Eager a test and a return; under Biased a count and a compare),
     /// and the compiler's own choice flipped with unrelated edits.
     #[inline(always)]
-    pub(crate) fn found_work(&self, me: &mut WakeState, pending: impl Fn() -> bool) -> bool {
+    pub(crate) fn found_work(&self, me: &mut WakeState, pending: impl FnOnce() -> bool) -> bool {
         match self.policy {
             WakePolicy::Eager => {
                 if !me.picked {
@@ -328,7 +333,7 @@ impl Sleep {
         fence(Ordering::SeqCst);
         if self.light_pushes_possible() {
             // The same for a light push: the heavy barrier pairs with its light one.
-            asymmetric::heavy();
+            self.barrier.heavy();
         }
         let work = work_visible();
         let blocked = if work || done() {
@@ -380,7 +385,7 @@ impl Sleep {
     /// (`WakeState::picked`) that returns to user code (or, Eager, takes another job, such as
     /// a broadcast's) instead: it passes the wake-up on if work is still visible, or that job
     /// could wait behind user code while every other worker sleeps.
-    pub(crate) fn leave(&self, me: &mut WakeState, pending: impl Fn() -> bool) {
+    pub(crate) fn leave(&self, me: &mut WakeState, pending: impl FnOnce() -> bool) {
         match self.policy {
             WakePolicy::Searching => self.found_work_searching(me, pending),
             WakePolicy::Eager | WakePolicy::Biased { .. } => {
@@ -455,6 +460,8 @@ impl Sleep {
 
 #[cfg(all(test, loom))]
 mod loom_lifecycle;
+#[cfg(all(test, loom))]
+mod loom_light_push;
 #[cfg(all(test, loom))]
 mod loom_local_push;
 #[cfg(all(test, loom))]

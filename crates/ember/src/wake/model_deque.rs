@@ -179,6 +179,30 @@ impl ModelPool {
         }
     }
 
+    /// Worker `me` pushes the second half of a `join` behind a light barrier
+    /// (`WorkerThread::push_join_half_public` under Searching), announcing itself as a light
+    /// pusher first unless `announce` is off (a mutant). The kernel's barrier may land on the
+    /// pusher before the push, between the push and the check (the light barrier inside
+    /// `notify_join_half`), or later, once the caller blocks (`block_until_run_switched_out`).
+    pub(crate) fn push_join_half(&self, me: usize, job: usize, announce: bool) {
+        if announce {
+            self.sleep
+                .announce_light_pushes(me, &mut WakeState::default());
+        }
+        self.sleep.barrier.model().light();
+        self.deques[me].push(job);
+        self.sleep.notify_join_half();
+    }
+
+    /// User code of a light pusher blocking until `job` has run elsewhere (a channel's
+    /// receive): switched out, it has passed a barrier, and a heavy one does not wait for it.
+    pub(crate) fn block_until_run_switched_out(&self, job: usize) {
+        let barrier = self.sleep.barrier.model();
+        barrier.quiesce();
+        self.block_until_run(job);
+        barrier.resume();
+    }
+
     /// Anybody pushes `job` on the global queue (`Registry::inject`).
     pub(crate) fn inject(&self, job: usize) {
         lock(&self.injector).push_back(job);

@@ -1,7 +1,6 @@
 //! The Searching policy's counter of searching workers (README: "Searching").
 
 use super::{Sleep, WakeState};
-use crate::sync::asymmetric;
 use crate::sync::atomic::{fence, Ordering};
 
 impl Sleep {
@@ -64,28 +63,25 @@ impl Sleep {
     /// in `stop_searching`, so after the fence below its job is visible to `pending`; a push
     /// that reads the count after the decrement sees zero and wakes a sleeper itself.
     ///
-    /// A light push (README, "Light pushes") has no fence to make it visible here: if the
-    /// look finds nothing while somebody sleeps and some worker may push lightly, a heavy
-    /// barrier, and a second look.
-    pub(super) fn found_work_searching(&self, me: &mut WakeState, pending: impl Fn() -> bool) {
+    /// A light push (README, "Light pushes") has no fence to make it visible to that look. So
+    /// while some worker is listed as a light pusher and somebody sleeps, a look that finds
+    /// nothing is not trusted: the last searcher wakes one more as Go and Tokio do, and the
+    /// woken worker, if it finds nothing either, issues the heavy barrier before it sleeps.
+    pub(super) fn found_work_searching(&self, me: &mut WakeState, pending: impl FnOnce() -> bool) {
         if me.searching && self.stop_searching(me) {
             fence(Ordering::SeqCst);
-            if pending() || self.light_push_missed(pending) {
+            if pending() || self.light_push_unseen() {
                 self.wake_searcher();
             }
         }
     }
 
-    /// The last searcher's look found nothing: whether a second look, after a heavy barrier,
-    /// finds a light push the first one missed. Without sleepers there is nobody to wake, and
-    /// a worker that lists itself later issues the heavy barrier itself if it must.
+    /// The last searcher's look found nothing: whether a light push may still have escaped
+    /// it, and somebody sleeps who could run it. Without sleepers there is nobody to wake,
+    /// and a worker that lists itself later issues the heavy barrier itself.
     #[cold]
-    fn light_push_missed(&self, pending: impl Fn() -> bool) -> bool {
-        if self.sleepers.len() == 0 || !self.light_pushes_possible() {
-            return false;
-        }
-        asymmetric::heavy();
-        pending()
+    fn light_push_unseen(&self) -> bool {
+        self.sleepers.len() != 0 && self.light_pushes_possible()
     }
 
     /// Leaves the searchers; returns whether the caller was the last one.

@@ -1,0 +1,99 @@
+//! loom models of light pushes (README, "Light pushes"): a `join`'s second half pushed behind
+//! a light barrier, whose readers issue the heavy one. The barrier pair is the loom model of
+//! `sync::asymmetric`, no stronger than the kernel's: the pusher fences only where
+//! it reaches a light barrier while a heavy one waits for it. The deque publishes as the real
+//! one does (`model_deque.rs`).
+//!
+//! Each model's comment names the step it guards; the `mutant_*` models remove that step and
+//! fail (loom reports a deadlock). They are `#[ignore]`d; run one with
+//! `RUSTFLAGS="--cfg loom" cargo test -p ember --release --lib mutant_NAME -- --ignored`.
+
+use loom::thread;
+
+use super::model_deque::ModelPool;
+use super::WakePolicy;
+use crate::pool::loom_support::model_bounded;
+
+/// Worker 0 pushes a `join`'s second half lightly and its first half then blocks until the
+/// half has run elsewhere (it waits on a channel the half feeds). Worker 1 starts idle: it
+/// searches, finds nothing and goes to sleep, concurrently. Only worker 1 can run the half.
+///
+/// Guards the announcement and the sleeper's heavy barrier (`Sleep::sleep`): without the
+/// announcement no sleeper issues the heavy barrier, and the push's read of the searcher
+/// count can see worker 1 still searching while worker 1's last look misses the half
+/// (`mutant_light_push_unannounced`).
+fn blocked_first_half(announce: bool) {
+    model_bounded(3, move || {
+        let pool = ModelPool::new(WakePolicy::Searching, 2);
+        pool.sleep.barrier.model().participate(0);
+        let helper = {
+            let pool = pool.clone();
+            thread::spawn(move || {
+                pool.work(1, || pool.has_run(1));
+            })
+        };
+        pool.push_join_half(0, 1, announce);
+        pool.block_until_run_switched_out(1);
+        pool.sleep.barrier.model().retire();
+        helper.join().unwrap();
+    });
+}
+
+#[test]
+fn loom_light_join_half_reaches_a_sleeper() {
+    blocked_first_half(true);
+}
+
+#[test]
+#[ignore = "fails by design: the model without the step it guards"]
+fn mutant_light_push_unannounced() {
+    blocked_first_half(false);
+}
+
+/// Three workers. Worker 2 is asleep before anything is pushed, so it issued no heavy
+/// barrier. Worker 0 spawns `SPAWNED` (a fenced push), then pushes a `join`'s second half
+/// `HALF` lightly, and its first half blocks until `HALF` has run. Worker 1 may be searching
+/// then, and take `SPAWNED` from the top of worker 0's deque; that job blocks until `HALF` has
+/// run. Only worker 2 can run `HALF`.
+///
+/// Exercises the last searcher's hand-off with a light push (`Sleep::light_push_unseen`): a
+/// look after its fence can miss a light push, so while a light pusher is listed it wakes a
+/// sleeper rather than trust the look.
+#[test]
+fn loom_light_join_half_survives_the_hand_off() {
+    const SPAWNED: usize = 1;
+    const HALF: usize = 2;
+    model_bounded(2, || {
+        let pool = ModelPool::new(WakePolicy::Searching, 3);
+        pool.sleep.barrier.model().participate(0);
+        let worker = |me: usize| {
+            let pool = pool.clone();
+            thread::spawn(move || {
+                pool.work_with(
+                    me,
+                    || pool.has_run(SPAWNED) && pool.has_run(HALF),
+                    |job| {
+                        if job == SPAWNED {
+                            pool.block_until_run(HALF);
+                        }
+                        pool.ran(job);
+                    },
+                );
+            })
+        };
+        let sleeper = worker(2);
+        while pool.sleep.sleeping() != [2] {
+            thread::yield_now();
+        }
+        let searcher = worker(1);
+        pool.push_local(0, SPAWNED, true);
+        pool.push_join_half(0, HALF, true);
+        pool.block_until_run_switched_out(HALF);
+        pool.sleep.barrier.model().retire();
+        pool.block_until_run(SPAWNED);
+        // A worker that ran neither job may be asleep with nothing left to wake it for.
+        pool.sleep.wake_all();
+        searcher.join().unwrap();
+        sleeper.join().unwrap();
+    });
+}
