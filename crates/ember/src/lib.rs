@@ -63,13 +63,16 @@
 //! # The cost of a `join`
 //!
 //! On a pool of several workers a [`join`] offers its second half on the worker's deque and
-//! pops it back (rayon's path), with a `SeqCst` fence on each side: the pop's, as in rayon,
-//! and the push's, before its wake-up check, which rayon does not pay. Under the default
-//! policy (and Eager) the push's fence is what lets the first half wait for the second
-//! outside ember (a channel the second half sends on): without it the wake-up for the half
-//! can be lost to a worker going to sleep, and the `join` hangs (`wake/README.md`,
-//! "Pushing"; rayon documents that such a `join` may deadlock). A `join` on two workers
-//! takes 15–38 % longer for it. A worker whose
+//! pops it back (rayon's path). The pop carries a `SeqCst` fence, as in rayon. The push must
+//! be ordered before its wake-up check too: that is what lets the first half wait for the
+//! second outside ember (a channel the second half sends on); without it the wake-up for the
+//! half can be lost to a worker going to sleep, and the `join` hangs (`wake/README.md`,
+//! "Pushing"; rayon documents that such a `join` may deadlock). Under the default policy,
+//! on Linux, the push pays only a compiler fence for that, and a worker about to sleep
+//! pays a process-wide barrier (`membarrier`) instead, only while some worker has pushed a
+//! half since it last slept ("Light pushes" in the same README); under Eager, and where the
+//! system has no such barrier, the push carries a `SeqCst` fence, which makes a `join` on
+//! two workers take 15–38 % longer. A worker whose
 //! half was stolen spins for it before sleeping, without taking the place of a worker
 //! searching for pushed work. A pool of one worker, which has no thief, keeps the half on a
 //! private list: no atomic operation, no fence. [`PoolBuilder::lazy_joins`] does the same on

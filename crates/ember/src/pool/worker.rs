@@ -14,9 +14,9 @@
 //! spawning its successor, a long chain of held successors) while every worker is busy.
 //!
 //! **Lazy joins** ([`PoolBuilder::lazy_joins`](crate::PoolBuilder::lazy_joins)). Offering a
-//! `join`'s second half to thieves costs a deque push with a `SeqCst` fence (its wake-up check,
-//! `wake/README.md`) and a pop with another (most of a `join` on two workers, measured with
-//! `perf`); when every worker is busy, nobody takes it. So with lazy joins, a `join` made while no
+//! `join`'s second half to thieves costs a deque push ordered before its wake-up check
+//! (`wake/README.md`) and a pop with a `SeqCst` fence (most of a `join` on two workers,
+//! measured with `perf`); when every worker is busy, nobody takes it. So with lazy joins, a `join` made while no
 //! worker wants work (nobody searches or sleeps) keeps its second half on a private list of the
 //! worker's, which only the worker touches: no atomic, no fence. The next `join` made while some
 //! worker wants work offers the private halves on the deque first, oldest (the largest piece)

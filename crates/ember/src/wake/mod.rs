@@ -2,12 +2,13 @@
 //!
 //! The protocol of each policy, its invariants and the argument that no wake-up is lost are in
 //! `README.md` beside this file (included below). This module is the only place where a worker
-//! decides to sleep or to wake another; the pool calls it at five points:
+//! decides to sleep or to wake another; the pool calls it at six points:
 //!
 //! | pool event | call |
 //! | --- | --- |
 //! | a job pushed on the global injector | [`Sleep::notify_injected`] |
 //! | a job pushed on a worker's own deque | [`Sleep::notify_local`] |
+//! | a `join`'s second half pushed there, behind a light barrier (Searching) | [`Sleep::notify_join_half`] |
 //! | a worker's own deque is empty, it may look elsewhere | [`Sleep::start_searching`] |
 //! | a worker took a job (own deque or elsewhere) | [`Sleep::found_work`] |
 //! | a worker found nothing anywhere | [`Sleep::sleep`] |
