@@ -138,7 +138,8 @@ impl PoolBuilder {
     /// instead of offering it to thieves (default: on for a pool of one worker, off
     /// otherwise).
     ///
-    /// Offering the half costs a deque push and a fenced pop back, most of a `join`'s cost, and when every worker is busy nobody takes it. With lazy joins the half stays on a
+    /// Offering the half costs a deque push and a fenced pop back, most of a `join`'s
+    /// cost, and when every worker is busy nobody takes it. With lazy joins the half stays on a
     /// private list; the worker offers its private halves, oldest first, at its next `join`
     /// made while some worker wants work (searches or sleeps), at every spawn, task or kicked
     /// successor, at [`yield_now`](crate::yield_now), and before it waits, so its jobs run in

@@ -75,6 +75,8 @@ pub(crate) fn available() -> bool {
 
 #[cfg(not(loom))]
 mod system {
+    #[cfg(target_os = "linux")]
+    use std::io::Write;
     use std::sync::OnceLock;
 
     // From the kernel's `include/uapi/linux/membarrier.h`; `libc` does not export them.
@@ -124,8 +126,12 @@ mod system {
     pub(super) fn heavy() {
         if membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED) != 0 {
             // The registered command cannot fail; if the kernel broke that promise, a light
-            // push could go unseen and a `join` hang. Stopping loudly beats hanging.
-            eprintln!("ember: membarrier failed after registration; aborting");
+            // push could go unseen and a `join` hang. Stopping loudly beats hanging (and a
+            // failed write to stderr must not unwind instead).
+            let _ = writeln!(
+                std::io::stderr(),
+                "ember: membarrier failed after registration"
+            );
             std::process::abort();
         }
     }

@@ -56,9 +56,11 @@ fn mutant_light_push_unannounced() {
 /// then, and take `SPAWNED` from the top of worker 0's deque; that job blocks until `HALF` has
 /// run. Only worker 2 can run `HALF`.
 ///
-/// Exercises the last searcher's hand-off with a light push (`Sleep::light_push_unseen`): a
-/// look after its fence can miss a light push, so while a light pusher is listed it wakes a
-/// sleeper rather than trust the look.
+/// Exercises the last searcher's hand-off with a light push (`Sleep::light_push_missed`): a
+/// look after its fence can miss a light push, so while a light pusher is listed and somebody
+/// sleeps, it looks again after the heavy barrier. Not a guard: with that heavy barrier
+/// switched off this model still passes (loom did not produce, within the bound, the
+/// interleaving the step is for); that the step is needed rests on the README's argument.
 #[test]
 fn loom_light_join_half_survives_the_hand_off() {
     const SPAWNED: usize = 1;

@@ -257,9 +257,11 @@ impl Sleep {
     /// Whether some worker may have pushed with a light barrier since it last slept: then a
     /// look at the queues that must see every push issues a heavy barrier first.
     fn light_pushes_possible(&self) -> bool {
-        self.light_pushers
-            .iter()
-            .any(|pusher| pusher.load(Ordering::SeqCst))
+        self.light_join_pushes
+            && self
+                .light_pushers
+                .iter()
+                .any(|pusher| pusher.load(Ordering::SeqCst))
     }
 
     /// Worker-side: the caller's deque is empty. Returns whether it may search other queues
@@ -282,7 +284,7 @@ impl Sleep {
     /// (under Searching and Eager a test and a return; under Biased a count and a compare),
     /// and the compiler's own choice flipped with unrelated edits.
     #[inline(always)]
-    pub(crate) fn found_work(&self, me: &mut WakeState, pending: impl FnOnce() -> bool) -> bool {
+    pub(crate) fn found_work(&self, me: &mut WakeState, pending: impl Fn() -> bool) -> bool {
         match self.policy {
             WakePolicy::Eager => {
                 if !me.picked {
@@ -386,7 +388,7 @@ impl Sleep {
     /// (`WakeState::picked`) that returns to user code (or, Eager, takes another job, such as
     /// a broadcast's) instead: it passes the wake-up on if work is still visible, or that job
     /// could wait behind user code while every other worker sleeps.
-    pub(crate) fn leave(&self, me: &mut WakeState, pending: impl FnOnce() -> bool) {
+    pub(crate) fn leave(&self, me: &mut WakeState, pending: impl Fn() -> bool) {
         match self.policy {
             WakePolicy::Searching => self.found_work_searching(me, pending),
             WakePolicy::Eager | WakePolicy::Biased { .. } => {

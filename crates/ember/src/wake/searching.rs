@@ -65,23 +65,26 @@ impl Sleep {
     ///
     /// A light push (README, "Light pushes") has no fence to make it visible to that look. So
     /// while some worker is listed as a light pusher and somebody sleeps, a look that finds
-    /// nothing is not trusted: the last searcher wakes one more as Go and Tokio do, and the
-    /// woken worker, if it finds nothing either, issues the heavy barrier before it sleeps.
-    pub(super) fn found_work_searching(&self, me: &mut WakeState, pending: impl FnOnce() -> bool) {
+    /// nothing is made again after the heavy barrier.
+    pub(super) fn found_work_searching(&self, me: &mut WakeState, pending: impl Fn() -> bool) {
         if me.searching && self.stop_searching(me) {
             fence(Ordering::SeqCst);
-            if pending() || self.light_push_unseen() {
+            if pending() || self.light_push_missed(pending) {
                 self.wake_searcher();
             }
         }
     }
 
-    /// The last searcher's look found nothing: whether a light push may still have escaped
-    /// it, and somebody sleeps who could run it. Without sleepers there is nobody to wake,
-    /// and a worker that lists itself later issues the heavy barrier itself.
+    /// The last searcher's look found nothing: whether a second look, after the heavy
+    /// barrier, finds a light push the first one missed. Without sleepers there is nobody to
+    /// wake, and a worker that lists itself later issues the heavy barrier itself.
     #[cold]
-    fn light_push_unseen(&self) -> bool {
-        self.sleepers.len() != 0 && self.light_pushes_possible()
+    fn light_push_missed(&self, pending: impl Fn() -> bool) -> bool {
+        if self.sleepers.len() == 0 || !self.light_pushes_possible() {
+            return false;
+        }
+        self.barrier.heavy();
+        pending()
     }
 
     /// Leaves the searchers; returns whether the caller was the last one.
