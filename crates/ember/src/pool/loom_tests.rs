@@ -218,8 +218,9 @@ fn mutant_stale_idle_notification() {
 /// deque under every interleaving with the thief; the offers and `P3` are pushed as the pool
 /// pushes them (each fenced), and `wake/loom_local_push.rs` checks that such a push reaches a
 /// sleeper. `offer_all: false` is the mutant that offered only the oldest private half:
-/// `P2`, offered by the spawn above `P3`, is then what frame 3 pops. Explored with two preemptions rather than three: it has more steps than the other models
-/// (three took 134 s and passed as well; the mutant fails at two).
+/// `P2`, offered by the spawn above `P3`, is then what frame 3 pops. Explored with two
+/// preemptions rather than three: it has more steps than the other models (three took 134 s
+/// and passed as well; the mutant fails at two).
 fn lazy_join_offers(offer_all: bool) {
     use std::collections::VecDeque;
     const P1: usize = 1;

@@ -297,8 +297,9 @@ impl WorkerThread {
     }
 
     /// Pushes a job on this worker's deque with the wake-up check of every push (fenced under
-    /// Eager and Searching: `wake/README.md`, "Pushing"): the second half of a `join`, an
-    /// offered private half, and (through `push_shared`) every other job. A `join` pops its
+    /// Eager and Searching: `wake/README.md`, "Pushing"): an offered private half, the second
+    /// half of a `join` where it is not pushed lightly (`push_join_half_public`), and (through
+    /// `push_shared`) every spawned or kicked job. A `join` pops its
     /// half back itself if nobody took it, but only once its first half returns: a first half
     /// that blocks on the second outside ember (a channel) leaves it to another worker, and a
     /// wake-up lost to a worker going to sleep at that moment would hang the `join`. It offers

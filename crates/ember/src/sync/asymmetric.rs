@@ -17,8 +17,8 @@
 //! Outside loom, on Linux, [`Barrier::heavy`] is that system call and [`Barrier::light`] a
 //! compiler fence; [`available`] says whether the kernel offers the call (it registers the
 //! process for it on first use), and where it does not — another system, an old kernel —
-//! the pool keeps the `SeqCst` fence on both sides and never calls either. Written here on `libc` rather than
-//! taken from the `membarrier` crate: that crate depends on `windows-sys` on every target,
+//! the pool keeps the `SeqCst` fence on both sides and never calls either. Written here on
+//! `libc` rather than taken from the `membarrier` crate: that crate depends on `windows-sys` on every target,
 //! which fails to link on Linux with current toolchains (`-lwindows`), and its `light` reads
 //! a lazily-initialised strategy on every call, which the push this serves cannot afford.
 //!
