@@ -59,8 +59,8 @@ fn mutant_light_push_unannounced() {
 /// Exercises the last searcher's hand-off with a light push (`Sleep::light_push_missed`): a
 /// look after its fence can miss a light push, so while a light pusher is listed and somebody
 /// sleeps, it looks again after the heavy barrier. Not a guard: with that heavy barrier
-/// switched off this model still passes (loom did not produce, within the bound, the
-/// interleaving the step is for); that the step is needed rests on the README's argument.
+/// switched off this model still passes (loom does not reach, within the bound, the
+/// interleaving the step is for); `hand_off_step_by_step` below drives it there.
 #[test]
 fn loom_light_join_half_survives_the_hand_off() {
     const SPAWNED: usize = 1;
@@ -98,4 +98,81 @@ fn loom_light_join_half_survives_the_hand_off() {
         searcher.join().unwrap();
         sleeper.join().unwrap();
     });
+}
+
+/// The hand-off race driven step by step: worker 2 asleep first; worker 1 counted as a
+/// searcher; worker 0 pushes a spawned job (fenced) and a `join` half (lightly), both skipping
+/// their wake-up for the searcher; only then (told by a `Relaxed` flag, which orders nothing)
+/// worker 1 takes the spawned job and hands off, and leaves without running anything else.
+/// Worker 0's first half blocks until the half has run, which only worker 2 can do.
+///
+/// Guards the hand-off's heavy barrier (`Sleep::light_push_missed`): without it worker 1's
+/// look can miss the light push and wake nobody (`mutant_hand_off_without_heavy_barrier`
+/// deadlocks; with the half's push fenced instead, it passes).
+fn hand_off_step_by_step(heavy: bool) {
+    use loom::sync::atomic::{AtomicUsize, Ordering};
+    const SPAWNED: usize = 1;
+    const HALF: usize = 2;
+    model_bounded(2, move || {
+        let mut pool = ModelPool::new(WakePolicy::Searching, 3);
+        loom::sync::Arc::get_mut(&mut pool)
+            .expect("not shared yet")
+            .sleep
+            .hand_off_heavy = heavy;
+        pool.sleep.barrier.model().participate(0);
+        // 0: worker 1 not counted yet; 1: counted; 2: worker 0 pushed; 3: worker 1 handed off.
+        let step = std::sync::Arc::new(AtomicUsize::new(0));
+        let sleeper = {
+            let pool = pool.clone();
+            thread::spawn(move || {
+                pool.work(2, || pool.has_run(HALF));
+            })
+        };
+        // Past its last look: it counts a park only once that look found nothing.
+        while pool.sleep.counters(2).parks.load(Ordering::Relaxed) == 0 {
+            thread::yield_now();
+        }
+        let searcher = {
+            let pool = pool.clone();
+            let step = step.clone();
+            thread::spawn(move || {
+                let mut me = super::WakeState::default();
+                assert!(pool.sleep.start_searching(&mut me));
+                step.store(1, Ordering::Relaxed);
+                while step.load(Ordering::Relaxed) < 2 {
+                    thread::yield_now();
+                }
+                assert_eq!(pool.deques[0].steal(), Some(SPAWNED));
+                pool.sleep.found_work(&mut me, || pool.has_work());
+                step.store(3, Ordering::Relaxed);
+                pool.ran(SPAWNED);
+            })
+        };
+        while step.load(Ordering::Relaxed) < 1 {
+            thread::yield_now();
+        }
+        pool.push_local(0, SPAWNED, true);
+        pool.push_join_half(0, HALF, true);
+        step.store(2, Ordering::Relaxed);
+        // Running user code (the first half) while worker 1 hands off.
+        while step.load(Ordering::Relaxed) < 3 {
+            pool.sleep.barrier.model().light();
+            thread::yield_now();
+        }
+        pool.block_until_run_switched_out(HALF);
+        pool.sleep.barrier.model().retire();
+        searcher.join().unwrap();
+        sleeper.join().unwrap();
+    });
+}
+
+#[test]
+fn loom_light_join_half_survives_the_hand_off_step_by_step() {
+    hand_off_step_by_step(true);
+}
+
+#[test]
+#[ignore = "fails by design: the model without the step it guards"]
+fn mutant_hand_off_without_heavy_barrier() {
+    hand_off_step_by_step(false);
 }

@@ -136,6 +136,9 @@ pub(crate) struct Sleep {
     light_join_pushes: bool,
     /// The light and heavy barriers of light pushes.
     pub(crate) barrier: Barrier,
+    /// Off only in the loom mutant that shows what the hand-off's heavy barrier guards.
+    #[cfg(all(test, loom))]
+    pub(crate) hand_off_heavy: bool,
     counters: Box<[CachePadded<WakeCounters>]>,
 }
 
@@ -155,6 +158,8 @@ impl Sleep {
                 .collect(),
             light_join_pushes: matches!(policy, WakePolicy::Searching) && asymmetric::available(),
             barrier: Barrier::default(),
+            #[cfg(all(test, loom))]
+            hand_off_heavy: true,
             counters: (0..workers)
                 .map(|_| CachePadded::new(WakeCounters::default()))
                 .collect(),

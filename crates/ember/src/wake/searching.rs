@@ -83,6 +83,10 @@ impl Sleep {
         if self.sleepers.len() == 0 || !self.light_pushes_possible() {
             return false;
         }
+        #[cfg(all(test, loom))]
+        if !self.hand_off_heavy {
+            return false;
+        }
         self.barrier.heavy();
         pending()
     }
