@@ -4,8 +4,9 @@
 //! (ordered after the push under Eager and Searching, since `a` may block on `b`: a light
 //! barrier under Searching, a fence under Eager; `wake/README.md`, "Pushing" and "Light
 //! pushes"), and `a` runs at once. Afterwards the worker pops `b` back if nobody stole it
-//! (the common case), else runs other jobs until the thief sets `b`'s latch. Called from outside the
-//! pool, the whole `join` moves onto a worker and the caller blocks until it is done.
+//! (the common case), else runs other jobs until the thief sets `b`'s latch. Called from
+//! outside the pool, the whole `join` moves onto a worker and the caller blocks until it is
+//! done.
 //!
 //! A panic in either closure is re-raised only after the other one finished: `b` may borrow
 //! from the caller's frame, which must outlive it. If both panic, the first (`a`'s) is

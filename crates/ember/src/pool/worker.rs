@@ -15,11 +15,11 @@
 //!
 //! **Lazy joins** ([`PoolBuilder::lazy_joins`](crate::PoolBuilder::lazy_joins)). Offering a
 //! `join`'s second half to thieves costs a deque push ordered before its wake-up check
-//! (`wake/README.md`) and a pop with a `SeqCst` fence (most of a `join` on two workers,
-//! measured with `perf`); when every worker is busy, nobody takes it. So with lazy joins, a `join` made while no
-//! worker wants work (nobody searches or sleeps) keeps its second half on a private list of the
-//! worker's, which only the worker touches: no atomic, no fence. The next `join` made while some
-//! worker wants work offers the private halves on the deque first, oldest (the largest piece)
+//! (`wake/README.md`) and a pop with a `SeqCst` fence (most of a `join` on two workers, measured
+//! with `perf`); when every worker is busy, nobody takes it. So with lazy joins, a `join` made
+//! while no worker wants work (nobody searches or sleeps) keeps its second half on a private list
+//! of the worker's, which only the worker touches: no atomic, no fence. The next `join` made while
+//! some worker wants work offers the private halves on the deque first, oldest (the largest piece)
 //! first, and so do a wait (`wait_for`, before the worker may sleep) and every shared push (a
 //! spawn, a task): so the private halves are always the newest of the worker's jobs, and the deque
 //! with the private list on top holds them in the order they were made. The worker then runs its
@@ -299,12 +299,12 @@ impl WorkerThread {
     /// Pushes a job on this worker's deque with the wake-up check of every push (fenced under
     /// Eager and Searching: `wake/README.md`, "Pushing"): an offered private half, the second
     /// half of a `join` where it is not pushed lightly (`push_join_half_public`), and (through
-    /// `push_shared`) every spawned or kicked job. A `join` pops its
-    /// half back itself if nobody took it, but only once its first half returns: a first half
-    /// that blocks on the second outside ember (a channel) leaves it to another worker, and a
-    /// wake-up lost to a worker going to sleep at that moment would hang the `join`. It offers
-    /// no private half: a pool without lazy joins has none, and with them `push_join_half`
-    /// offers them before its own.
+    /// `push_shared`) every spawned or kicked job. A `join` pops its half back itself if
+    /// nobody took it, but only once its first half returns: a first half that blocks on the
+    /// second outside ember (a channel) leaves it to another worker, and a wake-up lost to a
+    /// worker going to sleep at that moment would hang the `join`. It offers no private half:
+    /// a pool without lazy joins has none, and with them `push_join_half` offers them before
+    /// its own.
     #[inline]
     pub(crate) fn push(&self, job: JobRef) {
         self.local.push(job);

@@ -18,9 +18,10 @@
 //! compiler fence; [`available`] says whether the kernel offers the call (it registers the
 //! process for it on first use), and where it does not — another system, an old kernel —
 //! the pool keeps the `SeqCst` fence on both sides and never calls either. Written here on
-//! `libc` rather than taken from the `membarrier` crate: that crate depends on `windows-sys` on every target,
-//! which fails to link on Linux with current toolchains (`-lwindows`), and its `light` reads
-//! a lazily-initialised strategy on every call, which the push this serves cannot afford.
+//! `libc` rather than taken from the `membarrier` crate: that crate depends on `windows-sys`
+//! on every target, which fails to link on Linux with current toolchains (`-lwindows`), and
+//! its `light` reads a lazily-initialised strategy on every call, which the push this serves
+//! cannot afford.
 //!
 //! A [`Barrier`] is held by the pool's wake-up state; outside loom it is empty. Under
 //! `--cfg loom` it holds the state of a model loom can explore (`model`): the heavy barrier
@@ -148,8 +149,9 @@ pub(crate) mod model {
     //! *participants* ([`State::participate`]). [`State::heavy`] makes a `SeqCst` fence,
     //! bumps an epoch, and waits until every other participant has acknowledged it; a
     //! participant acknowledges at its next light barrier by a `SeqCst` fence of its own,
-    //! and one that will not run pool code again leaves ([`State::retire`]), as a blocked
-    //! thread needs no interrupt. Then `heavy` fences again.
+    //! and one that blocks outside the pool acknowledges every barrier until it runs again
+    //! ([`State::quiesce`]), as a switched-out thread needs no interrupt. Then `heavy` fences
+    //! again.
     //!
     //! This is no stronger than the kernel's barrier: the kernel fences every thread at
     //! whatever instruction it is running, the model only participants, and only at their
@@ -186,26 +188,15 @@ pub(crate) mod model {
             self.threads.lock().unwrap()[index] = Some(loom::thread::current().id());
         }
 
-        /// The calling participant will not touch the pool again (it joins other threads):
-        /// heavy barriers stop waiting for it.
-        #[cfg(test)]
-        pub(crate) fn retire(&self) {
-            if let Some(me) = self.me() {
-                fence(Ordering::SeqCst);
-                self.acked[me].swap(usize::MAX, Ordering::SeqCst);
-                self.threads.lock().unwrap()[me] = None;
-            }
-        }
-
-        /// Whether participant `index` still takes part. The lock is the model's own
+        /// Whether participant `index` was registered. The lock is the model's own
         /// bookkeeping, released before any atomic access: loom may switch threads there.
         fn is_participant(&self, index: usize) -> bool {
             self.threads.lock().unwrap()[index].is_some()
         }
 
-        /// The calling participant blocks outside the pool: a thread switched out has
-        /// passed a full barrier, and the kernel does not wait for it. [`resume`] when it runs
-        /// again.
+        /// The calling participant blocks outside the pool (for good, if it only joins other
+        /// threads afterwards): a thread switched out has passed a full barrier, and the
+        /// kernel does not wait for it. [`resume`] when it runs again.
         ///
         /// [`resume`]: State::resume
         #[cfg(test)]
@@ -254,10 +245,10 @@ pub(crate) mod model {
             let epoch = self.epoch.fetch_add(1, Ordering::SeqCst) + 1;
             let me = self.me();
             for other in 0..PARTICIPANTS {
-                if Some(other) == me {
+                if Some(other) == me || !self.is_participant(other) {
                     continue;
                 }
-                while self.is_participant(other) && newest(&self.acked[other]) < epoch {
+                while newest(&self.acked[other]) < epoch {
                     // A thread inside the system call is where the kernel may fence it too.
                     self.light();
                     loom::thread::yield_now();

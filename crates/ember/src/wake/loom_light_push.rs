@@ -34,7 +34,7 @@ fn blocked_first_half(announce: bool) {
         };
         pool.push_join_half(0, 1, announce);
         pool.block_until_run_switched_out(1);
-        pool.sleep.barrier.model().retire();
+        pool.sleep.barrier.model().quiesce();
         helper.join().unwrap();
     });
 }
@@ -84,14 +84,12 @@ fn loom_light_join_half_survives_the_hand_off() {
             })
         };
         let sleeper = worker(2);
-        while pool.sleep.sleeping() != [2] {
-            thread::yield_now();
-        }
+        pool.wait_until_parked(2);
         let searcher = worker(1);
         pool.push_local(0, SPAWNED, true);
         pool.push_join_half(0, HALF, true);
         pool.block_until_run_switched_out(HALF);
-        pool.sleep.barrier.model().retire();
+        pool.sleep.barrier.model().quiesce();
         pool.block_until_run(SPAWNED);
         // A worker that ran neither job may be asleep with nothing left to wake it for.
         pool.sleep.wake_all();
@@ -128,10 +126,7 @@ fn hand_off_step_by_step(heavy: bool) {
                 pool.work(2, || pool.has_run(HALF));
             })
         };
-        // Past its last look: it counts a park only once that look found nothing.
-        while pool.sleep.counters(2).parks.load(Ordering::Relaxed) == 0 {
-            thread::yield_now();
-        }
+        pool.wait_until_parked(2);
         let searcher = {
             let pool = pool.clone();
             let step = step.clone();
@@ -160,7 +155,7 @@ fn hand_off_step_by_step(heavy: bool) {
             thread::yield_now();
         }
         pool.block_until_run_switched_out(HALF);
-        pool.sleep.barrier.model().retire();
+        pool.sleep.barrier.model().quiesce();
         searcher.join().unwrap();
         sleeper.join().unwrap();
     });

@@ -203,6 +203,14 @@ impl ModelPool {
         barrier.resume();
     }
 
+    /// Waits until worker `me` has parked once: past its last look, which found nothing (it
+    /// counts a park only then).
+    pub(crate) fn wait_until_parked(&self, me: usize) {
+        while self.sleep.counters(me).parks.load(Ordering::Relaxed) == 0 {
+            loom::thread::yield_now();
+        }
+    }
+
     /// Anybody pushes `job` on the global queue (`Registry::inject`).
     pub(crate) fn inject(&self, job: usize) {
         lock(&self.injector).push_back(job);
