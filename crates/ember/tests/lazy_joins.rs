@@ -117,6 +117,64 @@ fn a_private_half_is_offered_once_a_worker_wants_work() {
     );
 }
 
+/// The case lazy joins once could not serve: the half stays private (the other worker is
+/// busy when the `join` is made), and the first half then blocks on it outside ember, so its
+/// worker never joins, waits or spawns again to offer it. The other worker, freed, finds no
+/// work and steals the private half on its way to sleep (`wake/README.md`, "Private
+/// steals"). Without that steal this hangs (the watchdog fails the test). Needs the heavy
+/// barrier, which Linux has.
+#[cfg(target_os = "linux")]
+#[test]
+fn a_first_half_blocking_on_its_private_second_half_is_relieved() {
+    for (name, policy) in common::unbiased_policies() {
+        let pool = lazy(policy, 2);
+        no_deadlock(name, move || {
+            for _ in 0..20 {
+                let release = occupy_a_worker(&pool);
+                let (tx, rx) = std::sync::mpsc::channel();
+                let (got, ()) = pool.install(|| {
+                    ember::join(
+                        move || {
+                            release();
+                            rx.recv().expect("the second half sends")
+                        },
+                        move || tx.send(7u32).expect("the first half receives"),
+                    )
+                });
+                assert_eq!(got, 7, "{name}");
+            }
+        });
+    }
+}
+
+/// The same race run many times, with nobody kept busy on purpose: a loop of `join`s whose
+/// first half waits outside ember for its second, on two workers with lazy joins. Each
+/// `join` keeps its half private or offers it depending on whether the other worker wants
+/// work at that instant; either way the half must run. `EMBER_BLOCKED_JOINS` sets the count.
+#[cfg(target_os = "linux")]
+#[test]
+fn lazy_joins_blocked_on_their_second_half_all_finish() {
+    let joins: u64 = std::env::var("EMBER_BLOCKED_JOINS")
+        .ok()
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(20_000);
+    for (name, policy) in common::unbiased_policies() {
+        let pool = lazy(policy, 2);
+        no_deadlock(name, move || {
+            pool.install(|| {
+                for _ in 0..joins {
+                    let (tx, rx) = std::sync::mpsc::channel();
+                    let (got, ()) = ember::join(
+                        move || rx.recv().expect("the second half sends"),
+                        move || tx.send(7u32).expect("the first half receives"),
+                    );
+                    assert_eq!(got, 7, "{name}");
+                }
+            });
+        });
+    }
+}
+
 #[test]
 fn panics_are_re_raised_as_in_an_ordinary_join() {
     let pool = lazy(WakePolicy::Searching, 2);

@@ -83,6 +83,28 @@ impl JobRef {
         }
     }
 
+    /// The two words of the ref, for a queue that keeps them in atomics
+    /// (`private_halves.rs`).
+    pub(super) fn into_raw(self) -> (*mut (), *mut ()) {
+        (self.data.cast_mut(), self.execute as *mut ())
+    }
+
+    /// The ref [`into_raw`](Self::into_raw) gave the two words of.
+    ///
+    /// # Safety
+    /// `data` and `execute` must be the two words of one `into_raw` call.
+    pub(super) unsafe fn from_raw(data: *mut (), execute: *mut ()) -> JobRef {
+        JobRef {
+            data: data.cast_const(),
+            // SAFETY: `execute` was a function pointer of exactly this type before `into_raw`
+            // cast it (the caller's promise), and function pointers round-trip through
+            // `*mut ()` on every platform Rust supports.
+            execute: unsafe {
+                std::mem::transmute::<*mut (), unsafe fn(*const (), Runner<'_>)>(execute)
+            },
+        }
+    }
+
     /// Runs the job.
     ///
     /// # Safety

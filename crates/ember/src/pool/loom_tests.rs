@@ -28,7 +28,7 @@ fn wait_on_worker(pool: &ModelPool, latch: &AtomicBool, help: bool, run: impl Fn
     // Parked like a thread outside every pool: its pool's work does not wake it.
     let mut me = WakeState::default();
     while !set() {
-        pool.sleep.sleep(0, &mut me, || false, set, None);
+        pool.sleep.sleep(0, &mut me, |_| false, set, None);
     }
 }
 

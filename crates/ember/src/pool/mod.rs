@@ -31,6 +31,8 @@ mod job;
 mod join;
 mod latch;
 #[cfg(all(test, loom))]
+mod loom_private_halves;
+#[cfg(all(test, loom))]
 pub(crate) mod loom_support;
 #[cfg(all(test, loom))]
 mod loom_tests;

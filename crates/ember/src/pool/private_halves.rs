@@ -1,89 +1,188 @@
 //! A worker's private `join` halves under lazy joins (`worker.rs`, "Lazy joins"): a stack that
-//! only the worker's own thread touches.
+//! the worker pushes and pops without a fence, and that a worker about to sleep may still
+//! steal from, behind a heavy barrier (`wake/README.md`, "Private steals").
 //!
-//! Every lazy `join` pushes one half here and pops it back, so this is the hottest structure
-//! of that path. It is a `Vec` used as a stack in an `UnsafeCell`, rather than the obvious
-//! `RefCell<VecDeque<_>>`: a `join` only ever pushes on top and takes back the top, and the
-//! halves leave from the bottom only all together (`drain_oldest_first`), so the ring
-//! arithmetic of a deque and the borrow flag of a `RefCell` (two checks per `join`) bought
-//! nothing. `callgrind` counts the difference on `examples/hot_paths.rs` (`EMBER_LAZY=1`).
+//! It is a Chase–Lev deque with its two fences split unevenly. Its owner pushes and pops the
+//! newest half at `bottom` with plain stores and a *light* barrier (a compiler fence); a thief
+//! takes the oldest at `top` with a compare-and-swap, and puts a *heavy* barrier
+//! (`membarrier`, `sync/asymmetric.rs`) between its reads of `top` and of `bottom`, where
+//! Chase–Lev puts a `SeqCst` fence on both sides. The owner also drains the whole stack
+//! from the `top` end, with the thieves' compare-and-swap, when it offers its halves on its
+//! deque. Every `join` pushes and pops here, so the owner's side must cost no more than the
+//! `Vec` it replaces; thieves come only when a worker is about to sleep while another holds
+//! halves it has not offered (its first half runs long, or blocks on its second), rare
+//! enough to pay a system call.
 //!
-//! No method lends a reference out or calls code that could reach this stack again while it
-//! holds its own, which is what keeps the `UnsafeCell` sound; the type is `!Sync`, so only
-//! one thread ever calls them.
-
-use std::cell::UnsafeCell;
+//! Hand-written because no crate offers a deque with an asymmetric fence: crossbeam-deque's
+//! `Worker::pop` has the `SeqCst` fence this avoids.
+//!
+//! Indices only grow (a `usize` does not wrap in practice), and a slot is `index %
+//! CAPACITY`: a thief whose compare-and-swap of `top` from `t` succeeds took exactly the
+//! half pushed at index `t`, which nobody else took (the owner takes index `t` only through
+//! the same compare-and-swap, once it is the last). The stack holds at most `CAPACITY`
+//! halves; a `join` that finds it full offers them all on the deque instead.
 
 use super::job::JobRef;
+use crate::sync::asymmetric::Barrier;
+use crate::sync::atomic::{AtomicPtr, AtomicUsize, Ordering};
 
-pub(super) struct PrivateHalves {
-    /// Oldest first.
-    jobs: UnsafeCell<Vec<JobRef>>,
+/// Private halves a worker keeps at most: `join`s nest as deep as the recursion, which is
+/// rarely past 64 levels in fork-join code; deeper ones offer the rest on the deque.
+const CAPACITY: usize = if cfg!(loom) { 4 } else { 128 };
+
+/// A [`JobRef`]'s two words, in atomics: a thief may read a slot while the owner reuses it
+/// (a stale index); it then fails its compare-and-swap and drops what it read, but the read
+/// itself must not be a data race.
+struct Slot {
+    data: AtomicPtr<()>,
+    execute: AtomicPtr<()>,
+}
+
+pub(crate) struct PrivateHalves {
+    /// The oldest half not yet taken. Advanced only by a compare-and-swap: by a thief, by
+    /// the owner's drain, and by the owner's pop of the last half.
+    top: AtomicUsize,
+    /// One past the newest half. Written only by the owner.
+    bottom: AtomicUsize,
+    slots: Box<[Slot]>,
 }
 
 impl PrivateHalves {
-    pub(super) fn new() -> Self {
+    pub(crate) fn new() -> Self {
         PrivateHalves {
-            // Allocated by the first lazy `join`, not by every worker of every pool.
-            jobs: UnsafeCell::new(Vec::new()),
+            top: AtomicUsize::new(0),
+            bottom: AtomicUsize::new(0),
+            slots: (0..CAPACITY)
+                .map(|_| Slot {
+                    data: AtomicPtr::new(std::ptr::null_mut()),
+                    execute: AtomicPtr::new(std::ptr::null_mut()),
+                })
+                .collect(),
         }
     }
 
-    /// Runs `f` on the stack. `f` is one of this module's closures: it neither keeps the
-    /// reference nor calls back into this stack.
-    #[inline(always)]
-    fn with<R>(&self, f: impl FnOnce(&mut Vec<JobRef>) -> R) -> R {
-        // SAFETY: `PrivateHalves` is `!Sync` (it holds an `UnsafeCell`), so only the thread
-        // owning it gets here, and every caller is a method below whose closure only works on
-        // the `Vec` and returns: no other reference to it exists while this one lives.
-        f(unsafe { &mut *self.jobs.get() })
+    fn slot(&self, index: usize) -> &Slot {
+        &self.slots[index % CAPACITY]
     }
 
-    /// Keeps `job` as the newest private half.
-    #[inline(always)]
-    pub(super) fn push(&self, job: JobRef) {
-        self.with(|jobs| jobs.push(job));
+    fn read(&self, index: usize) -> (*mut (), *mut ()) {
+        let slot = self.slot(index);
+        (
+            slot.data.load(Ordering::Relaxed),
+            slot.execute.load(Ordering::Relaxed),
+        )
     }
 
-    /// Takes `job` back if it is still the newest private half; `false` if it was offered
-    /// meanwhile.
+    /// Owner: keeps `job` as the newest private half; `false` if the stack is full.
     #[inline(always)]
-    pub(super) fn pop_if_newest(&self, job: JobRef) -> bool {
-        self.with(|jobs| {
-            if jobs.last() == Some(&job) {
-                jobs.pop();
-                return true;
-            }
-            false
-        })
+    pub(crate) fn push(&self, job: JobRef) -> bool {
+        let bottom = self.bottom.load(Ordering::Relaxed);
+        // A stale `top` only makes the stack look fuller than it is.
+        if bottom - self.top.load(Ordering::Relaxed) >= CAPACITY {
+            return false;
+        }
+        let (data, execute) = job.into_raw();
+        let slot = self.slot(bottom);
+        slot.data.store(data, Ordering::Relaxed);
+        slot.execute.store(execute, Ordering::Relaxed);
+        // Release: a thief that reads the new `bottom` (Acquire) reads the slot, and the job
+        // it points at, as written.
+        self.bottom.store(bottom + 1, Ordering::Release);
+        true
     }
 
+    /// Owner: takes `job` back if it is still the newest private half; `false` if it was
+    /// offered or stolen meanwhile. `barrier` is the pool's (`Sleep::barrier`).
     #[inline(always)]
-    pub(super) fn is_empty(&self) -> bool {
-        self.with(|jobs| jobs.is_empty())
+    pub(crate) fn pop_if_newest(&self, job: JobRef, barrier: &Barrier) -> bool {
+        let bottom = self.bottom.load(Ordering::Relaxed);
+        debug_assert!(bottom > 0, "a pop without a push");
+        let newest = bottom.wrapping_sub(1);
+        self.bottom.store(newest, Ordering::Release);
+        // The store above and the load below are the owner's half of Chase–Lev's Dekker
+        // pattern; the thief's half is its heavy barrier between its loads of `top` and
+        // `bottom` (`steal`). Either the barrier lands on this thread before the store, and
+        // the thief sees `bottom` lowered, or after it, and the load below sees every `top`
+        // the thief could have read before its barrier.
+        barrier.light();
+        let top = self.top.load(Ordering::Relaxed);
+        if top < newest {
+            // No thief can reach index `newest` while `top` is below it.
+            debug_assert!(self.holds(newest, job), "a private half out of order");
+            return true;
+        }
+        if top == newest {
+            // The last half: the owner races thieves (and loses if one got there first).
+            let won = self
+                .top
+                .compare_exchange(top, top + 1, Ordering::SeqCst, Ordering::Relaxed)
+                .is_ok();
+            debug_assert!(
+                !won || self.holds(newest, job),
+                "a private half out of order"
+            );
+            self.bottom.store(bottom, Ordering::Release);
+            return won;
+        }
+        // Taken already (`top == bottom`): put `bottom` back.
+        self.bottom.store(bottom, Ordering::Release);
+        false
     }
 
-    /// Hands every private half to `offer`, oldest first. `offer` (the worker's deque push)
-    /// pushes nothing here, so the stack is left empty; a half it did push would stay, the
-    /// newest, rather than be dropped (debug builds assert that none is). Each half
-    /// leaves the stack before `offer` has it: were `offer` ever to unwind, the halves not
-    /// yet offered would be lost (their `join`s would hang), never both offered and still
-    /// here, where their own `join` would take them back and run them a second time.
+    fn holds(&self, index: usize, job: JobRef) -> bool {
+        self.read(index).0 == job.into_raw().0
+    }
+
+    /// Owner: whether no private half is left.
+    #[inline(always)]
+    pub(crate) fn is_empty(&self) -> bool {
+        self.top.load(Ordering::Relaxed) >= self.bottom.load(Ordering::Relaxed)
+    }
+
+    /// Owner: hands every private half to `offer`, oldest first, each taken with a thief's
+    /// compare-and-swap (a thief may take some of them meanwhile). `offer` (the worker's deque
+    /// push) pushes nothing here; a half it did push would stay, the newest.
     #[cold]
-    pub(super) fn drain_oldest_first(&self, mut offer: impl FnMut(JobRef)) {
-        // The whole `Vec` out (an empty one, which allocates nothing, in its place), so that
-        // no reference to the stack lives while `offer` runs.
-        let mut jobs = self.with(std::mem::take);
-        for job in jobs.drain(..) {
-            offer(job);
-        }
-        // Its capacity back, unless an offer pushed a half here meanwhile (none does): the
-        // next lazy `join` does not grow the stack again.
-        self.with(|current| {
-            debug_assert!(current.is_empty(), "an offer pushed a private half");
-            if current.is_empty() {
-                *current = jobs;
+    pub(crate) fn drain_oldest_first(&self, mut offer: impl FnMut(JobRef)) {
+        let bottom = self.bottom.load(Ordering::Relaxed);
+        loop {
+            let top = self.top.load(Ordering::Relaxed);
+            if top >= bottom {
+                return;
             }
-        });
+            let (data, execute) = self.read(top);
+            if self
+                .top
+                .compare_exchange(top, top + 1, Ordering::SeqCst, Ordering::Relaxed)
+                .is_ok()
+            {
+                // SAFETY: the owner wrote this slot itself, at index `top`, and the
+                // compare-and-swap made it the one taker of that index.
+                offer(unsafe { JobRef::from_raw(data, execute) });
+            }
+        }
+    }
+
+    /// Thief, before its heavy barrier: where it will try to steal.
+    pub(crate) fn top(&self) -> usize {
+        self.top.load(Ordering::Acquire)
+    }
+
+    /// Thief, after a heavy barrier issued since it read `top` ([`top`](Self::top)): takes
+    /// the oldest private half if it is still at index `top`.
+    pub(crate) fn steal(&self, top: usize) -> Option<JobRef> {
+        let bottom = self.bottom.load(Ordering::Acquire);
+        if top >= bottom {
+            return None;
+        }
+        let (data, execute) = self.read(top);
+        self.top
+            .compare_exchange(top, top + 1, Ordering::SeqCst, Ordering::Relaxed)
+            .ok()?;
+        // SAFETY: `top < bottom` was read with Acquire after the heavy barrier, so the slot at
+        // index `top` holds the half pushed there (the owner reuses the slot only for index
+        // `top + CAPACITY`, pushed once `top` has moved on, and then the compare-and-swap
+        // fails), and the compare-and-swap made this thread its one taker.
+        Some(unsafe { JobRef::from_raw(data, execute) })
     }
 }

@@ -14,6 +14,7 @@ use super::broadcast::BroadcastQueue;
 use super::fifo::Fifo;
 use super::handlers::{ContainedHandlers, Handlers};
 use super::job::{JobRef, Panic};
+use super::private_halves::PrivateHalves;
 use super::unwind::{drop_catching, drop_payload};
 use super::wait::WaitList;
 use crate::stats::{PoolStats, WorkerStats};
@@ -125,6 +126,9 @@ pub(crate) struct Registry {
     pub(crate) lazy_joins: bool,
     /// With lazy joins: workers out of work of their own (`WorkerThread::count_wanting`).
     wanting_work: CachePadded<AtomicUsize>,
+    /// Each worker's private `join` halves (lazy joins), which a worker about to sleep may
+    /// steal from (`private_halves.rs`) where the system has the heavy barrier.
+    pub(crate) private_halves: Box<[std::sync::Arc<CachePadded<PrivateHalves>>]>,
     pub(crate) trace: Tracer,
     /// The pool's handles, for `Pool::current` (set once the pool is built; dead once the
     /// last handle is dropped).
@@ -145,7 +149,7 @@ impl Registry {
             id: NEXT_ID.fetch_add(1, Ordering::Relaxed),
             injector: Injector::new(),
             stealers: stealers.into_boxed_slice(),
-            sleep: Sleep::new(policy, workers),
+            sleep: Sleep::for_pool(policy, workers, lazy_joins),
             counters: (0..workers).map(|_| CachePadded::default()).collect(),
             broadcasts: (0..workers).map(|_| CachePadded::default()).collect(),
             fifos: (0..workers).map(|_| Fifo::default()).collect(),
@@ -162,6 +166,9 @@ impl Registry {
             lazy_joins,
             // Every worker starts out of work (`WorkerThread::run` counts itself in).
             wanting_work: CachePadded::new(AtomicUsize::new(if lazy_joins { workers } else { 0 })),
+            private_halves: (0..workers)
+                .map(|_| std::sync::Arc::new(CachePadded::new(PrivateHalves::new())))
+                .collect(),
             trace,
             handle: std::sync::OnceLock::new(),
         }

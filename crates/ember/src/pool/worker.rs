@@ -39,6 +39,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use crossbeam_deque::{Steal, Worker};
+use crossbeam_utils::CachePadded;
 
 use super::handlers::WorkerEvent;
 use super::job::{JobRef, Runner, StackJob};
@@ -95,8 +96,14 @@ pub(crate) struct WorkerThread {
     broadcast_first: Cell<bool>,
     /// Whether `join` keeps second halves private while no worker wants work (module doc).
     lazy_joins: bool,
-    /// Second halves of this worker's `join`s not offered to thieves, oldest first.
-    private: PrivateHalves,
+    /// Second halves of this worker's `join`s not offered to thieves, oldest first; also
+    /// `registry.private_halves[index]`, where workers about to sleep may steal them.
+    private: Arc<CachePadded<PrivateHalves>>,
+    /// Where this worker, about to sleep, read each worker's private `top` before its heavy
+    /// barrier (`idle`); empty without private steals.
+    private_tops: Box<[Cell<usize>]>,
+    /// A private half this worker stole on its way to sleep, to run next (`idle`).
+    stolen_private: Cell<Option<JobRef>>,
     /// Whether this worker is counted in `Registry::wanting_work` (lazy joins only).
     wanting: Cell<bool>,
     spin: Duration,
@@ -141,6 +148,12 @@ impl WorkerThread {
         spin: Duration,
     ) {
         let registry_lazy_joins = registry.lazy_joins;
+        let private = Arc::clone(&registry.private_halves[index]);
+        let private_tops = if registry.sleep.private_steals() {
+            (0..registry.workers()).map(|_| Cell::new(0)).collect()
+        } else {
+            Box::default()
+        };
         let worker = WorkerThread {
             registry,
             index,
@@ -151,7 +164,9 @@ impl WorkerThread {
             until_injector: Cell::new(INJECTOR_EVERY),
             broadcast_first: Cell::new(true),
             lazy_joins: registry_lazy_joins,
-            private: PrivateHalves::new(),
+            private,
+            private_tops,
+            stolen_private: Cell::new(None),
             // Counted in `Registry::wanting_work` from the start, before this thread has run
             // at all: a `join` made on a pool whose workers have not started yet must offer
             // its half.
@@ -353,10 +368,30 @@ impl WorkerThread {
     /// (module doc, "Lazy joins"): the deque keeps the halves in the order they were made.
     #[inline(always)]
     pub(crate) fn push_join_half(&self, job: JobRef) -> bool {
-        if !self.registry.wants_work() {
-            self.private.push(job);
-            return true;
+        let sleep = &self.registry.sleep;
+        if sleep.private_steals() {
+            // Listed as a light pusher while it may hold private halves: a worker about to
+            // sleep then issues the heavy barrier a private steal needs (README, "Private
+            // steals").
+            let mut wake = self.wake.get();
+            if !wake.light_pushes() {
+                sleep.announce_light_pushes(self.index, &mut wake);
+                self.wake.set(wake);
+            }
         }
+        if self.private.push(job) {
+            // The push, then the look at `wanting_work`: with a worker's count there and its
+            // heavy barrier before its look at this stack, a Dekker pattern. Either this look
+            // sees it wanting and offers the half, or its look after the barrier sees the half
+            // (README, "Private steals").
+            sleep.barrier.light();
+            if !self.registry.wants_work() {
+                return true;
+            }
+            self.offer_all_private_slow();
+            return false;
+        }
+        // Full: the private halves go to the deque, and this one after them.
         self.offer_all_private();
         self.push(job);
         false
@@ -366,7 +401,8 @@ impl WorkerThread {
     /// offered meanwhile).
     #[inline(always)]
     pub(crate) fn pop_private(&self, job: JobRef) -> bool {
-        self.private.pop_if_newest(job)
+        self.private
+            .pop_if_newest(job, &self.registry.sleep.barrier)
     }
 
     /// Offers every private half to thieves, oldest first (module doc, "Lazy joins"). Without
@@ -659,20 +695,54 @@ impl WorkerThread {
         let start = tracing.then(Instant::now);
         let counters = &self.registry.counters[self.index];
         counters.set_state(WorkerState::Sleeping);
+        // A private steal reads `top` before the heavy barrier the sleep may issue, and the
+        // rest after it (`private_halves.rs`).
+        for (top, halves) in self.private_tops.iter().zip(&self.registry.private_halves) {
+            top.set(halves.top());
+        }
         let blocked = self.registry.sleep.sleep(
             self.index,
             &mut wake,
-            || self.registry.has_work(),
+            |heavy| {
+                self.registry.has_work()
+                    || (heavy && !self.private_tops.is_empty() && self.steal_private())
+            },
             done,
             deadline,
         );
         counters.set_state(WorkerState::Running);
         self.wake.set(wake);
+        if let Some(job) = self.stolen_private.take() {
+            // Taken by the last look instead of sleeping: run like any job found.
+            self.found_work();
+            self.run_job(job);
+        }
         if let (true, Some(start)) = (blocked, start) {
             let trace = &self.registry.trace;
             trace.record(self.index, TraceKind::Sleep, start, 0);
             trace.mark(self.index, TraceKind::Wake, 0);
         }
+    }
+
+    /// The last look before sleeping, after a heavy barrier: takes the oldest private half of
+    /// some other worker that kept it from us (it has not joined, waited or spawned since we
+    /// began to want work: its first half runs long, or blocks on that very half). Leaves it
+    /// in `stolen_private` for `idle` to run.
+    #[cold]
+    fn steal_private(&self) -> bool {
+        let registry = &self.registry;
+        for (victim, halves) in registry.private_halves.iter().enumerate() {
+            if victim == self.index {
+                continue;
+            }
+            if let Some(job) = halves.steal(self.private_tops[victim].get()) {
+                bump(&registry.counters[self.index].steals);
+                registry.trace.mark(self.index, TraceKind::Steal, victim);
+                self.stolen_private.set(Some(job));
+                return true;
+            }
+        }
+        false
     }
 
     fn next_random(&self) -> u64 {

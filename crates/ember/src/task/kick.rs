@@ -124,7 +124,7 @@ mod loom_tests {
                         sleep.sleep(
                             1,
                             &mut me,
-                            || local0.load(Ordering::SeqCst) > 0,
+                            |_| local0.load(Ordering::SeqCst) > 0,
                             || *lock(&ran.0) == 2,
                             None,
                         );

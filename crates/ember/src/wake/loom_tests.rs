@@ -86,7 +86,7 @@ impl World {
             self.sleep.sleep(
                 index,
                 &mut me,
-                || self.queued.load(Ordering::SeqCst) > 0,
+                |_| self.queued.load(Ordering::SeqCst) > 0,
                 || self.all_taken(),
                 None,
             );
@@ -272,7 +272,7 @@ fn waiter_beside_a_worker(counted: bool) {
                     world.sleep.sleep(
                         0,
                         &mut me,
-                        || world.queued.load(Ordering::SeqCst) > 0,
+                        |_| world.queued.load(Ordering::SeqCst) > 0,
                         || world.all_taken(),
                         None,
                     );

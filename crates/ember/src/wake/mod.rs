@@ -134,6 +134,10 @@ pub(crate) struct Sleep {
     light_pushers: Box<[CachePadded<AtomicBool>]>,
     /// Searching, and the system has the heavy barrier (`light_join_pushes`).
     light_join_pushes: bool,
+    /// Lazy joins, and the system has the heavy barrier: a worker about to sleep may steal a
+    /// private `join` half (README, "Private steals"), whose owner is listed in
+    /// `light_pushers` while it may hold one.
+    private_steals: bool,
     /// The light and heavy barriers of light pushes.
     pub(crate) barrier: Barrier,
     /// Off only in the loom mutant that shows what the hand-off's heavy barrier guards.
@@ -143,7 +147,14 @@ pub(crate) struct Sleep {
 }
 
 impl Sleep {
+    /// The wake-up state of a pool without lazy joins.
+    #[cfg(all(test, loom))]
     pub(crate) fn new(policy: WakePolicy, workers: usize) -> Self {
+        Self::for_pool(policy, workers, false)
+    }
+
+    /// The wake-up state of a pool of `workers` under `policy`, with or without lazy joins.
+    pub(crate) fn for_pool(policy: WakePolicy, workers: usize, lazy_joins: bool) -> Self {
         Sleep {
             policy,
             workers,
@@ -157,6 +168,7 @@ impl Sleep {
                 .map(|_| CachePadded::new(AtomicBool::new(false)))
                 .collect(),
             light_join_pushes: matches!(policy, WakePolicy::Searching) && asymmetric::available(),
+            private_steals: lazy_joins && workers > 1 && asymmetric::available(),
             barrier: Barrier::default(),
             #[cfg(all(test, loom))]
             hand_off_heavy: true,
@@ -227,6 +239,13 @@ impl Sleep {
         }
     }
 
+    /// Whether a worker about to sleep may steal another's private `join` half (README,
+    /// "Private steals"): lazy joins, where the system has the heavy barrier.
+    #[inline]
+    pub(crate) fn private_steals(&self) -> bool {
+        self.private_steals
+    }
+
     /// Whether this pool pushes the second half of a `join` with a light barrier
     /// ([`notify_join_half`](Self::notify_join_half)) rather than `notify_local`'s fence:
     /// under Searching, the default, where the system offers the heavy barrier (README,
@@ -262,7 +281,7 @@ impl Sleep {
     /// Whether some worker may have pushed with a light barrier since it last slept: then a
     /// look at the queues that must see every push issues a heavy barrier first.
     fn light_pushes_possible(&self) -> bool {
-        self.light_join_pushes
+        (self.light_join_pushes || self.private_steals)
             && self
                 .light_pushers
                 .iter()
@@ -316,12 +335,14 @@ impl Sleep {
     /// Worker-side: the caller found no work. Lists it as asleep, looks once more — at the
     /// queues through `work_visible`, and through `done` at whatever else should keep it
     /// awake (its latch, shutdown) — and parks unless that look found something, until woken
-    /// or until `deadline`. Returns whether it really blocked.
+    /// or until `deadline`. Returns whether it really blocked. `work_visible` is told whether
+    /// a heavy barrier was issued since the caller's reads before this call (a private steal
+    /// needs one, README "Private steals").
     pub(crate) fn sleep(
         &self,
         index: usize,
         me: &mut WakeState,
-        work_visible: impl FnOnce() -> bool,
+        work_visible: impl FnOnce(bool) -> bool,
         done: impl FnOnce() -> bool,
         deadline: Option<std::time::Instant>,
     ) -> bool {
@@ -339,11 +360,12 @@ impl Sleep {
         // pairing with the fence a pusher makes between its push and its look at the sleeper
         // set. One of the two sides sees the other (README, "no lost wake-up").
         fence(Ordering::SeqCst);
-        if self.light_pushes_possible() {
+        let heavy = self.light_pushes_possible();
+        if heavy {
             // The same for a light push: the heavy barrier pairs with its light one.
             self.barrier.heavy();
         }
-        let work = work_visible();
+        let work = work_visible(heavy);
         let blocked = if work || done() {
             false
         } else {

@@ -243,7 +243,7 @@ impl ModelPool {
 
     /// Worker `me` found nothing: sleeps unless work or `done` shows up (`WorkerThread::idle`).
     pub(crate) fn idle(&self, me: usize, state: &mut WakeState, done: impl Fn() -> bool) {
-        self.sleep.sleep(me, state, || self.has_work(), done, None);
+        self.sleep.sleep(me, state, |_| self.has_work(), done, None);
     }
 
     /// Records that `job` ran.

@@ -66,7 +66,7 @@ fn broadcast_reaches_sleeper(policy: WakePolicy) {
                         run(&registry, 0, job);
                         return;
                     }
-                    registry.sleep.sleep(0, &mut me, || false, || false, None);
+                    registry.sleep.sleep(0, &mut me, |_| false, || false, None);
                 }
             })
         };

@@ -129,7 +129,7 @@ fn fifo_job_reaches_sleeper(policy: WakePolicy) {
                     sleep.sleep(
                         1,
                         &mut me,
-                        || deque.visible(),
+                        |_| deque.visible(),
                         || finished.load(Ordering::SeqCst) != 0,
                         None,
                     );
