@@ -222,8 +222,8 @@ const fn fork_join_claim(
 
 /// ember's `join` within 1.5× of chili's on the 2-worker tree-sum table `table` (time per
 /// node, paired rounds; `fork_join_claim` with chili as the baseline and its own bar):
-/// chili's heartbeat scheduling makes most joins plain calls, the overhead ember's lazy
-/// joins aim at. chili walks the tree in the same order as ember there
+/// chili's heartbeat scheduling makes most joins plain calls, as ember's lazy joins (the
+/// default where the system has the heavy barrier) do. chili walks the tree in the same order as ember there
 /// (`experiments/micro/fork_join.rs`), so the ratio is the schedulers', not the walk's.
 const fn chili_claim(
     id: &'static str,

@@ -44,7 +44,7 @@ registry! {
     EMBER_SEARCHING = "ember-searching", Ember, "ember::Pool, WakePolicy::Searching";
     EMBER_EAGER = "ember-eager", Ember, "ember::Pool, WakePolicy::Eager (wakes a sleeper per push)";
     EMBER_NO_DELAY_KICK = "ember-no-delay-kick", Ember, "ember::Pool, default policy, delay_kick(false)";
-    EMBER_LAZY = "ember-lazy", Ember, "ember::Pool, default policy, lazy_joins(true): a join's second half stays private while no worker wants work";
+    EMBER_OFFERED = "ember-offered", Ember, "ember::Pool, default policy, lazy_joins(false): every join offers its second half on the deque at once (the default keeps it private while no worker wants work)";
     EMBER_BIASED_CONSUMERS = "ember-biased-consumers", Ember, "ember::biased::spawn_consumers over a crossbeam channel";
     FLOW_INLINE = "inline", Ember, "ember::flow, dependencies inferred on the submitting thread";
     FLOW_LOCKSTEP = "lockstep", Ember, "ember::flow, scheduler thread holding the submission lock while it analyses";

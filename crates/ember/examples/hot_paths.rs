@@ -10,8 +10,9 @@
 //! counts: that is the cost of one operation, with start-up and shut-down cancelled out.
 //! Instruction counts are repeatable where wall time on a shared machine is not. The pool
 //! has one worker so that no thief interleaves differently from run to run, with lazy joins
-//! off (the path of a pool of several workers) unless `EMBER_LAZY` is set (the path a pool
-//! of one worker takes by default).
+//! off (the offered path: a `join` made while some worker wants work, or any `join` where the
+//! system has no heavy barrier) unless `EMBER_LAZY` is set (the private path, which the
+//! default takes while every worker is busy).
 //!
 //! * `join N`: N calls of `ember::join` with empty halves, made from inside a pool job (the
 //!   ambient pool: rayon's `rayon::join` inside `install`).

@@ -62,24 +62,31 @@
 //!
 //! # The cost of a `join`
 //!
-//! On a pool of several workers a [`join`] offers its second half on the worker's deque and
-//! pops it back (rayon's path). The pop carries a `SeqCst` fence, as in rayon. The push must
-//! be ordered before its wake-up check too: that is what lets the first half wait for the
-//! second outside ember (a channel the second half sends on); without it the wake-up for the
-//! half can be lost to a worker going to sleep, and the `join` hangs (`wake/README.md`,
-//! "Pushing"; rayon documents that such a `join` may deadlock). Under the default policy,
-//! on Linux, the push pays only a compiler fence for that, and a worker about to sleep
-//! pays a process-wide barrier (`membarrier`) instead, only while some worker has pushed a
-//! half since it last slept ("Light pushes" in the same README); under Eager, and where the
-//! system has no such barrier, the push carries a `SeqCst` fence, which makes a `join` on
-//! two workers take 15–38 % longer. A worker whose
-//! half was stolen spins for it before sleeping, without taking the place of a worker
-//! searching for pushed work. A pool of one worker, which has no thief, keeps the half on a
-//! private list: no atomic operation, no fence. [`PoolBuilder::lazy_joins`] does the same on
-//! bigger pools while every worker is busy, at the costs its docs name (chili's crate makes
-//! the same trade with a heartbeat thread; ember needs none). The lab's `micro` fork-join
-//! (`fib(30)`) and tree-sum tables, with 1 and 2 workers, measure each path against rayon and
-//! chili, and its claims table states the verdict per table.
+//! Under the defaults on Linux a [`join`] made while every worker is busy keeps its second
+//! half on a private stack of its worker's, pushed and popped with no atomic
+//! read-modify-write and no fence ([`PoolBuilder::lazy_joins`]): nobody would take it.
+//! The next `join` made while some worker wants work offers the private halves on the
+//! deque, and a worker about to sleep steals the oldest private half of a worker that has
+//! not offered it (its first half runs long, or blocks on that very half outside ember),
+//! behind a process-wide barrier (`membarrier`) that the owner's side never pays
+//! (`wake/README.md`, "Private steals"). chili's crate makes the same trade with a
+//! heartbeat; ember needs no timer and no extra thread.
+//!
+//! An offered half goes on the worker's deque and is popped back (rayon's path). The pop
+//! carries a `SeqCst` fence, as in rayon. The push must be ordered before its wake-up check
+//! too: that is what lets the first half wait for the second outside ember (a channel the
+//! second half sends on); without it the wake-up for the half can be lost to a worker going
+//! to sleep, and the `join` hangs (`wake/README.md`, "Pushing"; rayon documents that such a
+//! `join` may deadlock). Under the default policy, on Linux, the push pays only a compiler
+//! fence for that, and a worker about to sleep pays the same process-wide barrier, only
+//! while some worker has pushed a half since it last slept ("Light pushes" in the same
+//! README); under Eager, and where the system has no such barrier, the push carries a
+//! `SeqCst` fence. Where the system has no such barrier a pool of several workers offers
+//! every half (lazy joins are off there, as a half could not be stolen). A worker whose half
+//! was stolen spins for it before sleeping, without taking the place of a worker searching
+//! for pushed work. The lab's `micro` fork-join (`fib(30)`) and tree-sum tables, with 1 and
+//! 2 workers, measure the default and the `ember-offered` row (`lazy_joins(false)`) against
+//! rayon and chili, and its claims table states the verdict per table.
 //!
 //! # Modules
 //!

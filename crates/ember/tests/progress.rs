@@ -193,18 +193,29 @@ fn a_join_whose_first_half_waits_for_its_second_outside_ember() {
         .and_then(|n| n.parse().ok())
         .unwrap_or(20_000);
     for (name, policy) in common::unbiased_policies() {
-        let pool = pool(policy, 2);
-        no_deadlock(name, move || {
-            pool.install(|| {
-                for _ in 0..joins {
-                    let (tx, rx) = std::sync::mpsc::channel();
-                    let (got, ()) = ember::join(
-                        move || rx.recv().expect("the second half sends"),
-                        move || tx.send(7u32).expect("the first half receives"),
-                    );
-                    assert_eq!(got, 7, "{name}");
-                }
-            });
+        // Every half offered on the deque (the path above), then the default, which keeps
+        // halves private while every worker is busy and relies on a sleeper stealing them
+        // (`wake/README.md`, "Private steals"; `tests/lazy_joins.rs` has its own tests).
+        let offered = Pool::builder()
+            .threads(2)
+            .wake(policy)
+            .lazy_joins(false)
+            .build()
+            .unwrap();
+        let name = name.to_owned();
+        no_deadlock(&name.clone(), move || {
+            for pool in [offered, pool(policy, 2)] {
+                pool.install(|| {
+                    for _ in 0..joins {
+                        let (tx, rx) = std::sync::mpsc::channel();
+                        let (got, ()) = ember::join(
+                            move || rx.recv().expect("the second half sends"),
+                            move || tx.send(7u32).expect("the first half receives"),
+                        );
+                        assert_eq!(got, 7, "{name}");
+                    }
+                });
+            }
         });
     }
 }

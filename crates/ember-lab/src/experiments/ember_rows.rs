@@ -15,8 +15,9 @@ pub enum EmberPolicy {
     Biased,
     Searching,
     Eager,
-    /// The default policy with `lazy_joins(true)` (fork-join rows only).
-    Lazy,
+    /// The default policy with `lazy_joins(false)`: every `join` offers its second half at
+    /// once (fork-join rows only).
+    Offered,
 }
 
 impl EmberPolicy {
@@ -34,7 +35,7 @@ impl EmberPolicy {
             EmberPolicy::Biased => systems::EMBER_BIASED,
             EmberPolicy::Searching => systems::EMBER_SEARCHING,
             EmberPolicy::Eager => systems::EMBER_EAGER,
-            EmberPolicy::Lazy => systems::EMBER_LAZY,
+            EmberPolicy::Offered => systems::EMBER_OFFERED,
         }
     }
 
@@ -49,7 +50,7 @@ impl EmberPolicy {
             }),
             EmberPolicy::Searching => b.wake(WakePolicy::Searching),
             EmberPolicy::Eager => b.wake(WakePolicy::Eager),
-            EmberPolicy::Lazy => b.lazy_joins(true),
+            EmberPolicy::Offered => b.lazy_joins(false),
         }
     }
 

@@ -294,8 +294,9 @@ fn ember_trials(run: impl Fn(EmberPolicy) -> Metrics + Copy + 'static) -> Vec<Tr
 }
 
 /// The fork-join rows of `work` with `workers` workers: ember (every policy for `fib`, the
-/// default for the tree-sum; with lazy joins for both), rayon, chili, and the serial floor
-/// (for the tree-sum also walking right first: `fork_join`, module doc).
+/// default for the tree-sum; and, for both, with every half offered at once,
+/// `lazy_joins(false)`), rayon, chili, and the serial floor (for the tree-sum also walking
+/// right first: `fork_join`, module doc).
 fn fork_join_trials(
     work: Work,
     target: Duration,
@@ -358,7 +359,7 @@ fn fib_groups(s: Sizes) -> Vec<Group> {
                     EmberPolicy::Biased,
                     EmberPolicy::Searching,
                     EmberPolicy::Eager,
-                    EmberPolicy::Lazy,
+                    EmberPolicy::Offered,
                 ],
             ),
         })
@@ -393,7 +394,7 @@ fn tree_groups(s: Sizes) -> Vec<Group> {
                     work,
                     s.fork_join_target,
                     workers,
-                    &[EmberPolicy::Default, EmberPolicy::Lazy],
+                    &[EmberPolicy::Default, EmberPolicy::Offered],
                 ),
             });
         }

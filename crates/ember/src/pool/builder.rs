@@ -135,31 +135,35 @@ impl PoolBuilder {
     }
 
     /// Whether a `join` made while every worker is busy keeps its second half to itself
-    /// instead of offering it to thieves (default: on for a pool of one worker, off
-    /// otherwise).
+    /// instead of offering it to thieves (default: on where the system has the heavy barrier
+    /// private steals need, `membarrier` on Linux 4.14 and later, and for a pool of one worker
+    /// everywhere; off otherwise).
     ///
-    /// Offering the half costs a deque push and a fenced pop back, most of a `join`'s
-    /// cost, and when every worker is busy nobody takes it. With lazy joins the half stays on a
-    /// private list; the worker offers its private halves, oldest first, at its next `join`
-    /// made while some worker wants work (searches or sleeps), at every spawn, task or kicked
-    /// successor, at [`yield_now`](crate::yield_now), and before it waits, so its jobs run in
-    /// the order they would without lazy joins. So fine
-    /// recursive fork-join (every first half joining again soon) runs at a fraction of the
-    /// cost, with the same parallelism. What it costs: a half kept private while every worker
-    /// was busy is offered only at its worker's next `join` or wait, so a first half that runs
-    /// long *without* joining keeps the second from a worker that went idle meanwhile (a
-    /// `join` made on an idle pool offers its half at once, as without). **A first half must
-    /// not wait for its second** other than through ember (a `join`, a wait, or
-    /// [`yield_now`](crate::yield_now)/[`yield_local`](crate::yield_local), which offer the
-    /// private halves): one that blocks on a channel, a lock or a flag the second half sets
-    /// may wait forever with lazy joins, even while other workers are idle, where without
-    /// them a thief would take the second half. The lab's `micro` tables have an
-    /// `ember-lazy` row.
+    /// Offering the half costs a deque push and a fenced pop back, most of a `join`'s cost,
+    /// and when every worker is busy nobody takes it. With lazy joins the half stays on a
+    /// private stack, pushed and popped without a fence; the worker offers its private halves,
+    /// oldest first, at its next `join` made while some worker wants work (searches or
+    /// sleeps), at every spawn, task or kicked successor, at [`yield_now`](crate::yield_now),
+    /// and before it waits, so its jobs run in the order they would without lazy joins. So
+    /// fine recursive fork-join (every first half joining again soon) runs at a fraction of
+    /// the cost, with the same parallelism.
+    ///
+    /// A first half that runs long without joining, or blocks on its second half outside
+    /// ember (a channel, a lock, a flag the second half sets), never offers it. So a worker
+    /// that found no work steals the oldest private half of another worker on its way to
+    /// sleep, behind a heavy barrier (a `membarrier` system call, which the owner's side
+    /// never pays): such a half waits for a free worker no longer than that worker spins
+    /// before it sleeps. Where the system lacks the heavy barrier there is no such steal,
+    /// which is why lazy joins are off there on several workers: turned on, a first half
+    /// must not wait for its second other than through ember (a `join`, a wait, or
+    /// [`yield_now`](crate::yield_now)/[`yield_local`](crate::yield_local), which offer
+    /// the private halves), or it may wait forever. `lazy_joins(false)` offers every half at
+    /// once; the lab's `micro` tables show it as the `ember-offered` row.
     ///
     /// A pool of one worker has them unless told otherwise. Nobody but that worker can run
-    /// what is on its deque, and it runs its jobs in the same order with or without them, so
-    /// neither cost above applies there: a first half that blocks on its second outside
-    /// ember hangs a one-worker pool either way.
+    /// what is on its deque, and it runs its jobs in the same order with or without them: a
+    /// first half that blocks on its second outside ember hangs a one-worker pool either
+    /// way.
     ///
     /// ```
     /// let pool = ember::Pool::builder().threads(2).lazy_joins(true).build().unwrap();
@@ -398,8 +402,11 @@ impl PoolBuilder {
             self.wake,
             self.delay_kick,
             // One worker has no thief: offering a half costs a push and a fenced pop for
-            // nobody, and keeping it private changes nothing else (see `lazy_joins`).
-            self.lazy_joins.unwrap_or(threads == 1),
+            // nobody, and keeping it private changes nothing else. Several workers keep halves
+            // private where a worker about to sleep can still steal them, behind the heavy
+            // barrier (see `lazy_joins`).
+            self.lazy_joins
+                .unwrap_or(threads == 1 || crate::sync::asymmetric::available()),
             handlers,
             Tracer::new(self.trace, self.name.clone(), threads),
         ));

@@ -215,9 +215,10 @@ impl Pool {
     /// blocking. Called from outside the pool, the whole `join` runs on a worker while the
     /// caller blocks.
     ///
-    /// A pool of one worker, which has no thief, keeps `b` on a private list instead of the
-    /// deque (no atomic operation, no fence), and so does any pool built with
-    /// [`PoolBuilder::lazy_joins`] while no worker wants work. The lab's `micro` tables
+    /// With lazy joins (the default on Linux, and on a pool of one worker everywhere:
+    /// [`PoolBuilder::lazy_joins`]) `b` stays on a private stack instead of the deque while no
+    /// worker wants work (no atomic read-modify-write, no fence), where a worker about to
+    /// sleep can still steal it. The lab's `micro` tables
     /// (`fork-join` and `tree-sum`, with 1 and 2 workers) measure each path against rayon and
     /// chili, and its claims table gives the verdict on each.
     ///

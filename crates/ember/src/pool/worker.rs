@@ -18,8 +18,8 @@
 //! (`wake/README.md`) and a pop with a `SeqCst` fence (most of a `join` on two workers, measured
 //! with `perf`); when every worker is busy, nobody takes it. So with lazy joins, a `join` made
 //! while no worker wants work (nobody searches or sleeps) keeps its second half on a private list
-//! of the worker's, which only the worker touches: no atomic, no fence. The next `join` made while
-//! some worker wants work offers the private halves on the deque first, oldest (the largest piece)
+//! of the worker's, pushed and popped without a fence or an atomic read-modify-write. The next
+//! `join` made while some worker wants work offers the private halves on the deque first, oldest (the largest piece)
 //! first, and so do a wait (`wait_for`, before the worker may sleep) and every shared push (a
 //! spawn, a task): so the private halves are always the newest of the worker's jobs, and the deque
 //! with the private list on top holds them in the order they were made. The worker then runs its
@@ -28,11 +28,12 @@
 //! moment its own work runs out — before it looks elsewhere, so an idle worker is never missed
 //! because it is between two states — until it runs a job or returns to user code (a count on one
 //! shared line, changed twice per search, never per `join`). A private half is always run: by its
-//! own `join`, which takes it back, or, once offered, as any half on the deque. What it costs: a
-//! half kept private while every worker was busy is offered only at its worker's next `join`, wait
-//! or yield (`yield_once`), so a first half that runs long without joining keeps it from a worker
-//! that went idle meanwhile, and one that blocks on its second half outside ember waits forever
-//! (documented on `PoolBuilder::lazy_joins`).
+//! own `join`, which takes it back, or, once offered, as any half on the deque, or by a worker
+//! that steals it on its way to sleep (`private_halves.rs`; `wake/README.md`, "Private
+//! steals"): a first half that runs long without joining, or blocks on its second half outside
+//! ember, keeps it from an idle worker only until that worker has spun and is about to sleep.
+//! Where the system has no heavy barrier there is no such steal, and lazy joins are off by
+//! default on several workers (`PoolBuilder::lazy_joins`).
 
 use std::cell::Cell;
 use std::sync::Arc;

@@ -129,8 +129,9 @@ pub(crate) struct Sleep {
     /// Set by a waker that counted worker `i` in `num_searching` before unparking it.
     woken_to_search: Box<[AtomicBool]>,
     /// Worker `i` may have pushed a `join` half with only a light barrier since it last went
-    /// to sleep (Searching only; README, "Light pushes"). Whoever relies on seeing its pushes
-    /// issues a heavy barrier first while any is set.
+    /// to sleep (Searching; README, "Light pushes"), or may hold private halves (lazy joins;
+    /// README, "Private steals"). Whoever relies on seeing its pushes issues a heavy barrier
+    /// first while any is set.
     light_pushers: Box<[CachePadded<AtomicBool>]>,
     /// Searching, and the system has the heavy barrier (`light_join_pushes`).
     light_join_pushes: bool,
