@@ -202,9 +202,8 @@ fn a_join_whose_first_half_waits_for_its_second_outside_ember() {
             .lazy_joins(false)
             .build()
             .unwrap();
-        let name = name.to_owned();
-        no_deadlock(&name.clone(), move || {
-            for pool in [offered, pool(policy, 2)] {
+        for (path, pool) in [("offered", offered), ("default", pool(policy, 2))] {
+            no_deadlock(&format!("{name}, {path}"), move || {
                 pool.install(|| {
                     for _ in 0..joins {
                         let (tx, rx) = std::sync::mpsc::channel();
@@ -212,10 +211,10 @@ fn a_join_whose_first_half_waits_for_its_second_outside_ember() {
                             move || rx.recv().expect("the second half sends"),
                             move || tx.send(7u32).expect("the first half receives"),
                         );
-                        assert_eq!(got, 7, "{name}");
+                        assert_eq!(got, 7, "{name}, {path}");
                     }
                 });
-            }
-        });
+            });
+        }
     }
 }
