@@ -147,6 +147,49 @@ fn a_first_half_blocking_on_its_private_second_half_is_relieved() {
     }
 }
 
+/// Two thieves at once, three workers: the other two workers are kept busy while the
+/// forker makes two nested `join`s (both halves private), and are freed together while the
+/// inner first half blocks on the inner second half, which the outer second half waits for
+/// too. Both thieves read the same `top` before sleeping: one takes the outer half and blocks
+/// in it, the other loses that race — and must look again rather than sleep, or the inner
+/// half stays private for good (this hung within 150 rounds when a lost race meant sleep).
+#[cfg(target_os = "linux")]
+#[test]
+fn a_thief_that_loses_a_private_steal_looks_again() {
+    let rounds: usize = std::env::var("EMBER_STEAL_ROUNDS")
+        .ok()
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(300);
+    for (name, policy) in common::unbiased_policies() {
+        let pool = lazy(policy, 3);
+        no_deadlock(name, move || {
+            for _ in 0..rounds {
+                let (release_one, release_two) = (occupy_a_worker(&pool), occupy_a_worker(&pool));
+                let (tx, rx) = std::sync::mpsc::channel::<()>();
+                let (tx2, rx2) = std::sync::mpsc::channel::<()>();
+                pool.install(move || {
+                    ember::join(
+                        move || {
+                            ember::join(
+                                move || {
+                                    release_one();
+                                    release_two();
+                                    rx.recv().expect("the inner second half sends")
+                                },
+                                move || {
+                                    tx.send(()).expect("the inner first half receives");
+                                    tx2.send(()).expect("the outer second half receives");
+                                },
+                            )
+                        },
+                        move || rx2.recv().expect("the inner second half sends"),
+                    )
+                });
+            }
+        });
+    }
+}
+
 /// The same race run many times, with nobody kept busy on purpose: a loop of `join`s whose
 /// first half waits outside ember for its second, on two workers with lazy joins. Each
 /// `join` keeps its half private or offers it depending on whether the other worker wants

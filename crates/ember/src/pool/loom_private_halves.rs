@@ -12,6 +12,8 @@ use loom::sync::atomic::{AtomicUsize, Ordering};
 use loom::sync::Arc;
 use loom::thread;
 
+use crossbeam_deque::Steal;
+
 use super::job::{JobRef, Runner};
 use super::loom_support::model_bounded;
 use super::private_halves::PrivateHalves;
@@ -63,8 +65,23 @@ impl World {
         if heavy {
             self.barrier.heavy();
         }
-        if let Some(job) = self.halves.steal(top) {
+        if let Steal::Success(job) = self.halves.steal(top) {
             self.take(job);
+        }
+    }
+
+    /// A worker on its way to sleep until it takes a half (and then blocks in it) or finds
+    /// none: `WorkerThread::idle` looked at through `steal_private`. With `retry` off, a lost
+    /// race counts as finding none.
+    fn steal_one_or_sleep(&self, retry: bool) {
+        loop {
+            let top = self.halves.top();
+            self.barrier.heavy();
+            match self.halves.steal(top) {
+                Steal::Success(job) => return self.take(job),
+                Steal::Retry if retry => {}
+                Steal::Retry | Steal::Empty => return,
+            }
         }
     }
 }
@@ -185,4 +202,54 @@ fn mutant_private_push_after_its_look() {
 #[ignore = "fails by design: the model without the step it guards"]
 fn mutant_private_look_without_heavy_barrier() {
     blocked_owner(true, false);
+}
+
+/// The owner keeps two nested halves private (nobody wanted work when it made them) and
+/// blocks: its inner first half waits for the inner second half. Two workers freed at once
+/// then each steal on their way to sleep, and each blocks in the half it takes. Both halves
+/// must be taken, once each.
+///
+/// Guards the thief's second look after losing a race (`WorkerThread::steal_private`): both
+/// thieves can read the same `top`; the loser, treating its failed compare-and-swap as "no
+/// half", would sleep while the inner half stays private
+/// (`mutant_private_steal_lost_race_sleeps`). The owner is switched out before the thieves
+/// start, so their heavy barriers need nothing from it: the race is the thieves' alone (the
+/// owner's side is the other two models').
+fn two_thieves(retry: bool) {
+    model_bounded(3, move || {
+        let world = World::new();
+        world.barrier.model().participate(0);
+        for n in [1, 2] {
+            assert!(world.halves.push(job(n)));
+            world.barrier.light();
+        }
+        world.barrier.model().quiesce();
+        let thieves: Vec<_> = (0..2)
+            .map(|_| {
+                let world = world.clone();
+                thread::spawn(move || world.steal_one_or_sleep(retry))
+            })
+            .collect();
+        for thief in thieves {
+            thief.join().unwrap();
+        }
+        for n in [1, 2] {
+            assert_eq!(
+                world.taken[n].load(Ordering::Relaxed),
+                1,
+                "half {n} stolen once"
+            );
+        }
+    });
+}
+
+#[test]
+fn loom_private_steal_lost_race_looks_again() {
+    two_thieves(true);
+}
+
+#[test]
+#[ignore = "fails by design: the model without the step it guards"]
+fn mutant_private_steal_lost_race_sleeps() {
+    two_thieves(false);
 }

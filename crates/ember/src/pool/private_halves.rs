@@ -22,6 +22,8 @@
 //! the same compare-and-swap, once it is the last). The stack holds at most `CAPACITY`
 //! halves; a `join` that finds it full offers them all on the deque instead.
 
+use crossbeam_deque::Steal;
+
 use super::job::JobRef;
 use crate::sync::asymmetric::Barrier;
 use crate::sync::atomic::{AtomicPtr, AtomicUsize, Ordering};
@@ -169,20 +171,30 @@ impl PrivateHalves {
     }
 
     /// Thief, after a heavy barrier issued since it read `top` ([`top`](Self::top)): takes
-    /// the oldest private half if it is still at index `top`.
-    pub(crate) fn steal(&self, top: usize) -> Option<JobRef> {
+    /// the oldest private half if it is still at index `top`. `Retry` if somebody moved
+    /// `top` since: a half may still be there, which the thief must not sleep on (it looks
+    /// again, with a fresh `top` and barrier).
+    pub(crate) fn steal(&self, top: usize) -> Steal<JobRef> {
         let bottom = self.bottom.load(Ordering::Acquire);
         if top >= bottom {
-            return None;
+            return Steal::Empty;
         }
         let (data, execute) = self.read(top);
-        self.top
+        if self
+            .top
             .compare_exchange(top, top + 1, Ordering::SeqCst, Ordering::Relaxed)
-            .ok()?;
+            .is_err()
+        {
+            return Steal::Retry;
+        }
         // SAFETY: `top < bottom` was read with Acquire after the heavy barrier, so the slot at
-        // index `top` holds the half pushed there (the owner reuses the slot only for index
-        // `top + CAPACITY`, pushed once `top` has moved on, and then the compare-and-swap
-        // fails), and the compare-and-swap made this thread its one taker.
-        Some(unsafe { JobRef::from_raw(data, execute) })
+        // index `top` holds the half pushed there, and the compare-and-swap made this thread
+        // its one taker. The owner writes that slot again only for index `top + CAPACITY`,
+        // pushed once `top` has moved past `top` (then the compare-and-swap fails), or for
+        // index `top` itself after popping it, which it does only through the same
+        // compare-and-swap when it is the last half, or without one when it read a `top`
+        // below it, which the barrier rules out for a `top` this thread read before it
+        // (`wake/README.md`, "Private steals").
+        Steal::Success(unsafe { JobRef::from_raw(data, execute) })
     }
 }

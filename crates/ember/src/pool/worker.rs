@@ -727,23 +727,34 @@ impl WorkerThread {
 
     /// The last look before sleeping, after a heavy barrier: takes the oldest private half of
     /// some other worker that kept it from us (it has not joined, waited or spawned since we
-    /// began to want work: its first half runs long, or blocks on that very half). Leaves it
-    /// in `stolen_private` for `idle` to run.
+    /// began to want work: its first half runs long, or blocks on that very half), starting
+    /// at a random victim so that thieves spread out. Leaves it in `stolen_private` for `idle`
+    /// to run. Also `true`, with nothing taken, if a steal lost its race (another taker moved
+    /// `top` since we read it): a half may still be there, so we must not sleep; the worker
+    /// looks again, with fresh `top`s and a new barrier.
     #[cold]
     fn steal_private(&self) -> bool {
         let registry = &self.registry;
-        for (victim, halves) in registry.private_halves.iter().enumerate() {
+        let workers = registry.workers();
+        let start = self.next_random() as usize % workers;
+        let mut retry = false;
+        for offset in 0..workers {
+            let victim = (start + offset) % workers;
             if victim == self.index {
                 continue;
             }
-            if let Some(job) = halves.steal(self.private_tops[victim].get()) {
-                bump(&registry.counters[self.index].steals);
-                registry.trace.mark(self.index, TraceKind::Steal, victim);
-                self.stolen_private.set(Some(job));
-                return true;
+            match registry.private_halves[victim].steal(self.private_tops[victim].get()) {
+                Steal::Success(job) => {
+                    bump(&registry.counters[self.index].steals);
+                    registry.trace.mark(self.index, TraceKind::Steal, victim);
+                    self.stolen_private.set(Some(job));
+                    return true;
+                }
+                Steal::Retry => retry = true,
+                Steal::Empty => {}
             }
         }
-        false
+        retry
     }
 
     fn next_random(&self) -> u64 {
