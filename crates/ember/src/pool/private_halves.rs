@@ -172,7 +172,7 @@ impl PrivateHalves {
 
     /// Thief, after a heavy barrier issued since it read `top` ([`top`](Self::top)): takes
     /// the oldest private half if it is still at index `top`. `Retry` if somebody moved
-    /// `top` since: a half may still be there, which the thief must not sleep on (it looks
+    /// `top` since and a half may still be there, which the thief must not sleep on (it looks
     /// again, with a fresh `top` and barrier).
     pub(crate) fn steal(&self, top: usize) -> Steal<JobRef> {
         let bottom = self.bottom.load(Ordering::Acquire);
@@ -180,12 +180,19 @@ impl PrivateHalves {
             return Steal::Empty;
         }
         let (data, execute) = self.read(top);
-        if self
-            .top
-            .compare_exchange(top, top + 1, Ordering::SeqCst, Ordering::Relaxed)
-            .is_err()
+        if let Err(now) =
+            self.top
+                .compare_exchange(top, top + 1, Ordering::SeqCst, Ordering::Relaxed)
         {
-            return Steal::Retry;
+            // Every index below `now` is taken. A half at `bottom` or above was pushed after
+            // our barrier, by an owner that then sees us wanting work and offers it (or it is
+            // the half of a pop in progress, which that pop settles): no reason to look again.
+            // Below `bottom`, a half may be left that we must not sleep on.
+            return if now < bottom {
+                Steal::Retry
+            } else {
+                Steal::Empty
+            };
         }
         // SAFETY: `top < bottom` was read with Acquire after the heavy barrier, so the slot at
         // index `top` holds the half pushed there, and the compare-and-swap made this thread
