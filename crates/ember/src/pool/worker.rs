@@ -729,8 +729,8 @@ impl WorkerThread {
     /// some other worker that kept it from us (it has not joined, waited or spawned since we
     /// began to want work: its first half runs long, or blocks on that very half), starting
     /// at a random victim so that thieves spread out. Leaves it in `stolen_private` for `idle`
-    /// to run. Also `true`, with nothing taken, if a steal lost its race (another taker moved
-    /// `top` since we read it): a half may still be there, so we must not sleep; the worker
+    /// to run. Also `true`, with nothing taken, if a steal lost its race while a half may
+    /// still be left (`PrivateHalves::steal` says `Retry`): we must not sleep then; the worker
     /// looks again, with fresh `top`s and a new barrier.
     #[cold]
     fn steal_private(&self) -> bool {
