@@ -197,23 +197,11 @@ fn a_thief_that_loses_a_private_steal_looks_again() {
 #[cfg(target_os = "linux")]
 #[test]
 fn lazy_joins_blocked_on_their_second_half_all_finish() {
-    let joins: u64 = std::env::var("EMBER_BLOCKED_JOINS")
-        .ok()
-        .and_then(|n| n.parse().ok())
-        .unwrap_or(20_000);
+    let joins = common::blocked_join_count();
     for (name, policy) in common::unbiased_policies() {
         let pool = lazy(policy, 2);
         no_deadlock(name, move || {
-            pool.install(|| {
-                for _ in 0..joins {
-                    let (tx, rx) = std::sync::mpsc::channel();
-                    let (got, ()) = ember::join(
-                        move || rx.recv().expect("the second half sends"),
-                        move || tx.send(7u32).expect("the first half receives"),
-                    );
-                    assert_eq!(got, 7, "{name}");
-                }
-            });
+            pool.install(|| common::blocked_joins(joins, name))
         });
     }
 }

@@ -188,10 +188,7 @@ fn an_injected_job_does_not_wait_behind_endless_broadcasts() {
 /// twin exists only in loom builds. Biased leaves a pushed job to its pusher by design.
 #[test]
 fn a_join_whose_first_half_waits_for_its_second_outside_ember() {
-    let joins: u64 = std::env::var("EMBER_BLOCKED_JOINS")
-        .ok()
-        .and_then(|n| n.parse().ok())
-        .unwrap_or(20_000);
+    let joins = common::blocked_join_count();
     for (name, policy) in common::unbiased_policies() {
         // Every half offered on the deque (the path above), then the default, which keeps
         // halves private while every worker is busy and relies on a sleeper stealing them
@@ -203,17 +200,9 @@ fn a_join_whose_first_half_waits_for_its_second_outside_ember() {
             .build()
             .unwrap();
         for (path, pool) in [("offered", offered), ("default", pool(policy, 2))] {
-            no_deadlock(&format!("{name}, {path}"), move || {
-                pool.install(|| {
-                    for _ in 0..joins {
-                        let (tx, rx) = std::sync::mpsc::channel();
-                        let (got, ()) = ember::join(
-                            move || rx.recv().expect("the second half sends"),
-                            move || tx.send(7u32).expect("the first half receives"),
-                        );
-                        assert_eq!(got, 7, "{name}, {path}");
-                    }
-                });
+            let what = format!("{name}, {path}");
+            no_deadlock(&what.clone(), move || {
+                pool.install(|| common::blocked_joins(joins, &what))
             });
         }
     }

@@ -58,6 +58,17 @@ impl World {
         self.taken[number(job)].fetch_add(1, Ordering::Relaxed);
     }
 
+    /// Asserts that jobs `1..=jobs` were each taken (popped, offered or stolen) exactly once.
+    fn assert_taken_once(&self, jobs: usize) {
+        for n in 1..=jobs {
+            assert_eq!(
+                self.taken[n].load(Ordering::Relaxed),
+                1,
+                "half {n} taken once"
+            );
+        }
+    }
+
     /// A worker about to sleep (`WorkerThread::idle`): reads `top`, issues the heavy barrier
     /// (unless `heavy` is off), and steals.
     fn steal(&self, heavy: bool) {
@@ -115,13 +126,7 @@ fn taken_once(heavy: bool) {
         // Back to user code, which the kernel's barrier does not wait for.
         world.barrier.model().quiesce();
         thief.join().unwrap();
-        for n in [1, 2] {
-            assert_eq!(
-                world.taken[n].load(Ordering::Relaxed),
-                1,
-                "half {n} taken once"
-            );
-        }
+        world.assert_taken_once(2);
     });
 }
 
@@ -179,11 +184,8 @@ fn blocked_owner(look_after_push: bool, heavy: bool) {
         // The first half blocks on the second: switched out.
         world.barrier.model().quiesce();
         sleeper.join().unwrap();
-        assert_eq!(
-            world.taken[1].load(Ordering::Relaxed),
-            1,
-            "the blocked owner's half is offered or stolen, once"
-        );
+        // The blocked owner's half is offered or stolen, once.
+        world.assert_taken_once(1);
     });
 }
 
@@ -233,13 +235,7 @@ fn two_thieves(retry: bool) {
         for thief in thieves {
             thief.join().unwrap();
         }
-        for n in [1, 2] {
-            assert_eq!(
-                world.taken[n].load(Ordering::Relaxed),
-                1,
-                "half {n} stolen once"
-            );
-        }
+        world.assert_taken_once(2);
     });
 }
 

@@ -97,8 +97,9 @@ pub(crate) struct WorkerThread {
     broadcast_first: Cell<bool>,
     /// Whether `join` keeps second halves private while no worker wants work (module doc).
     lazy_joins: bool,
-    /// Second halves of this worker's `join`s not offered to thieves, oldest first; also
-    /// `registry.private_halves[index]`, where workers about to sleep may steal them.
+    /// Second halves of this worker's `join`s not offered to thieves, oldest first:
+    /// `registry.private_halves[index]`, where workers about to sleep may steal them, held
+    /// here too so that a `join` reaches it through one pointer.
     private: Arc<CachePadded<PrivateHalves>>,
     /// Where this worker, about to sleep, read each worker's private `top` before its heavy
     /// barrier (`idle`); empty without private steals.
@@ -338,13 +339,24 @@ impl WorkerThread {
             self.push(job);
             return;
         }
-        let mut wake = self.wake.get();
-        if !wake.light_pushes() {
-            sleep.announce_light_pushes(self.index, &mut wake);
-            self.wake.set(wake);
-        }
+        self.list_as_light_pusher();
         self.local.push(job);
         sleep.notify_join_half();
+    }
+
+    /// Lists this worker in `Sleep::light_pushers` unless it already is, until it next goes to
+    /// sleep: before a push with a light barrier, or before keeping a private half (lazy
+    /// joins), so that a worker about to sleep issues the heavy barrier that pairs with it
+    /// (`wake/README.md`, "Light pushes" and "Private steals"). Once listed, a `Cell` read.
+    #[inline(always)]
+    fn list_as_light_pusher(&self) {
+        let mut wake = self.wake.get();
+        if !wake.light_pushes() {
+            self.registry
+                .sleep
+                .announce_light_pushes(self.index, &mut wake);
+            self.wake.set(wake);
+        }
     }
 
     /// With lazy joins, counts this worker in (or out of) the workers that want work
@@ -371,14 +383,7 @@ impl WorkerThread {
     pub(crate) fn push_join_half(&self, job: JobRef) -> bool {
         let sleep = &self.registry.sleep;
         if sleep.private_steals() {
-            // Listed as a light pusher while it may hold private halves: a worker about to
-            // sleep then issues the heavy barrier a private steal needs (README, "Private
-            // steals").
-            let mut wake = self.wake.get();
-            if !wake.light_pushes() {
-                sleep.announce_light_pushes(self.index, &mut wake);
-                self.wake.set(wake);
-            }
+            self.list_as_light_pusher();
         }
         if self.private.push(job) {
             // The push, then the look at `wanting_work`: with a worker's count there and its
@@ -664,26 +669,45 @@ impl WorkerThread {
                 Steal::Retry => retry = true,
                 Steal::Empty => {}
             }
-            let workers = registry.workers();
-            let start = self.next_random() as usize % workers;
-            for offset in 0..workers {
-                let victim = (start + offset) % workers;
-                if victim == self.index {
-                    continue;
-                }
-                match registry.stealers[victim].steal() {
-                    Steal::Success(job) => {
-                        bump(&registry.counters[self.index].steals);
-                        registry.trace.mark(self.index, TraceKind::Steal, victim);
-                        return Some(job);
-                    }
-                    Steal::Retry => retry = true,
-                    Steal::Empty => {}
-                }
+            match self.steal_from_others(|victim| registry.stealers[victim].steal()) {
+                Steal::Success(job) => return Some(job),
+                Steal::Retry => retry = true,
+                Steal::Empty => {}
             }
             if !retry {
                 return None;
             }
+        }
+    }
+
+    /// One pass over the other workers, from a random victim so that thieves spread out,
+    /// with `steal` taking from victim `i`: the first job taken (counted and traced as a
+    /// steal), else `Retry` if some steal lost a race, else `Empty`.
+    #[inline]
+    fn steal_from_others(&self, steal: impl Fn(usize) -> Steal<JobRef>) -> Steal<JobRef> {
+        let registry = &self.registry;
+        let workers = registry.workers();
+        let start = self.next_random() as usize % workers;
+        let mut retry = false;
+        for offset in 0..workers {
+            let victim = (start + offset) % workers;
+            if victim == self.index {
+                continue;
+            }
+            match steal(victim) {
+                Steal::Success(job) => {
+                    bump(&registry.counters[self.index].steals);
+                    registry.trace.mark(self.index, TraceKind::Steal, victim);
+                    return Steal::Success(job);
+                }
+                Steal::Retry => retry = true,
+                Steal::Empty => {}
+            }
+        }
+        if retry {
+            Steal::Retry
+        } else {
+            Steal::Empty
         }
     }
 
@@ -706,7 +730,7 @@ impl WorkerThread {
             &mut wake,
             |heavy| {
                 self.registry.has_work()
-                    || (heavy && !self.private_tops.is_empty() && self.steal_private())
+                    || (heavy && self.registry.sleep.private_steals() && self.steal_private())
             },
             done,
             deadline,
@@ -727,34 +751,22 @@ impl WorkerThread {
 
     /// The last look before sleeping, after a heavy barrier: takes the oldest private half of
     /// some other worker that kept it from us (it has not joined, waited or spawned since we
-    /// began to want work: its first half runs long, or blocks on that very half), starting
-    /// at a random victim so that thieves spread out. Leaves it in `stolen_private` for `idle`
-    /// to run. Also `true`, with nothing taken, if a steal lost its race while a half may
-    /// still be left (`PrivateHalves::steal` says `Retry`): we must not sleep then; the worker
-    /// looks again, with fresh `top`s and a new barrier.
+    /// began to want work: its first half runs long, or blocks on that very half), and leaves
+    /// it in `stolen_private` for `idle` to run. Also `true`, with nothing taken, if a steal
+    /// lost its race while a half may still be left (`PrivateHalves::steal` says `Retry`): we
+    /// must not sleep then; the worker looks again, with fresh `top`s and a new barrier.
     #[cold]
     fn steal_private(&self) -> bool {
-        let registry = &self.registry;
-        let workers = registry.workers();
-        let start = self.next_random() as usize % workers;
-        let mut retry = false;
-        for offset in 0..workers {
-            let victim = (start + offset) % workers;
-            if victim == self.index {
-                continue;
+        let halves = &self.registry.private_halves;
+        match self.steal_from_others(|victim| halves[victim].steal(self.private_tops[victim].get()))
+        {
+            Steal::Success(job) => {
+                self.stolen_private.set(Some(job));
+                true
             }
-            match registry.private_halves[victim].steal(self.private_tops[victim].get()) {
-                Steal::Success(job) => {
-                    bump(&registry.counters[self.index].steals);
-                    registry.trace.mark(self.index, TraceKind::Steal, victim);
-                    self.stolen_private.set(Some(job));
-                    return true;
-                }
-                Steal::Retry => retry = true,
-                Steal::Empty => {}
-            }
+            Steal::Retry => true,
+            Steal::Empty => false,
         }
-        retry
     }
 
     fn next_random(&self) -> u64 {

@@ -65,3 +65,27 @@ pub fn message(payload: &(dyn std::any::Any + Send)) -> String {
         .or_else(|| payload.downcast_ref::<String>().cloned())
         .unwrap_or_default()
 }
+
+/// How many `join`s `blocked_joins` makes: `EMBER_BLOCKED_JOINS`, 20,000 by default (CI runs
+/// a release build with more).
+#[allow(dead_code)] // not every test file that shares this module uses it
+pub fn blocked_join_count() -> u64 {
+    std::env::var("EMBER_BLOCKED_JOINS")
+        .ok()
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(20_000)
+}
+
+/// `joins` `join`s on the current pool, each with a first half that waits outside ember (on a
+/// channel) for what its second half sends: only another worker can run the second half.
+#[allow(dead_code)] // not every test file that shares this module uses it
+pub fn blocked_joins(joins: u64, what: &str) {
+    for _ in 0..joins {
+        let (tx, rx) = std::sync::mpsc::channel();
+        let (got, ()) = ember::join(
+            move || rx.recv().expect("the second half sends"),
+            move || tx.send(7u32).expect("the first half receives"),
+        );
+        assert_eq!(got, 7, "{what}");
+    }
+}
