@@ -681,7 +681,7 @@ impl WorkerThread {
     }
 
     /// One pass over the other workers, from a random victim so that thieves spread out,
-    /// with `steal` taking from victim `i`: the first job taken (counted and traced as a
+    /// with `steal` taking from `victim`: the first job taken (counted and traced as a
     /// steal), else `Retry` if some steal lost a race, else `Empty`.
     #[inline]
     fn steal_from_others(&self, steal: impl Fn(usize) -> Steal<JobRef>) -> Steal<JobRef> {

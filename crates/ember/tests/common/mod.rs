@@ -1,5 +1,6 @@
-//! Helpers shared by the pool test files: the wake policies every test runs under, and a
-//! pool built with one of them.
+//! Helpers shared by the pool test files: the wake policies every test runs under, a pool
+//! built with one of them, a deadlock watchdog, and a loop of `join`s whose first half waits
+//! for its second outside ember.
 
 // Each test file is its own crate and uses only some of these.
 #![allow(dead_code)]
@@ -68,7 +69,6 @@ pub fn message(payload: &(dyn std::any::Any + Send)) -> String {
 
 /// How many `join`s `blocked_joins` makes: `EMBER_BLOCKED_JOINS`, 20,000 by default (CI runs
 /// a release build with more).
-#[allow(dead_code)] // not every test file that shares this module uses it
 pub fn blocked_join_count() -> u64 {
     std::env::var("EMBER_BLOCKED_JOINS")
         .ok()
@@ -78,7 +78,6 @@ pub fn blocked_join_count() -> u64 {
 
 /// `joins` `join`s on the current pool, each with a first half that waits outside ember (on a
 /// channel) for what its second half sends: only another worker can run the second half.
-#[allow(dead_code)] // not every test file that shares this module uses it
 pub fn blocked_joins(joins: u64, what: &str) {
     for _ in 0..joins {
         let (tx, rx) = std::sync::mpsc::channel();
