@@ -44,6 +44,16 @@ pub struct PoolStats {
     /// Successors made runnable by a finishing task that its worker held, then pushed for
     /// others after taking one for itself (delay-kick).
     pub kicks: u64,
+    /// Jobs spawned on a worker whose wake-up of a sleeper was owed rather than made
+    /// (delay-kick for plain spawns, [`PoolBuilder::delay_kick`](crate::PoolBuilder::delay_kick)).
+    pub deferred_wakeups: u64,
+    /// Those owed wake-ups that were made after all: at the spawner's next push or when the
+    /// spawning job ran past the deferral's bound. The rest cost nobody a wake-up: the
+    /// spawner ran the job itself, or an awake worker took it.
+    pub deferred_wakeups_made: u64,
+    /// The longest time an owed wake-up stayed owed before it was made (the alarm makes it
+    /// 100 µs after the spawn; its own latency comes on top).
+    pub longest_deferral: std::time::Duration,
     /// The same counters per worker, indexed by worker number.
     pub per_worker: Vec<WorkerStats>,
 }
@@ -66,12 +76,20 @@ pub struct WorkerStats {
     pub panics: u64,
     /// Held successors this worker kicked.
     pub kicks: u64,
+    /// Wake-ups of jobs spawned here that this worker owed.
+    pub deferred_wakeups: u64,
+    /// Owed wake-ups made after all.
+    pub deferred_wakeups_made: u64,
 }
 
 impl PoolStats {
     /// Totals of `per_worker`, plus `external_panics` caught on threads that are not the
     /// pool's workers (in the total only).
-    pub(crate) fn from_workers(per_worker: Vec<WorkerStats>, external_panics: u64) -> Self {
+    pub(crate) fn from_workers(
+        per_worker: Vec<WorkerStats>,
+        external_panics: u64,
+        longest_deferral: std::time::Duration,
+    ) -> Self {
         let sum = |f: fn(&WorkerStats) -> u64| per_worker.iter().map(f).sum::<u64>();
         PoolStats {
             threads: per_worker.len(),
@@ -82,6 +100,9 @@ impl PoolStats {
             steals: sum(|w| w.steals),
             panics: sum(|w| w.panics) + external_panics,
             kicks: sum(|w| w.kicks),
+            deferred_wakeups: sum(|w| w.deferred_wakeups),
+            deferred_wakeups_made: sum(|w| w.deferred_wakeups_made),
+            longest_deferral,
             per_worker,
         }
     }

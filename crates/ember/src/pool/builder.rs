@@ -450,6 +450,19 @@ impl PoolBuilder {
                 }
             }
         }
+        if registry.sleep.defers_wakeups() {
+            // The alarm's thread (`wake/deferred.rs`): blocked but for a spawned job's owed
+            // wake-up past its bound. Without it nothing is deferred, so a failure to start
+            // it costs only that.
+            let watch = Arc::clone(&registry);
+            if let Ok(handle) = std::thread::Builder::new()
+                .name(format!("{}-alarm", self.name))
+                .stack_size(64 * 1024)
+                .spawn(move || watch.sleep.watch_debts())
+            {
+                handles.push(handle);
+            }
+        }
         let inner = Arc::new(PoolInner {
             registry,
             handles: std::sync::Mutex::new(handles),

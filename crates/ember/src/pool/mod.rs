@@ -559,7 +559,7 @@ pub(crate) fn spawn_on<F>(registry: &Registry, f: F)
 where
     F: FnOnce() + Send + 'static,
 {
-    spawn_with(registry, f, |worker, job| worker.push_shared(job));
+    spawn_with(registry, f, |worker, job| worker.push_spawned(job));
 }
 
 /// `spawn_fifo` on `registry`: as [`spawn_on`], but on a worker the job goes to the back of
@@ -571,7 +571,7 @@ where
     spawn_with(registry, f, |worker, job| {
         // SAFETY: the registry's fifos live as long as the registry, which every worker (the
         // only runners of its queued refs) keeps alive.
-        worker.push_shared(unsafe { registry.fifos[worker.index].push(job) });
+        worker.push_spawned(unsafe { registry.fifos[worker.index].push(job) });
     });
 }
 

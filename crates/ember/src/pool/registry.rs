@@ -149,7 +149,7 @@ impl Registry {
             id: NEXT_ID.fetch_add(1, Ordering::Relaxed),
             injector: Injector::new(),
             stealers: stealers.into_boxed_slice(),
-            sleep: Sleep::for_pool(policy, workers, lazy_joins),
+            sleep: Sleep::for_pool(policy, workers, lazy_joins, delay_kick),
             counters: (0..workers).map(|_| CachePadded::default()).collect(),
             broadcasts: (0..workers).map(|_| CachePadded::default()).collect(),
             fifos: (0..workers).map(|_| Fifo::default()).collect(),
@@ -302,6 +302,8 @@ impl Registry {
     pub(crate) fn worker_exited(&self, index: usize) {
         self.counters[index].set_state(WorkerState::Exited);
         if self.live_workers.fetch_sub(1, Ordering::SeqCst) == 1 {
+            // Nobody is left to owe a wake-up (`wake/deferred.rs`).
+            self.sleep.stop_watching();
             self.exit_waiters
                 .notify_changed(|| self.live_workers.load(Ordering::SeqCst) == 0);
         }
@@ -329,10 +331,16 @@ impl Registry {
                     steals: c.steals.load(Ordering::Relaxed),
                     panics: c.panics.load(Ordering::Relaxed),
                     kicks: c.kicks.load(Ordering::Relaxed),
+                    deferred_wakeups: wake.deferred.load(Ordering::Relaxed),
+                    deferred_wakeups_made: wake.paid.load(Ordering::Relaxed),
                 }
             })
             .collect();
-        PoolStats::from_workers(per_worker, self.external_panics.load(Ordering::Relaxed))
+        PoolStats::from_workers(
+            per_worker,
+            self.external_panics.load(Ordering::Relaxed),
+            self.sleep.longest_deferral(),
+        )
     }
 }
 

@@ -108,6 +108,9 @@ pub(crate) struct WorkerThread {
     stolen_private: Cell<Option<JobRef>>,
     /// Whether this worker is counted in `Registry::wanting_work` (lazy joins only).
     wanting: Cell<bool>,
+    /// Whether this worker owes the wake-up of the job it spawned last, which is alone on
+    /// its deque (`push_spawned`).
+    owes_wake: Cell<bool>,
     spin: Duration,
     spin_governor: SpinGovernor,
 }
@@ -173,6 +176,7 @@ impl WorkerThread {
             // at all: a `join` made on a pool whose workers have not started yet must offer
             // its half.
             wanting: Cell::new(registry_lazy_joins),
+            owes_wake: Cell::new(false),
             spin,
             spin_governor: SpinGovernor::default(),
         };
@@ -324,6 +328,7 @@ impl WorkerThread {
     /// its own.
     #[inline]
     pub(crate) fn push(&self, job: JobRef) {
+        self.pay_owed_wake();
         self.local.push(job);
         self.registry.sleep.notify_local(|| self.local.len());
     }
@@ -340,6 +345,7 @@ impl WorkerThread {
             return;
         }
         self.list_as_light_pusher();
+        self.pay_owed_wake();
         self.local.push(job);
         sleep.notify_join_half();
     }
@@ -440,6 +446,57 @@ impl WorkerThread {
         self.push(job);
     }
 
+    /// Pushes a job spawned here (`spawn`, `spawn_fifo`), as [`push_shared`](Self::push_shared)
+    /// does, except that a wake-up of a sleeper for a job alone on the deque is owed rather
+    /// than made, where the pool defers them (`wake/README.md`, "Deferred wake-ups"): a job
+    /// that spawns its successor as its last act runs it next itself, and nobody is woken for
+    /// it. The debt is settled at this worker's next scheduling point: its next push makes the
+    /// wake-up, its next look for work takes the job back or finds it taken
+    /// (`settle_owed_wake`). If the spawning job runs longer than that, the pool's alarm makes
+    /// it 50 µs after the spawn.
+    #[inline]
+    pub(crate) fn push_spawned(&self, job: JobRef) {
+        self.offer_all_private();
+        self.pay_owed_wake();
+        self.local.push(job);
+        if self
+            .registry
+            .sleep
+            .notify_spawned(self.index, || self.local.len())
+        {
+            self.owes_wake.set(true);
+        }
+    }
+
+    /// Makes the wake-up this worker owes, if it owes one: it is about to push another job or
+    /// run something else before the one it owes it for.
+    #[inline(always)]
+    fn pay_owed_wake(&self) {
+        if self.owes_wake.get() {
+            self.owes_wake.set(false);
+            self.registry.sleep.pay_debt(self.index);
+        }
+    }
+
+    /// The first step of a look for work while this worker owes a wake-up: the job it owes it
+    /// for is the only one on its deque, since every later push paid the debt. If this worker
+    /// runs it next, nobody needs waking: it pops it back (or finds it stolen) and the debt
+    /// is void. If something else runs first (held successors, or the fairness turn of the
+    /// global queue), the wake-up is made.
+    #[inline(never)]
+    fn settle_owed_wake(&self) -> Option<JobRef> {
+        if !self.held.is_empty() || self.until_injector.get() == 1 {
+            self.pay_owed_wake();
+            return None;
+        }
+        self.owes_wake.set(false);
+        let job = self.local.pop();
+        self.registry.sleep.void_debt(self.index);
+        let job = job?;
+        self.found_work();
+        Some(job)
+    }
+
     /// A job run from inside a `join` returns to it: a check point (`idle.rs`).
     pub(crate) fn check_idle(&self) {
         self.registry.check_idle(self.index);
@@ -480,7 +537,12 @@ impl WorkerThread {
     fn find_work(&self, done: &dyn Fn() -> bool, looking: Looking) -> Option<JobRef> {
         // Delay-kick: the first held successor is this worker's; the rest go to thieves. First
         // of all, so that a worker never runs anything else while it holds successors that
-        // no thief can see (`task/kick.rs`).
+        // no thief can see (`task/kick.rs`). Before that, an owed wake-up is settled.
+        if self.owes_wake.get() {
+            if let Some(job) = self.settle_owed_wake() {
+                return Some(job);
+            }
+        }
         if let Some(job) = self.held.take_and_kick(|job| self.kick(job)) {
             unbump(&self.registry.counters[self.index].held);
             self.found_work();
@@ -568,13 +630,20 @@ impl WorkerThread {
     pub(crate) fn yield_once(&self, local_only: bool) -> bool {
         // A caller polling for its own `join`'s second half (lazy joins) must find it.
         self.offer_all_private();
+        let owed = if self.owes_wake.get() {
+            self.settle_owed_wake()
+        } else {
+            None
+        };
         // Not `find_work`'s code for held successors: a second caller of it would keep the
         // compiler from inlining it there, where every job pays for it.
-        let held = self.held.take_and_kick(|job| self.kick(job)).inspect(|_| {
-            unbump(&self.registry.counters[self.index].held);
-            self.found_work();
-        });
-        let job = held
+        let job = owed
+            .or_else(|| {
+                self.held.take_and_kick(|job| self.kick(job)).inspect(|_| {
+                    unbump(&self.registry.counters[self.index].held);
+                    self.found_work();
+                })
+            })
             .or_else(|| self.pop_local())
             .or_else(|| self.take_broadcast())
             .or_else(|| {

@@ -23,4 +23,5 @@ pub(crate) use loom::thread;
 #[cfg(not(loom))]
 pub(crate) use std::thread;
 
+pub(crate) mod alarm;
 pub(crate) mod asymmetric;

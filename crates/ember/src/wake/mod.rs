@@ -21,6 +21,7 @@
 #![doc = include_str!("README.md")]
 
 mod biased;
+mod deferred;
 mod searching;
 
 use crossbeam_utils::CachePadded;
@@ -116,6 +117,10 @@ pub(crate) struct WakeCounters {
     pub(crate) received: AtomicU64,
     /// Times this worker blocked.
     pub(crate) parks: AtomicU64,
+    /// Wake-ups of jobs this worker spawned that it owed instead of making (`deferred.rs`).
+    pub(crate) deferred: AtomicU64,
+    /// Those of them made after all: at its next push, or by the alarm.
+    pub(crate) paid: AtomicU64,
 }
 
 /// The sleep/wake state of one pool.
@@ -144,6 +149,12 @@ pub(crate) struct Sleep {
     /// Off only in the loom mutant that shows what the hand-off's heavy barrier guards.
     #[cfg(all(test, loom))]
     pub(crate) hand_off_heavy: bool,
+    /// Spawned jobs' owed wake-ups and their alarm (Searching with delay-kick, several
+    /// workers, where the system has an alarm; `deferred.rs`).
+    debts: Option<deferred::Debts>,
+    /// Off only in the loom mutant that shows what setting the alarm for a debt guards.
+    #[cfg(all(test, loom))]
+    pub(crate) defer_sets_alarm: bool,
     counters: Box<[CachePadded<WakeCounters>]>,
 }
 
@@ -151,11 +162,17 @@ impl Sleep {
     /// The wake-up state of a pool without lazy joins.
     #[cfg(all(test, loom))]
     pub(crate) fn new(policy: WakePolicy, workers: usize) -> Self {
-        Self::for_pool(policy, workers, false)
+        Self::for_pool(policy, workers, false, false)
     }
 
-    /// The wake-up state of a pool of `workers` under `policy`, with or without lazy joins.
-    pub(crate) fn for_pool(policy: WakePolicy, workers: usize, lazy_joins: bool) -> Self {
+    /// The wake-up state of a pool of `workers` under `policy`, with or without lazy joins,
+    /// and deferring spawned jobs' wake-ups or not (delay-kick; Searching only).
+    pub(crate) fn for_pool(
+        policy: WakePolicy,
+        workers: usize,
+        lazy_joins: bool,
+        defer_spawns: bool,
+    ) -> Self {
         Sleep {
             policy,
             workers,
@@ -173,6 +190,11 @@ impl Sleep {
             barrier: Barrier::default(),
             #[cfg(all(test, loom))]
             hand_off_heavy: true,
+            debts: (defer_spawns && workers > 1 && matches!(policy, WakePolicy::Searching))
+                .then(|| deferred::Debts::new(workers))
+                .flatten(),
+            #[cfg(all(test, loom))]
+            defer_sets_alarm: true,
             counters: (0..workers)
                 .map(|_| CachePadded::new(WakeCounters::default()))
                 .collect(),
@@ -370,6 +392,7 @@ impl Sleep {
         let blocked = if work || done() {
             false
         } else {
+            self.release_alarm();
             let counters = &self.counters[index];
             counters.parks.store(
                 counters.parks.load(Ordering::Relaxed) + 1,
@@ -489,6 +512,8 @@ impl Sleep {
     }
 }
 
+#[cfg(all(test, loom))]
+mod loom_deferred;
 #[cfg(all(test, loom))]
 mod loom_lifecycle;
 #[cfg(all(test, loom))]

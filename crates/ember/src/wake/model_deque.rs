@@ -169,6 +169,29 @@ impl ModelPool {
         Some(first)
     }
 
+    /// A pool of `workers` under Searching that defers spawned jobs' wake-ups, its alarm
+    /// watched by a thread of the model's own; `configure` may switch a step off (a mutant).
+    pub(crate) fn with_deferred_spawns(workers: usize, configure: impl FnOnce(&mut Sleep)) -> Arc<Self> {
+        let mut sleep = Sleep::for_pool(WakePolicy::Searching, workers, false, true);
+        configure(&mut sleep);
+        sleep.debts().mark_watched();
+        Arc::new(ModelPool {
+            sleep,
+            deques: (0..workers).map(|_| ModelDeque::new()).collect(),
+            injector: Mutex::new(VecDeque::new()),
+            ran: Mutex::new(Vec::new()),
+            ran_changed: Condvar::new(),
+            announce_batches: true,
+        })
+    }
+
+    /// Worker `me` pushes a job it spawned on its own deque (`WorkerThread::push_spawned`);
+    /// returns whether it owes the wake-up.
+    pub(crate) fn push_spawned(&self, me: usize, job: usize) -> bool {
+        self.deques[me].push(job);
+        self.sleep.notify_spawned(me, || self.deques[me].len())
+    }
+
     /// Worker `me` pushes `job` on its own deque (`WorkerThread::push`).
     pub(crate) fn push_local(&self, me: usize, job: usize, fenced: bool) {
         self.deques[me].push(job);

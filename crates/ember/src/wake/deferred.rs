@@ -1,0 +1,319 @@
+//! Deferred wake-ups of spawned jobs, under Searching (README, "Deferred wake-ups").
+//!
+//! A job that spawns its successor as its last act and ends would, under Searching, wake a
+//! sleeper for a job its own worker is about to run. So a spawn onto the worker's empty deque
+//! that would wake a sleeper *owes* that wake-up instead: the job is on the deque, stealable
+//! as always, and only the wake-up waits. The worker settles the debt at its next scheduling
+//! point — its next push pays it, its next look for work takes the job back and voids it —
+//! and an alarm pays it if the spawning job is still running [`DEFER_NS`] later, so a
+//! successor is never held hostage by a long parent.
+//!
+//! The alarm is one per pool (`sync/alarm.rs`), waited for by one thread that sleeps while
+//! no debt is old. Owing workers move it later only when it is due within [`REARM_NS`], so a
+//! chain of short jobs costs one system call per 80 µs and no wake-up at all.
+
+use crossbeam_utils::CachePadded;
+
+use super::{Sleep, WakePolicy};
+use crate::sync::alarm::{now_ns, Alarm};
+use crate::sync::atomic::{fence, AtomicBool, AtomicU64, Ordering};
+use crate::sync::{lock, Mutex};
+
+/// How long a wake-up may stay owed before the alarm makes it (100 µs): a spawned job waits
+/// for a sleeper no longer than this, plus the alarm's and the sleeper's own latency.
+pub(crate) const DEFER_NS: u64 = 100_000;
+
+/// A worker that owes a wake-up moves the alarm only when it is due within this, or later
+/// than its own debt allows: once per 80 µs of debts made back to back. Setting an alarm
+/// due that soon costs a system call that reprograms the processor's timer (17 µs on a
+/// virtual machine measured here, under 1 µs on hardware), so the alarm is moved as seldom
+/// as the bound allows; moved less often, it would fire between two debts and wake its
+/// thread for nothing.
+const REARM_NS: u64 = 20_000;
+
+/// The alarm pays a debt that falls due within this of its firing, rather than setting
+/// itself again for a few microseconds.
+const DUE_SLOP_NS: u64 = 2_000;
+
+/// The debts of one pool's workers and the alarm that bounds them.
+pub(crate) struct Debts {
+    /// When worker `i` began to owe a wake-up ([`now_ns`]), or 0.
+    since: Box<[CachePadded<AtomicU64>]>,
+    /// The deadline the alarm is set for, or 0 while it is clear.
+    armed: CachePadded<AtomicU64>,
+    /// Serialises setting the alarm with the look at `since` that chose its deadline.
+    arming: Mutex<()>,
+    alarm: Alarm,
+    /// A thread waits for the alarm; until then no wake-up is deferred.
+    watched: AtomicBool,
+    /// The pool's workers have all exited: the watching thread returns.
+    stopped: AtomicBool,
+    /// The longest time a wake-up stayed owed before it was made, in ns.
+    longest: AtomicU64,
+    /// Off only in the loom mutant that shows what `owe`'s fence guards.
+    #[cfg(all(test, loom))]
+    pub(crate) owe_fenced: bool,
+}
+
+impl Debts {
+    /// Debts for `workers` workers, where the system has an alarm.
+    pub(super) fn new(workers: usize) -> Option<Debts> {
+        Some(Debts {
+            since: (0..workers)
+                .map(|_| CachePadded::new(AtomicU64::new(0)))
+                .collect(),
+            armed: CachePadded::new(AtomicU64::new(0)),
+            arming: Mutex::new(()),
+            alarm: Alarm::new()?,
+            watched: AtomicBool::new(false),
+            stopped: AtomicBool::new(false),
+            longest: AtomicU64::new(0),
+            #[cfg(all(test, loom))]
+            owe_fenced: true,
+        })
+    }
+
+    /// Worker `me` owes a wake-up from `now` on. The store, then the look at `armed`, pairs
+    /// with [`rearm`](Self::rearm)'s store of 0, then its look at `since` (a Dekker pattern):
+    /// either this look sees the alarm cleared and sets it, or that look sees this debt.
+    pub(crate) fn owe(&self, me: usize, now: u64, set_alarm: bool) {
+        self.since[me].store(now, Ordering::Relaxed);
+        // StoreLoad: the debt before the look at the alarm (module doc, README).
+        #[cfg(all(test, loom))]
+        let fenced = self.owe_fenced;
+        #[cfg(not(all(test, loom)))]
+        let fenced = true;
+        if fenced {
+            fence(Ordering::SeqCst);
+        }
+        let armed = self.armed.load(Ordering::Relaxed);
+        // Set for later than this debt allows (a debt newer than ours chose it), or due
+        // soon: set it again. Otherwise it fires in time for this debt, and a chain of
+        // short jobs pays no system call.
+        if set_alarm && (armed < now + REARM_NS || armed > now + DEFER_NS) {
+            self.rearm(now, None);
+        }
+    }
+
+    /// Ends worker `me`'s debt, if it has one; returns when it began (0: none).
+    fn settle(&self, me: usize) -> u64 {
+        let since = self.since[me].load(Ordering::Relaxed);
+        if since != 0 {
+            // Only 0 is ever stored by others (the alarm's compare-and-swap): a plain store
+            // is enough, and a debt the alarm made meanwhile costs one needless wake-up.
+            self.since[me].store(0, Ordering::Relaxed);
+        }
+        since
+    }
+
+    fn record(&self, owed_ns: u64) {
+        if owed_ns > self.longest.load(Ordering::Relaxed) {
+            self.longest.fetch_max(owed_ns, Ordering::Relaxed);
+        }
+    }
+
+    /// Sets the alarm for the earliest deadline among the debts, or clears it if there is
+    /// none. With `pay` (the alarm fired at `now`), first pays every debt due by then.
+    fn rearm(&self, now: u64, pay: Option<&dyn Fn(usize)>) {
+        let _arming = lock(&self.arming);
+        self.armed.store(0, Ordering::Relaxed);
+        // StoreLoad: the cleared alarm before the look at the debts, pairing with `owe`.
+        fence(Ordering::SeqCst);
+        let mut next = u64::MAX;
+        for (worker, since) in self.since.iter().enumerate() {
+            let mut owed = since.load(Ordering::Relaxed);
+            if owed == 0 {
+                continue;
+            }
+            if let Some(pay) = pay {
+                if owed + DEFER_NS <= now + DUE_SLOP_NS {
+                    if since
+                        .compare_exchange(owed, 0, Ordering::SeqCst, Ordering::SeqCst)
+                        .is_ok()
+                    {
+                        self.record(now.saturating_sub(owed));
+                        pay(worker);
+                        continue;
+                    }
+                    // Settled, and maybe owed again since: a new debt, not yet due.
+                    owed = since.load(Ordering::Relaxed);
+                    if owed == 0 {
+                        continue;
+                    }
+                }
+            }
+            next = next.min(owed + DEFER_NS);
+        }
+        if next == u64::MAX {
+            self.alarm.set(0);
+        } else {
+            self.alarm.set(next);
+            self.armed.store(next, Ordering::Relaxed);
+        }
+    }
+}
+
+impl Sleep {
+    /// Worker-side: a job spawned on worker `me` was pushed on its own deque, which now holds
+    /// `local_len()`. As [`notify_local`](Self::notify_local), except that where the pool
+    /// defers wake-ups (Searching, delay-kick, an alarm) and the job is alone on the deque, a
+    /// wake-up the push would make is owed instead: then returns `true`, and the caller
+    /// settles it ([`void_debt`](Self::void_debt) or [`pay_debt`](Self::pay_debt)).
+    #[inline]
+    pub(crate) fn notify_spawned(&self, me: usize, local_len: impl FnOnce() -> usize) -> bool {
+        let Some(debts) = &self.debts else {
+            self.notify_local(local_len);
+            return false;
+        };
+        debug_assert_eq!(self.policy, WakePolicy::Searching);
+        // StoreLoad, as every push (README, "Pushing").
+        fence(Ordering::SeqCst);
+        if self.num_searching.load(Ordering::SeqCst) != 0 || self.sleepers.len() == 0 {
+            return false;
+        }
+        if local_len() != 1 || !debts.watched.load(Ordering::Relaxed) {
+            self.wake_searcher();
+            return false;
+        }
+        self.defer_wake(me);
+        true
+    }
+
+    #[cold]
+    fn defer_wake(&self, me: usize) {
+        let Some(debts) = &self.debts else { return };
+        let counters = &self.counters[me];
+        counters.deferred.store(
+            counters.deferred.load(Ordering::Relaxed) + 1,
+            Ordering::Relaxed,
+        );
+        #[cfg(all(test, loom))]
+        let set_alarm = self.defer_sets_alarm;
+        #[cfg(not(all(test, loom)))]
+        let set_alarm = true;
+        debts.owe(me, now_ns(), set_alarm);
+    }
+
+    /// Worker `me` took back the job whose wake-up it owed, or found it taken: nobody needs
+    /// waking for it. (No clock is read here, on the path of every link of a chain: the
+    /// longest deferral is measured on debts that were paid.)
+    #[inline]
+    pub(crate) fn void_debt(&self, me: usize) {
+        if let Some(debts) = &self.debts {
+            debts.settle(me);
+        }
+    }
+
+    /// Worker `me` goes on to something else before the job whose wake-up it owes: the
+    /// wake-up is made now.
+    #[cold]
+    pub(crate) fn pay_debt(&self, me: usize) {
+        if let Some(debts) = &self.debts {
+            let since = debts.settle(me);
+            if since != 0 {
+                debts.record(now_ns().saturating_sub(since));
+                self.counters[me].paid.fetch_add(1, Ordering::Relaxed);
+                self.notify_searching();
+            }
+        }
+    }
+
+    /// About to park: clears the alarm unless a debt needs it, so that it does not wake the
+    /// watching thread for nothing after a chain ends.
+    pub(crate) fn release_alarm(&self) {
+        if let Some(debts) = &self.debts {
+            if debts.armed.load(Ordering::Relaxed) != 0 {
+                debts.rearm(now_ns(), None);
+            }
+        }
+    }
+
+    /// Whether this pool defers spawned jobs' wake-ups once a thread watches the alarm.
+    pub(crate) fn defers_wakeups(&self) -> bool {
+        self.debts.is_some()
+    }
+
+    /// The watching thread's loop: pays every debt the alarm finds due, until
+    /// [`stop_watching`](Self::stop_watching). Marks the alarm watched first.
+    pub(crate) fn watch_debts(&self) {
+        self.watch_debts_at(now_ns);
+    }
+
+    /// [`watch_debts`](Self::watch_debts) with the clock as a parameter: a model's alarm
+    /// fires before anything is due in real time, so its clock says every debt is.
+    pub(crate) fn watch_debts_at(&self, now: impl Fn() -> u64) {
+        let Some(debts) = &self.debts else { return };
+        debts.watched.store(true, Ordering::Relaxed);
+        // Checked before each wait too: a stop that set the alarm while this thread was
+        // paying may have been cleared by that very pass (`rearm` clears an alarm no debt
+        // needs), and would not fire again. (The model
+        // `loom_owed_wake_of_a_blocked_spawner_is_made_by_the_alarm` hangs without it.)
+        while !debts.stopped.load(Ordering::SeqCst) {
+            debts.alarm.wait();
+            if debts.stopped.load(Ordering::SeqCst) {
+                return;
+            }
+            self.alarm_fired(now());
+        }
+    }
+
+    /// The alarm fired at `now`: pays the debts due, sets it for the next one.
+    fn alarm_fired(&self, now: u64) {
+        let Some(debts) = &self.debts else { return };
+        debts.rearm(
+            now,
+            Some(&|worker| {
+                self.counters[worker].paid.fetch_add(1, Ordering::Relaxed);
+                self.notify_searching();
+            }),
+        );
+    }
+
+    /// Every worker has exited: the watching thread returns.
+    pub(crate) fn stop_watching(&self) {
+        if let Some(debts) = &self.debts {
+            debts.stopped.store(true, Ordering::SeqCst);
+            debts.alarm.set(1);
+        }
+    }
+
+    /// The longest time a wake-up stayed owed.
+    pub(crate) fn longest_deferral(&self) -> std::time::Duration {
+        std::time::Duration::from_nanos(
+            self.debts
+                .as_ref()
+                .map_or(0, |debts| debts.longest.load(Ordering::Relaxed)),
+        )
+    }
+
+    /// The debts, for a model to drive and check.
+    #[cfg(all(test, loom))]
+    pub(crate) fn debts(&self) -> &Debts {
+        self.debts.as_ref().expect("a pool that defers wake-ups")
+    }
+
+    /// The same, to switch a step off in a mutant before the model starts.
+    #[cfg(all(test, loom))]
+    pub(crate) fn debts_mut(&mut self) -> &mut Debts {
+        self.debts.as_mut().expect("a pool that defers wake-ups")
+    }
+}
+
+#[cfg(all(test, loom))]
+impl Debts {
+    /// Marks the alarm watched: the model's own thread waits for it.
+    pub(crate) fn mark_watched(&self) {
+        self.watched.store(true, Ordering::Relaxed);
+    }
+
+    /// Whether worker `me` owes a wake-up.
+    pub(crate) fn owed(&self, me: usize) -> bool {
+        self.since[me].load(Ordering::SeqCst) != 0
+    }
+
+    /// Whether the alarm is set to fire.
+    pub(crate) fn alarm_is_set(&self) -> bool {
+        self.alarm.is_set()
+    }
+
+}

@@ -1,0 +1,100 @@
+//! loom models of deferred wake-ups (`deferred.rs`; README, "Deferred wake-ups"), on the
+//! model deque (`model_deque.rs`), which publishes as the real one does, and the alarm's
+//! model (`sync/alarm.rs`), which fires whenever its thread runs: time does not pass in a
+//! model, so the thread that watches the alarm treats every debt it finds as due.
+//!
+//! Each model's comment names the step it guards; the `mutant_*` models remove that step and
+//! fail. Run one with `RUSTFLAGS="--cfg loom" cargo test -p ember --release --lib
+//! mutant_NAME -- --ignored`.
+
+use loom::thread;
+
+use super::model_deque::ModelPool;
+use super::Sleep;
+use crate::pool::loom_support::model_bounded;
+
+const JOB: usize = 1;
+
+/// "Now" for the watching thread: every debt is due.
+const ALARM_NOW: u64 = u64::MAX / 2;
+
+/// Worker 0, inside a job, spawns `JOB` on its empty deque and then blocks until it has run
+/// elsewhere (a channel's receive: the spawning job never reaches a scheduling point).
+/// Worker 1 starts idle: it searches, finds nothing and sleeps, concurrently. If the spawn
+/// owes the wake-up, only the alarm can make it; a debt that leaves the alarm clear is a
+/// deadlock, which loom reports.
+///
+/// Guards the alarm a debt sets (`Debts::owe`): `mutant_debt_without_alarm` owes the
+/// wake-up and leaves the alarm clear, and deadlocks.
+fn spawn_blocked_on_its_successor(configure: fn(&mut Sleep)) {
+    model_bounded(3, move || {
+        let pool = ModelPool::with_deferred_spawns(2, configure);
+        let helper = {
+            let pool = pool.clone();
+            thread::spawn(move || {
+                pool.work(1, || pool.has_run(JOB));
+            })
+        };
+        let watcher = {
+            let pool = pool.clone();
+            thread::spawn(move || pool.sleep.watch_debts_at(|| ALARM_NOW))
+        };
+        pool.push_spawned(0, JOB);
+        pool.block_until_run(JOB);
+        helper.join().unwrap();
+        pool.sleep.stop_watching();
+        watcher.join().unwrap();
+    });
+}
+
+#[test]
+fn loom_owed_wake_of_a_blocked_spawner_is_made_by_the_alarm() {
+    spawn_blocked_on_its_successor(|_| {});
+}
+
+#[test]
+#[ignore = "fails by design: the model without the step it guards"]
+fn mutant_debt_without_alarm() {
+    spawn_blocked_on_its_successor(|sleep| sleep.defer_sets_alarm = false);
+}
+
+/// The alarm stays set while a debt is owed. Worker 1 owed a wake-up (the alarm is set for
+/// it) and now settles it and goes to sleep, clearing the alarm if no debt needs it
+/// (`release_alarm`); concurrently worker 0 owes a wake-up and, finding the alarm set in
+/// time for its debt, leaves it alone. Afterwards, a debt of worker 0 must find the alarm
+/// set.
+///
+/// Guards `owe`'s fence between the debt and its look at the alarm, the Dekker pair of
+/// `rearm`'s fence between clearing and its look at the debts: `mutant_owe_unfenced` lets
+/// worker 0 read the alarm as set while worker 1 misses the debt and clears it.
+fn debt_against_a_clearing(configure: fn(&mut Sleep)) {
+    model_bounded(3, move || {
+        let pool = ModelPool::with_deferred_spawns(2, configure);
+        pool.sleep.debts().owe(1, 1, true);
+        let other = {
+            let pool = pool.clone();
+            thread::spawn(move || {
+                pool.sleep.void_debt(1);
+                pool.sleep.release_alarm();
+            })
+        };
+        pool.sleep.debts().owe(0, 1, true);
+        other.join().unwrap();
+        let debts = pool.sleep.debts();
+        assert!(
+            !debts.owed(0) || debts.alarm_is_set(),
+            "a wake-up is owed and the alarm is clear"
+        );
+    });
+}
+
+#[test]
+fn loom_alarm_stays_set_while_a_wake_is_owed() {
+    debt_against_a_clearing(|_| {});
+}
+
+#[test]
+#[ignore = "fails by design: the model without the step it guards"]
+fn mutant_owe_unfenced() {
+    debt_against_a_clearing(|sleep| sleep.debts_mut().owe_fenced = false);
+}
