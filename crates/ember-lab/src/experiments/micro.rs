@@ -1,7 +1,7 @@
 //! `micro`: scheduler micro-benchmarks against the pools people use today.
 //!
-//! Five workloads: spawn-many (measured from outside and from inside a task), fork-join,
-//! ping-pong, chained spawn, each with `cores` worker threads, and the tree-sum at three sizes
+//! Six workloads: spawn-many (measured from outside and from inside a task), fork-join,
+//! ping-pong, chained spawn, successor hold, each with `cores` worker threads, and the tree-sum at three sizes
 //! with 1 and 2 workers. Each run builds its pool, times
 //! the workload alone, then shuts the pool down and waits for its threads to exit (the
 //! harness's wall and CPU time include start-up and shut-down; `ns_per_op` does not).
@@ -38,21 +38,29 @@
 //! - **chained spawn**: a chain of 1,000 tasks, each spawning the next; the last reports.
 //!   Chains run one after another (the next starts when the previous one has reported). An
 //!   op is one link.
+//! - **successor hold**: 100 parents, one at a time on an idle pool, each spawns one
+//!   successor and then runs 1 ms without a scheduling point; the table gives how long each
+//!   successor waited to start (`hold_max_us`, `hold_median_us`; `hold.rs`). An op is one
+//!   successor, and `ns_per_op` its mean wait.
 //! - **par-iter**: parallel iterators, ember's default policy against rayon, on 10^7 random
 //!   u64: a sum of squares, a `par_sort_unstable`, a map-filter-collect (see `par_iter`). An
 //!   op is one item.
 //!
 //! `--micro-bench NAME,..` runs only the tables of those benchmarks (`spawn-outside`,
-//! `spawn-inside`, `fork-join`, `ping-pong`, `chained-spawn`, `tree-sum`, `par-iter`).
+//! `spawn-inside`, `fork-join`, `ping-pong`, `chained-spawn`, `successor-hold`, `tree-sum`,
+//! `par-iter`).
 //!
 //! Sizes (default / `--quick`): spawn-many 10,000 tasks x 40 / 1 rounds; `fib(30)` /
 //! `fib(20)`; tree-sum trees of 10, 20, 24 / 10, 12, 14 layers; ping-pong 1,000 pairs x 1,000 / 10 bounces; chained spawn 1,000 / 5 chains of
-//! depth 1,000.
+//! depth 1,000; successor hold 100 / 10 parents.
 //!
 //! # Metrics (besides what the harness measures around the run)
 //!
 //! - `ns_per_op`, `ops_per_s`: timed around the workload only, ops as defined above.
 //! - `wakeups` (ember rows): `PoolStats::wakeups_issued` at the end of the run.
+//! - `longest_deferral_us` (ember rows): `PoolStats::longest_deferral`, the longest a
+//!   spawned job's deferred wake-up stayed owed before the pool made it (0 where none was
+//!   made: every owed wake-up was voided by its spawner taking the job back).
 //! - `wall_vs_rayon`, `cpu_vs_rayon`, `ctx_vs_rayon`: per round, the row's `wall_s`, `cpu_s`
 //!   and `ctx_switches` over the rayon row's (paired ratios, with their CI in `report.json`),
 //!   in every table with a rayon row. (The claims give `ns_per_op`'s.)
@@ -68,6 +76,7 @@
 //! than hang (`Pool::wait_idle` has no time limit; it must return once the tasks are done).
 
 mod fork_join;
+mod hold;
 mod par_iter;
 mod relays;
 
@@ -109,6 +118,7 @@ const BENCHMARKS: &[&str] = &[
     "fork-join",
     "ping-pong",
     "chained-spawn",
+    "successor-hold",
     "tree-sum",
     "par-iter",
 ];
@@ -139,6 +149,8 @@ struct Sizes {
     chain_depth: u64,
     /// Chains per run, one after another.
     chains: usize,
+    /// Parents per successor-hold run (`hold.rs`).
+    hold_parents: usize,
     /// Items of the par-iter inputs.
     par_items: usize,
     /// Evaluations per run of the par-iter sum of squares.
@@ -162,6 +174,7 @@ impl Sizes {
                 bounces: 10,
                 chain_depth: 1_000,
                 chains: 5,
+                hold_parents: 10,
                 par_items: 100_000,
                 par_sum_evals: 1,
                 par_collect_evals: 1,
@@ -178,6 +191,7 @@ impl Sizes {
                 bounces: 1_000,
                 chain_depth: 1_000,
                 chains: 1_000,
+                hold_parents: 100,
                 par_items: 10_000_000,
                 par_sum_evals: 40,
                 par_collect_evals: 5,
@@ -280,6 +294,7 @@ impl Micro {
                 ]),
                 trials: relay_trials(s, Relays::chains(s)),
             },
+            hold::hold_group(s),
         ]);
         groups
     }
@@ -430,6 +445,10 @@ fn finish_ember(pool: ember::Pool, mut metrics: Metrics) -> Metrics {
     let stats = pool.stats();
     drop(pool);
     metrics.insert("wakeups".into(), stats.wakeups_issued as f64);
+    metrics.insert(
+        "longest_deferral_us".into(),
+        stats.longest_deferral.as_secs_f64() * 1e6,
+    );
     metrics
 }
 

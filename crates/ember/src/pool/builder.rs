@@ -126,9 +126,36 @@ impl PoolBuilder {
         self
     }
 
-    /// Whether successors released by a task finishing on a worker stay with that worker
-    /// until it next looks for work (default `true`). Plain `spawn`, `join` and `scope` have
-    /// no successors, so for them this changes nothing.
+    /// Whether a worker keeps the work it makes for itself, rather than waking a sleeper it
+    /// would find nothing for (default `true`):
+    ///
+    /// - successors released by a task finishing on a worker stay with that worker until it
+    ///   next looks for work (`task` module, "Delay-kick");
+    /// - under [`WakePolicy::Searching`], a job spawned on a worker ([`Pool::spawn`],
+    ///   [`spawn_fifo`](Pool::spawn_fifo), [`ember::spawn`](crate::spawn) inside the pool)
+    ///   onto its empty deque, whose push would wake a sleeper, owes that wake-up instead.
+    ///   The job is stealable at once. The spawner's next push makes the wake-up, and its
+    ///   next look for work voids it by taking the job back, so a job that spawns its
+    ///   successor as its last act wakes nobody. If the spawner runs on instead, an alarm
+    ///   makes the wake-up 100 µs after the spawn (plus the alarm's own latency; Linux, where
+    ///   a `timerfd` and one thread per pool blocked on it serve as the alarm: elsewhere the
+    ///   wake-up is made at once). [`PoolStats::longest_deferral`](crate::PoolStats)
+    ///   reports the longest a wake-up stayed owed.
+    ///
+    /// `join` and `scope` spawns are unaffected.
+    ///
+    /// ```
+    /// use std::sync::mpsc;
+    /// let pool = ember::Pool::builder().threads(2).build().unwrap();
+    /// let (tx, rx) = mpsc::channel();
+    /// let handle = pool.clone();
+    /// pool.spawn(move || {
+    ///     // The successor may wait for a wake-up while this job runs on, never for ever.
+    ///     handle.spawn(move || tx.send(7).unwrap());
+    ///     std::thread::sleep(std::time::Duration::from_millis(5));
+    /// });
+    /// assert_eq!(rx.recv().unwrap(), 7);
+    /// ```
     pub fn delay_kick(mut self, on: bool) -> Self {
         self.delay_kick = on;
         self

@@ -30,7 +30,10 @@
 //! look for. The worker holds them; when it next looks for work it takes the first for
 //! itself and only then *kicks* the rest (pushes them and lets the wake policy wake workers
 //! for them). A chain of tasks thus stays on one warm thread. Successors made runnable from
-//! outside the pool (an [`Event`] completed by an IO thread) are pushed as usual.
+//! outside the pool (an [`Event`] completed by an IO thread) are pushed as usual. (Plain
+//! spawns get the same treatment by other means under the default policy: a spawn onto the
+//! worker's empty deque owes its wake-up; see
+//! [`PoolBuilder::delay_kick`](crate::PoolBuilder::delay_kick).)
 //!
 //! # Failure
 //!

@@ -315,5 +315,4 @@ impl Debts {
     pub(crate) fn alarm_is_set(&self) -> bool {
         self.alarm.is_set()
     }
-
 }

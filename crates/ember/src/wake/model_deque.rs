@@ -171,7 +171,10 @@ impl ModelPool {
 
     /// A pool of `workers` under Searching that defers spawned jobs' wake-ups, its alarm
     /// watched by a thread of the model's own; `configure` may switch a step off (a mutant).
-    pub(crate) fn with_deferred_spawns(workers: usize, configure: impl FnOnce(&mut Sleep)) -> Arc<Self> {
+    pub(crate) fn with_deferred_spawns(
+        workers: usize,
+        configure: impl FnOnce(&mut Sleep),
+    ) -> Arc<Self> {
         let mut sleep = Sleep::for_pool(WakePolicy::Searching, workers, false, true);
         configure(&mut sleep);
         sleep.debts().mark_watched();

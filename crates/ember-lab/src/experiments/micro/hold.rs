@@ -1,0 +1,113 @@
+//! Successor hold: how long a job spawned by a parent that then runs on waits before it
+//! starts, on a pool whose other workers sleep. A pool that keeps a spawned job back for its
+//! spawner (tokio's LIFO slot, ember's deferred wake-up, a biased queue) must not let a long
+//! parent hold it hostage: tokio's LIFO slot did, and users measured 20× slowdowns (tokio
+//! issue 4941, <https://github.com/tokio-rs/tokio/issues/4941>).
+//!
+//! Each of `parents` parents is spawned from outside on an idle pool (the measuring thread
+//! waits `GAP` between parents, so every other worker has gone back to sleep). It notes the
+//! time, spawns one successor, and spins for `PARENT` (1 ms) without reaching a scheduling
+//! point. The successor reports how long after its spawn it started. `hold_max_us` and
+//! `hold_median_us` are the longest and the median of a run's holds; `ns_per_op` is the mean
+//! hold. ember rows also give `longest_deferral_us`, as in every `micro` table.
+
+use super::*;
+
+/// How long each parent runs after spawning its successor.
+const PARENT: Duration = Duration::from_millis(1);
+
+/// The pause between parents: long enough for every worker to spin out and sleep.
+const GAP: Duration = Duration::from_millis(2);
+
+/// The rows: every ember policy, rayon and tokio.
+pub(super) fn hold_group(s: Sizes) -> Group {
+    let parents = s.hold_parents;
+    Group {
+        title: format!(
+            "successor hold: {parents} parents each spawn one successor, then run {} µs, {} threads",
+            PARENT.as_micros(),
+            s.threads
+        ),
+        params: params([
+            ("benchmark", "successor-hold".into()),
+            ("threads", s.threads.into()),
+            ("parents", parents.into()),
+        ]),
+        trials: ember_trials(move |policy| hold_ember(s, policy))
+            .into_iter()
+            .chain([
+                trial(systems::RAYON, move || hold_rayon(s)),
+                trial(systems::TOKIO, move || hold_tokio(s)),
+            ])
+            .collect(),
+    }
+}
+
+/// A parent's body: spawns, through `spawn`, a successor that reports its hold on `tx`, then
+/// spins for [`PARENT`].
+fn parent(spawn: impl FnOnce(Box<dyn FnOnce() + Send>), tx: Sender<Duration>) {
+    let start = Instant::now();
+    spawn(Box::new(move || {
+        let _ = tx.send(start.elapsed());
+    }));
+    while start.elapsed() < PARENT {
+        std::hint::spin_loop();
+    }
+}
+
+/// Starts `parents` parents one by one through `start` and collects their holds.
+fn measure(parents: usize, system: &str, mut start: impl FnMut(Sender<Duration>)) -> Metrics {
+    let (tx, rx) = crossbeam_channel::unbounded();
+    let mut holds = Vec::with_capacity(parents);
+    for _ in 0..parents {
+        std::thread::sleep(GAP);
+        start(tx.clone());
+        holds.push(recv_or_die(&rx, "successor hold"));
+    }
+    // Every successor reported once: each parent's one `tx` clone went to its successor.
+    drop(tx);
+    assert!(
+        rx.recv_timeout(TIMEOUT).is_err(),
+        "micro: successor hold on {system}: a successor reported twice"
+    );
+    holds.sort();
+    let micros = |d: Duration| d.as_secs_f64() * 1e6;
+    let total: Duration = holds.iter().sum();
+    let mut metrics = rate(parents as u64, total);
+    metrics.insert("hold_max_us".into(), micros(holds[parents - 1]));
+    metrics.insert("hold_median_us".into(), micros(holds[parents / 2]));
+    metrics
+}
+
+fn hold_ember(s: Sizes, policy: EmberPolicy) -> Metrics {
+    let pool = policy.build(s.threads, "micro");
+    let metrics = measure(s.hold_parents, policy.system().name, |tx| {
+        let handle = pool.clone();
+        pool.spawn(move || parent(|successor| handle.spawn(successor), tx));
+    });
+    finish_ember(pool, metrics)
+}
+
+fn hold_rayon(s: Sizes) -> Metrics {
+    with_rayon(s.threads, |pool| {
+        measure(s.hold_parents, "rayon", |tx| {
+            pool.spawn(move || parent(rayon::spawn, tx));
+        })
+    })
+}
+
+fn hold_tokio(s: Sizes) -> Metrics {
+    let rt = tokio_runtime(s.threads, "micro-tokio");
+    let metrics = measure(s.hold_parents, "tokio", |tx| {
+        rt.spawn(async move {
+            parent(
+                |successor| {
+                    tokio::spawn(async move { successor() });
+                },
+                tx,
+            )
+        });
+    });
+    drop(rt);
+    metrics
+}

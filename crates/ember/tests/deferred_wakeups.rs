@@ -1,0 +1,144 @@
+//! Deferred wake-ups of spawned jobs (`PoolBuilder::delay_kick` under Searching): a spawn
+//! onto the spawner's empty deque owes its wake-up until the spawner's next scheduling point,
+//! or until the pool's alarm makes it.
+
+mod common;
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{mpsc, Arc};
+use std::time::{Duration, Instant};
+
+use ember::{Pool, WakePolicy};
+
+/// A job that spawns its successor and then blocks on it outside ember (a channel) never
+/// reaches a scheduling point: only the alarm can make the wake-up its spawn owed, and the
+/// successor must run on another worker, which sleeps. Hung with the alarm never set (a
+/// debt that leaves it clear).
+#[test]
+fn a_spawner_blocked_on_its_successor_is_relieved() {
+    for threads in [2, 3] {
+        let pool = common::pool(WakePolicy::Searching, threads);
+        common::no_deadlock("blocked spawner", move || {
+            for round in 0..200u64 {
+                if round % 50 == 0 {
+                    // Every other worker spins out and sleeps: the spawn owes its wake-up.
+                    std::thread::sleep(Duration::from_millis(5));
+                }
+                let (done_tx, done_rx) = mpsc::channel();
+                let handle = pool.clone();
+                pool.spawn(move || {
+                    let (tx, rx) = mpsc::channel();
+                    handle.spawn(move || tx.send(round).unwrap());
+                    done_tx.send(rx.recv().unwrap()).unwrap();
+                });
+                assert_eq!(done_rx.recv().unwrap(), round);
+            }
+            let stats = pool.stats();
+            assert!(stats.deferred_wakeups_made <= stats.deferred_wakeups);
+        });
+    }
+}
+
+/// One link of a chain: counts itself, then spawns the next (or reports); every 64th link
+/// runs on for a while after its spawn, past the deferral's bound, so that the alarm makes
+/// some owed wake-ups and the next link runs elsewhere meanwhile.
+fn link(pool: Pool, chain: usize, left: u64, ran: Arc<Vec<AtomicU64>>, done: mpsc::Sender<usize>) {
+    ran[chain].fetch_add(1, Ordering::Relaxed);
+    if left == 0 {
+        done.send(chain).unwrap();
+        return;
+    }
+    let next = pool.clone();
+    pool.spawn(move || link(next, chain, left - 1, ran, done));
+    if left % 64 == 0 {
+        let start = Instant::now();
+        while start.elapsed() < Duration::from_micros(300) {
+            std::hint::spin_loop();
+        }
+    }
+}
+
+/// Chains of spawns, several at once, every link counted in and out: none lost, none run
+/// twice, on pools that defer and one that does not.
+#[test]
+fn chains_of_spawns_run_every_link_once() {
+    const CHAINS: usize = 8;
+    const LINKS: u64 = 2_000;
+    for (name, threads, delay_kick) in [
+        ("2 workers", 2, true),
+        ("3 workers", 3, true),
+        ("4 workers", 4, true),
+        ("2 workers, no delay-kick", 2, false),
+    ] {
+        let pool = Pool::builder()
+            .threads(threads)
+            .delay_kick(delay_kick)
+            .build()
+            .unwrap();
+        common::no_deadlock(name, move || {
+            let ran: Arc<Vec<AtomicU64>> =
+                Arc::new((0..CHAINS).map(|_| AtomicU64::new(0)).collect());
+            let (done_tx, done_rx) = mpsc::channel();
+            for chain in 0..CHAINS {
+                let (next, ran, done) = (pool.clone(), Arc::clone(&ran), done_tx.clone());
+                pool.spawn(move || link(next, chain, LINKS - 1, ran, done));
+            }
+            let mut finished: Vec<usize> = (0..CHAINS).map(|_| done_rx.recv().unwrap()).collect();
+            finished.sort_unstable();
+            assert_eq!(
+                finished,
+                (0..CHAINS).collect::<Vec<_>>(),
+                "{name}: each chain once"
+            );
+            pool.wait_idle();
+            for (chain, count) in ran.iter().enumerate() {
+                assert_eq!(
+                    count.load(Ordering::Relaxed),
+                    LINKS,
+                    "{name}: chain {chain}"
+                );
+            }
+            let stats = pool.stats();
+            if !delay_kick {
+                assert_eq!(stats.deferred_wakeups, 0, "{name}");
+            }
+            assert!(
+                stats.deferred_wakeups_made <= stats.deferred_wakeups,
+                "{name}"
+            );
+        });
+    }
+}
+
+/// A chain on an otherwise idle pool owes the wake-ups its links' spawns would have made;
+/// a pool without delay-kick, or under another policy, never defers one.
+#[test]
+fn only_searching_with_delay_kick_defers() {
+    let chain = |pool: &Pool| {
+        // The other worker spins out and sleeps first.
+        std::thread::sleep(Duration::from_millis(20));
+        let ran = Arc::new(vec![AtomicU64::new(0)]);
+        let (done_tx, done_rx) = mpsc::channel();
+        let (next, counts) = (pool.clone(), Arc::clone(&ran));
+        pool.spawn(move || link(next, 0, 999, counts, done_tx));
+        done_rx.recv().unwrap();
+        assert_eq!(ran[0].load(Ordering::Relaxed), 1_000);
+        pool.stats()
+    };
+    let deferring = common::pool(WakePolicy::Searching, 2);
+    // The alarm is a Linux `timerfd`: elsewhere nothing is deferred.
+    assert_eq!(
+        chain(&deferring).deferred_wakeups > 0,
+        cfg!(target_os = "linux")
+    );
+    let plain = Pool::builder()
+        .threads(2)
+        .delay_kick(false)
+        .build()
+        .unwrap();
+    assert_eq!(chain(&plain).deferred_wakeups, 0);
+    let eager = common::pool(WakePolicy::Eager, 2);
+    assert_eq!(chain(&eager).deferred_wakeups, 0);
+    let alone = common::pool(WakePolicy::Searching, 1);
+    assert_eq!(chain(&alone).deferred_wakeups, 0);
+}
