@@ -47,9 +47,11 @@ pub struct PoolStats {
     /// Jobs spawned on a worker whose wake-up of a sleeper was owed rather than made
     /// (delay-kick for plain spawns, [`PoolBuilder::delay_kick`](crate::PoolBuilder::delay_kick)).
     pub deferred_wakeups: u64,
-    /// Those owed wake-ups that were made after all: at the spawner's next push or when the
-    /// spawning job ran past the deferral's bound. The rest cost nobody a wake-up: the
-    /// spawner ran the job itself, or an awake worker took it.
+    /// Those owed wake-ups that were made after all: at the spawner's next push, when its
+    /// next look for work ran something else first (held successors, or a job of the global
+    /// or broadcast queue at its fairness turn), or when the spawning job ran past the
+    /// deferral's bound. The rest cost nobody a wake-up: the spawner ran the job itself, or
+    /// an awake worker took it.
     pub deferred_wakeups_made: u64,
     /// The longest time an owed wake-up stayed owed before it was made (the alarm makes it
     /// 100 µs after the spawn; its own latency comes on top).

@@ -477,16 +477,26 @@ impl PoolBuilder {
                 }
             }
         }
-        if registry.sleep.defers_wakeups() {
+        if let Some(watch) = registry.sleep.watch() {
             // The alarm's thread (`wake/deferred.rs`): blocked but for a spawned job's owed
             // wake-up past its bound. Without it nothing is deferred, so a failure to start
-            // it costs only that.
-            let watch = Arc::clone(&registry);
-            if let Ok(handle) = std::thread::Builder::new()
-                .name(format!("{}-alarm", self.name))
-                .stack_size(64 * 1024)
-                .spawn(move || watch.sleep.watch_debts())
-            {
+            // it costs only that. It holds the pool only while it pays, so that it is not
+            // the thread that drops the pool's state (the user's handlers among it).
+            let pool = Arc::downgrade(&registry);
+            let mut builder =
+                std::thread::Builder::new().name(format!("{}-alarm", self.name.replace('\0', "")));
+            if let Some(bytes) = self.stack_size {
+                builder = builder.stack_size(bytes);
+            }
+            if let Ok(handle) = builder.spawn(move || {
+                watch.run(|| match pool.upgrade() {
+                    Some(registry) => {
+                        registry.sleep.alarm_fired(crate::sync::alarm::now_ns());
+                        true
+                    }
+                    None => false,
+                })
+            }) {
                 handles.push(handle);
             }
         }

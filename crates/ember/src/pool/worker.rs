@@ -453,7 +453,7 @@ impl WorkerThread {
     /// it. The debt is settled at this worker's next scheduling point: its next push makes the
     /// wake-up, its next look for work takes the job back or finds it taken
     /// (`settle_owed_wake`). If the spawning job runs longer than that, the pool's alarm makes
-    /// it 50 µs after the spawn.
+    /// it 100 µs after the spawn.
     #[inline]
     pub(crate) fn push_spawned(&self, job: JobRef) {
         self.offer_all_private();
@@ -481,20 +481,38 @@ impl WorkerThread {
     /// The first step of a look for work while this worker owes a wake-up: the job it owes it
     /// for is the only one on its deque, since every later push paid the debt. If this worker
     /// runs it next, nobody needs waking: it pops it back (or finds it stolen) and the debt
-    /// is void. If something else runs first (held successors, or the fairness turn of the
-    /// global queue), the wake-up is made.
+    /// is void. If something else runs first — held successors, or what the fairness turn
+    /// finds in the global or broadcast queue (`fairness`: `find_work`'s turn, which this
+    /// counts down as `find_work` would, so that a chain owing every link's wake-up still
+    /// takes it) — the wake-up is made.
     #[inline(never)]
-    fn settle_owed_wake(&self) -> Option<JobRef> {
-        if !self.held.is_empty() || self.until_injector.get() == 1 {
+    fn settle_owed_wake(&self, fairness: bool) -> Option<JobRef> {
+        if !self.held.is_empty() {
             self.pay_owed_wake();
             return None;
         }
-        self.owes_wake.set(false);
+        if fairness {
+            let until_injector = self.until_injector.get() - 1;
+            self.until_injector.set(until_injector);
+            if until_injector == 0 {
+                if let Some(job) = self.injector_first() {
+                    self.pay_owed_wake();
+                    return Some(job);
+                }
+            }
+        }
         let job = self.local.pop();
-        self.registry.sleep.void_debt(self.index);
+        self.void_owed_wake();
         let job = job?;
         self.found_work();
         Some(job)
+    }
+
+    /// This worker took back the job it owed a wake-up for, or found it taken.
+    #[cold]
+    fn void_owed_wake(&self) {
+        self.owes_wake.set(false);
+        self.registry.sleep.void_debt(self.index);
     }
 
     /// A job run from inside a `join` returns to it: a check point (`idle.rs`).
@@ -506,6 +524,11 @@ impl WorkerThread {
     #[inline]
     pub(crate) fn pop_local(&self) -> Option<JobRef> {
         let job = self.local.pop()?;
+        if self.owes_wake.get() {
+            // A `join` taking back what its first half left above its stolen second half:
+            // the job this worker owed a wake-up for, the only one on the deque.
+            self.void_owed_wake();
+        }
         self.found_work();
         Some(job)
     }
@@ -539,7 +562,7 @@ impl WorkerThread {
         // of all, so that a worker never runs anything else while it holds successors that
         // no thief can see (`task/kick.rs`). Before that, an owed wake-up is settled.
         if self.owes_wake.get() {
-            if let Some(job) = self.settle_owed_wake() {
+            if let Some(job) = self.settle_owed_wake(true) {
                 return Some(job);
             }
         }
@@ -631,7 +654,7 @@ impl WorkerThread {
         // A caller polling for its own `join`'s second half (lazy joins) must find it.
         self.offer_all_private();
         let owed = if self.owes_wake.get() {
-            self.settle_owed_wake()
+            self.settle_owed_wake(false)
         } else {
             None
         };

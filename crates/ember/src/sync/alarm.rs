@@ -14,7 +14,7 @@
 
 /// Nanoseconds on the monotonic clock, the alarm's time base (never 0: the clock counts from
 /// boot).
-#[cfg(not(loom))]
+#[cfg(all(not(loom), target_os = "linux"))]
 pub(crate) fn now_ns() -> u64 {
     let mut now = libc::timespec {
         tv_sec: 0,
@@ -24,6 +24,18 @@ pub(crate) fn now_ns() -> u64 {
     // libc supports, so the call cannot fail.
     unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut now) };
     now.tv_sec as u64 * 1_000_000_000 + now.tv_nsec as u64
+}
+
+/// Where there is no alarm nothing is deferred and this is only called on a debt's way to
+/// being paid, which never happens: a clock that counts from first use, never 0.
+#[cfg(all(not(loom), not(target_os = "linux")))]
+pub(crate) fn now_ns() -> u64 {
+    static START: std::sync::OnceLock<std::time::Instant> = std::sync::OnceLock::new();
+    START
+        .get_or_init(std::time::Instant::now)
+        .elapsed()
+        .as_nanos() as u64
+        + 1
 }
 
 /// Under loom time stands still at 1: models pass their own "now" where it matters.
@@ -55,10 +67,12 @@ mod timerfd {
         pub(crate) fn new() -> Option<Alarm> {
             // SAFETY: plain flags; the call returns a new descriptor or -1.
             let fd = unsafe { libc::timerfd_create(libc::CLOCK_MONOTONIC, libc::TFD_CLOEXEC) };
-            // SAFETY: a non-negative result is a descriptor nobody else owns.
-            (fd >= 0).then(|| Alarm {
-                fd: unsafe { OwnedFd::from_raw_fd(fd) },
-            })
+            if fd < 0 {
+                return None;
+            }
+            // SAFETY: a non-negative result is a new descriptor that nobody else owns.
+            let fd = unsafe { OwnedFd::from_raw_fd(fd) };
+            Some(Alarm { fd })
         }
 
         /// Fires at `deadline` (an absolute [`now_ns`](super::now_ns) time; a past one fires
@@ -98,11 +112,18 @@ mod timerfd {
                         std::mem::size_of::<u64>(),
                     )
                 };
-                // Interrupted by a signal, or the alarm was set back before it was read
-                // (ECANCELED applies only to realtime clocks): wait again.
                 if read == std::mem::size_of::<u64>() as isize {
                     return;
                 }
+                if std::io::Error::last_os_error().kind() == std::io::ErrorKind::Interrupted {
+                    continue;
+                }
+                // No other error can happen on this descriptor. Were one to, returning at
+                // once would spin: return after a millisecond, as if the alarm had fired
+                // (its caller then pays what is due and waits again), a poll that keeps
+                // the bound loose rather than lost.
+                std::thread::sleep(std::time::Duration::from_millis(1));
+                return;
             }
         }
     }

@@ -17,7 +17,7 @@ use crossbeam_utils::CachePadded;
 use super::{Sleep, WakePolicy};
 use crate::sync::alarm::{now_ns, Alarm};
 use crate::sync::atomic::{fence, AtomicBool, AtomicU64, Ordering};
-use crate::sync::{lock, Mutex};
+use crate::sync::{lock, Arc, Mutex};
 
 /// How long a wake-up may stay owed before the alarm makes it (100 µs): a spawned job waits
 /// for a sleeper no longer than this, plus the alarm's and the sleeper's own latency.
@@ -43,11 +43,10 @@ pub(crate) struct Debts {
     armed: CachePadded<AtomicU64>,
     /// Serialises setting the alarm with the look at `since` that chose its deadline.
     arming: Mutex<()>,
-    alarm: Alarm,
-    /// A thread waits for the alarm; until then no wake-up is deferred.
-    watched: AtomicBool,
-    /// The pool's workers have all exited: the watching thread returns.
-    stopped: AtomicBool,
+    /// The alarm and its thread's flags, shared with that thread, which holds no more of the
+    /// pool than this while it waits (so it is never the one to drop the pool's state, the
+    /// user's handlers among it).
+    watch: Arc<Watch>,
     /// The longest time a wake-up stayed owed before it was made, in ns.
     longest: AtomicU64,
     /// Off only in the loom mutant that shows what `owe`'s fence guards.
@@ -64,9 +63,11 @@ impl Debts {
                 .collect(),
             armed: CachePadded::new(AtomicU64::new(0)),
             arming: Mutex::new(()),
-            alarm: Alarm::new()?,
-            watched: AtomicBool::new(false),
-            stopped: AtomicBool::new(false),
+            watch: Arc::new(Watch {
+                alarm: Alarm::new()?,
+                watched: AtomicBool::new(false),
+                stopped: AtomicBool::new(false),
+            }),
             longest: AtomicU64::new(0),
             #[cfg(all(test, loom))]
             owe_fenced: true,
@@ -87,23 +88,35 @@ impl Debts {
             fence(Ordering::SeqCst);
         }
         let armed = self.armed.load(Ordering::Relaxed);
-        // Set for later than this debt allows (a debt newer than ours chose it), or due
-        // soon: set it again. Otherwise it fires in time for this debt, and a chain of
-        // short jobs pays no system call.
-        if set_alarm && (armed < now + REARM_NS || armed > now + DEFER_NS) {
+        // Clear, due soon, or set for later than this debt allows (a debt newer than ours
+        // chose it): set it again. Otherwise it fires in time for this debt, and a chain of
+        // short jobs pays no system call. Already due (at or before `now`), it has fired or
+        // is firing, and its thread's pass will see this debt (or clear `armed` first, and
+        // a later debt sets it): setting it again would only cost a system call per debt
+        // while that thread waits for a processor.
+        let clear = armed == 0;
+        let due_soon = armed > now && armed < now + REARM_NS;
+        if set_alarm && (clear || due_soon || armed > now + DEFER_NS) {
             self.rearm(now, None);
         }
     }
 
-    /// Ends worker `me`'s debt, if it has one; returns when it began (0: none).
-    fn settle(&self, me: usize) -> u64 {
-        let since = self.since[me].load(Ordering::Relaxed);
-        if since != 0 {
-            // Only 0 is ever stored by others (the alarm's compare-and-swap): a plain store
-            // is enough, and a debt the alarm made meanwhile costs one needless wake-up.
+    /// Voids worker `me`'s debt, if it has one: nobody will be woken for it by this worker.
+    /// Only 0 is ever stored by others (the alarm's compare-and-swap), so a plain store is
+    /// enough; a debt the alarm made meanwhile cost one needless wake-up.
+    fn void(&self, me: usize) {
+        if self.since[me].load(Ordering::Relaxed) != 0 {
             self.since[me].store(0, Ordering::Relaxed);
         }
-        since
+    }
+
+    /// Claims worker `me`'s debt for payment; returns when it began (0: none, or the alarm
+    /// claimed it first). A swap, as the alarm's compare-and-swap: each debt is paid once.
+    fn claim(&self, me: usize) -> u64 {
+        if self.since[me].load(Ordering::Relaxed) == 0 {
+            return 0;
+        }
+        self.since[me].swap(0, Ordering::Relaxed)
     }
 
     fn record(&self, owed_ns: u64) {
@@ -145,9 +158,9 @@ impl Debts {
             next = next.min(owed + DEFER_NS);
         }
         if next == u64::MAX {
-            self.alarm.set(0);
+            self.watch.alarm.set(0);
         } else {
-            self.alarm.set(next);
+            self.watch.alarm.set(next);
             self.armed.store(next, Ordering::Relaxed);
         }
     }
@@ -171,7 +184,7 @@ impl Sleep {
         if self.num_searching.load(Ordering::SeqCst) != 0 || self.sleepers.len() == 0 {
             return false;
         }
-        if local_len() != 1 || !debts.watched.load(Ordering::Relaxed) {
+        if local_len() != 1 || !debts.watch.watched.load(Ordering::Relaxed) {
             self.wake_searcher();
             return false;
         }
@@ -200,7 +213,7 @@ impl Sleep {
     #[inline]
     pub(crate) fn void_debt(&self, me: usize) {
         if let Some(debts) = &self.debts {
-            debts.settle(me);
+            debts.void(me);
         }
     }
 
@@ -209,7 +222,7 @@ impl Sleep {
     #[cold]
     pub(crate) fn pay_debt(&self, me: usize) {
         if let Some(debts) = &self.debts {
-            let since = debts.settle(me);
+            let since = debts.claim(me);
             if since != 0 {
                 debts.record(now_ns().saturating_sub(since));
                 self.counters[me].paid.fetch_add(1, Ordering::Relaxed);
@@ -228,37 +241,13 @@ impl Sleep {
         }
     }
 
-    /// Whether this pool defers spawned jobs' wake-ups once a thread watches the alarm.
-    pub(crate) fn defers_wakeups(&self) -> bool {
-        self.debts.is_some()
-    }
-
-    /// The watching thread's loop: pays every debt the alarm finds due, until
-    /// [`stop_watching`](Self::stop_watching). Marks the alarm watched first.
-    pub(crate) fn watch_debts(&self) {
-        self.watch_debts_at(now_ns);
-    }
-
-    /// [`watch_debts`](Self::watch_debts) with the clock as a parameter: a model's alarm
-    /// fires before anything is due in real time, so its clock says every debt is.
-    pub(crate) fn watch_debts_at(&self, now: impl Fn() -> u64) {
-        let Some(debts) = &self.debts else { return };
-        debts.watched.store(true, Ordering::Relaxed);
-        // Checked before each wait too: a stop that set the alarm while this thread was
-        // paying may have been cleared by that very pass (`rearm` clears an alarm no debt
-        // needs), and would not fire again. (The model
-        // `loom_owed_wake_of_a_blocked_spawner_is_made_by_the_alarm` hangs without it.)
-        while !debts.stopped.load(Ordering::SeqCst) {
-            debts.alarm.wait();
-            if debts.stopped.load(Ordering::SeqCst) {
-                return;
-            }
-            self.alarm_fired(now());
-        }
+    /// The alarm and its thread's flags, for the thread that watches it (`Watch::run`).
+    pub(crate) fn watch(&self) -> Option<Arc<Watch>> {
+        self.debts.as_ref().map(|debts| Arc::clone(&debts.watch))
     }
 
     /// The alarm fired at `now`: pays the debts due, sets it for the next one.
-    fn alarm_fired(&self, now: u64) {
+    pub(crate) fn alarm_fired(&self, now: u64) {
         let Some(debts) = &self.debts else { return };
         debts.rearm(
             now,
@@ -272,8 +261,8 @@ impl Sleep {
     /// Every worker has exited: the watching thread returns.
     pub(crate) fn stop_watching(&self) {
         if let Some(debts) = &self.debts {
-            debts.stopped.store(true, Ordering::SeqCst);
-            debts.alarm.set(1);
+            debts.watch.stopped.store(true, Ordering::SeqCst);
+            debts.watch.alarm.set(1);
         }
     }
 
@@ -299,11 +288,39 @@ impl Sleep {
     }
 }
 
+/// A pool's alarm and the flags of the thread that waits for it.
+pub(crate) struct Watch {
+    alarm: Alarm,
+    /// A thread waits for the alarm; until then no wake-up is deferred.
+    watched: AtomicBool,
+    /// The pool's workers have all exited: the watching thread returns.
+    stopped: AtomicBool,
+}
+
+impl Watch {
+    /// The watching thread's loop: calls `fired` each time the alarm fires (it pays the debts
+    /// due: [`Sleep::alarm_fired`]), until the pool stops it ([`Sleep::stop_watching`]) or
+    /// `fired` returns `false` (the pool is gone). Marks the alarm watched first.
+    pub(crate) fn run(&self, mut fired: impl FnMut() -> bool) {
+        self.watched.store(true, Ordering::Relaxed);
+        // Checked before each wait too: a stop that set the alarm while `fired` ran may have
+        // been cleared by that very pass (`rearm` clears an alarm no debt needs), and would
+        // not fire again. (The model
+        // `loom_owed_wake_of_a_blocked_spawner_is_made_by_the_alarm` hangs without it.)
+        while !self.stopped.load(Ordering::SeqCst) {
+            self.alarm.wait();
+            if self.stopped.load(Ordering::SeqCst) || !fired() {
+                return;
+            }
+        }
+    }
+}
+
 #[cfg(all(test, loom))]
 impl Debts {
     /// Marks the alarm watched: the model's own thread waits for it.
     pub(crate) fn mark_watched(&self) {
-        self.watched.store(true, Ordering::Relaxed);
+        self.watch.watched.store(true, Ordering::Relaxed);
     }
 
     /// Whether worker `me` owes a wake-up.
@@ -313,6 +330,6 @@ impl Debts {
 
     /// Whether the alarm is set to fire.
     pub(crate) fn alarm_is_set(&self) -> bool {
-        self.alarm.is_set()
+        self.watch.alarm.is_set()
     }
 }

@@ -37,7 +37,13 @@ fn spawn_blocked_on_its_successor(configure: fn(&mut Sleep)) {
         };
         let watcher = {
             let pool = pool.clone();
-            thread::spawn(move || pool.sleep.watch_debts_at(|| ALARM_NOW))
+            thread::spawn(move || {
+                let watch = pool.sleep.watch().expect("an alarm");
+                watch.run(|| {
+                    pool.sleep.alarm_fired(ALARM_NOW);
+                    true
+                });
+            })
         };
         pool.push_spawned(0, JOB);
         pool.block_until_run(JOB);
@@ -97,4 +103,42 @@ fn loom_alarm_stays_set_while_a_wake_is_owed() {
 #[ignore = "fails by design: the model without the step it guards"]
 fn mutant_owe_unfenced() {
     debt_against_a_clearing(|sleep| sleep.debts_mut().owe_fenced = false);
+}
+
+/// A debt that finds the alarm already due leaves it alone: the pass the alarm starts must
+/// see it. Worker 1's debt set the alarm; worker 0 owes when that deadline has passed (its
+/// clock reads later than the deadline) while the alarm's pass runs concurrently, paying
+/// worker 1's debt. Afterwards a debt of worker 0 must find the alarm set again.
+///
+/// Guards the same fence pair as `debt_against_a_clearing`, here for the rule that skips
+/// setting an alarm already due: `mutant_due_alarm_owe_unfenced` leaves it clear.
+fn debt_against_a_due_alarm(configure: fn(&mut Sleep)) {
+    model_bounded(3, move || {
+        let pool = ModelPool::with_deferred_spawns(2, configure);
+        pool.sleep.debts().owe(1, 1, true);
+        let watcher = {
+            let pool = pool.clone();
+            thread::spawn(move || pool.sleep.alarm_fired(ALARM_NOW))
+        };
+        // Later than the deadline worker 1's debt set (1 + 100 µs), earlier than the
+        // pass's own "now".
+        pool.sleep.debts().owe(0, 1_000_000, true);
+        watcher.join().unwrap();
+        let debts = pool.sleep.debts();
+        assert!(
+            !debts.owed(0) || debts.alarm_is_set(),
+            "a wake-up is owed and the alarm is clear"
+        );
+    });
+}
+
+#[test]
+fn loom_debt_finding_the_alarm_due_is_seen_by_its_pass() {
+    debt_against_a_due_alarm(|_| {});
+}
+
+#[test]
+#[ignore = "fails by design: the model without the step it guards"]
+fn mutant_due_alarm_owe_unfenced() {
+    debt_against_a_due_alarm(|sleep| sleep.debts_mut().owe_fenced = false);
 }

@@ -117,6 +117,15 @@ fn a_thread_name_with_a_nul_byte_is_a_build_error() {
         matches!(prefix, ember::BuildError::ThreadName { index: 0, .. }),
         "{prefix:?}"
     );
+    // A pool name unused by the workers (they are named by the closure) may hold a NUL: it
+    // names no thread. (The alarm thread of a pool that defers wake-ups once took it as it
+    // was, and the build panicked.)
+    Pool::builder()
+        .threads(2)
+        .name("pool\0x")
+        .thread_name(|i| format!("w{i}"))
+        .build()
+        .expect("the workers' names are fine");
 }
 
 /// The start handler runs in a pool that exists: `Pool::current` is that pool. Was `None`
