@@ -44,8 +44,8 @@ pub(crate) struct Debts {
     /// Serialises setting the alarm with the look at `since` that chose its deadline.
     arming: Mutex<()>,
     /// The alarm and its thread's flags, shared with that thread, which holds no more of the
-    /// pool than this while it waits (so it is never the one to drop the pool's state, the
-    /// user's handlers among it).
+    /// pool than this while it waits, and the pool itself only while it pays (`builder.rs`
+    /// says when it may still be the one to drop the pool's state).
     watch: Arc<Watch>,
     /// The longest time a wake-up stayed owed before it was made, in ns.
     longest: AtomicU64,
