@@ -47,13 +47,14 @@
 //! | a baseline to compare against | [`WakePolicy::Eager`] | a wake-up per push that finds a sleeper, as a channel-fed pool does |
 //!
 //! `Searching` is the default because it has no failure mode, not because it wins every
-//! table. A spawned successor its spawner is about to run itself wakes nobody under either
-//! (delay-kick, [`PoolBuilder::delay_kick`]: under `Searching` the spawn owes its wake-up
-//! until the spawner's next scheduling point, and makes it 100 µs later if the spawner is
-//! still busy), so a chain of spawns or a token passed round a ring stays on one thread; the
-//! lab's `cycle` table with p = 2, `micro`'s chained spawn and its successor hold (how long
-//! the successor of a 1 ms parent waits) give the current figures. `Biased` keeps streams
-//! of jobs on the fewest threads, but by design it runs coarse fork-join serially (`join` of two 200 ms halves on an idle pool:
+//! table. Under `Searching` a job that spawns its successor and ends wakes a sleeper that
+//! finds nothing (or steals the chain away to a cold core); `Biased` keeps such chains, and
+//! streams of jobs, on the fewest threads. [`PoolBuilder::defer_wakeups`] makes `Searching`
+//! owe that wake-up until the spawner's next scheduling point, or 100 µs: far less CPU and
+//! fewer switches for chains, but a timer to keep ahead of them, which costs wall time on
+//! machines where setting one is slow (off by default; the lab's `ember-deferred` rows in
+//! `cycle`, `micro`'s chained spawn and successor hold give the figures). `Biased`, by
+//! design, it runs coarse fork-join serially (`join` of two 200 ms halves on an idle pool:
 //! 400 ms, against 200 ms; `examples/idle_cost.rs` times it under the default) and lets a job
 //! that blocks hold up the jobs queued behind it. The numbers behind
 //! this, for every policy against rayon, crossbeam, tokio, chili and Go, are the lab's:

@@ -1,4 +1,4 @@
-//! Deferred wake-ups of spawned jobs (`PoolBuilder::delay_kick` under Searching): a spawn
+//! Deferred wake-ups of spawned jobs (`PoolBuilder::defer_wakeups` under Searching): a spawn
 //! onto the spawner's empty deque owes its wake-up until the spawner's next scheduling point,
 //! or until the pool's alarm makes it.
 
@@ -10,6 +10,16 @@ use std::time::{Duration, Instant};
 
 use ember::{Pool, WakePolicy};
 
+/// A pool of `threads` workers under `policy` that defers wake-ups.
+fn deferring(policy: WakePolicy, threads: usize) -> Pool {
+    Pool::builder()
+        .threads(threads)
+        .wake(policy)
+        .defer_wakeups(true)
+        .build()
+        .expect("valid configuration")
+}
+
 /// A job that spawns its successor and then blocks on it outside ember (a channel) never
 /// reaches a scheduling point: only the alarm can make the wake-up its spawn owed, and the
 /// successor must run on another worker, which sleeps. Hung with the alarm never set (a
@@ -17,7 +27,7 @@ use ember::{Pool, WakePolicy};
 #[test]
 fn a_spawner_blocked_on_its_successor_is_relieved() {
     for threads in [2, 3] {
-        let pool = common::pool(WakePolicy::Searching, threads);
+        let pool = deferring(WakePolicy::Searching, threads);
         common::no_deadlock("blocked spawner", move || {
             for round in 0..200u64 {
                 if round % 50 == 0 {
@@ -64,15 +74,15 @@ fn link(pool: Pool, chain: usize, left: u64, ran: Arc<Vec<AtomicU64>>, done: mps
 fn chains_of_spawns_run_every_link_once() {
     const CHAINS: usize = 8;
     const LINKS: u64 = 2_000;
-    for (name, threads, delay_kick) in [
+    for (name, threads, defer) in [
         ("2 workers", 2, true),
         ("3 workers", 3, true),
         ("4 workers", 4, true),
-        ("2 workers, no delay-kick", 2, false),
+        ("2 workers, not deferring", 2, false),
     ] {
         let pool = Pool::builder()
             .threads(threads)
-            .delay_kick(delay_kick)
+            .defer_wakeups(defer)
             .build()
             .unwrap();
         common::no_deadlock(name, move || {
@@ -99,7 +109,7 @@ fn chains_of_spawns_run_every_link_once() {
                 );
             }
             let stats = pool.stats();
-            if !delay_kick {
+            if !defer {
                 assert_eq!(stats.deferred_wakeups, 0, "{name}");
             }
             assert!(
@@ -111,9 +121,10 @@ fn chains_of_spawns_run_every_link_once() {
 }
 
 /// A chain on an otherwise idle pool owes the wake-ups its links' spawns would have made;
-/// a pool without delay-kick, or under another policy, never defers one.
+/// a pool that does not ask for it (the default), or under another policy, or of one
+/// worker, never defers one.
 #[test]
-fn only_searching_with_delay_kick_defers() {
+fn only_searching_pools_that_ask_defer() {
     let chain = |pool: &Pool| {
         // The other worker spins out and sleeps first.
         std::thread::sleep(Duration::from_millis(20));
@@ -125,20 +136,42 @@ fn only_searching_with_delay_kick_defers() {
         assert_eq!(ran[0].load(Ordering::Relaxed), 1_000);
         pool.stats()
     };
-    let deferring = common::pool(WakePolicy::Searching, 2);
     // The alarm is a Linux `timerfd`: elsewhere nothing is deferred.
     assert_eq!(
-        chain(&deferring).deferred_wakeups > 0,
+        chain(&deferring(WakePolicy::Searching, 2)).deferred_wakeups > 0,
         cfg!(target_os = "linux")
     );
-    let plain = Pool::builder()
-        .threads(2)
-        .delay_kick(false)
-        .build()
-        .unwrap();
-    assert_eq!(chain(&plain).deferred_wakeups, 0);
-    let eager = common::pool(WakePolicy::Eager, 2);
-    assert_eq!(chain(&eager).deferred_wakeups, 0);
-    let alone = common::pool(WakePolicy::Searching, 1);
-    assert_eq!(chain(&alone).deferred_wakeups, 0);
+    assert_eq!(
+        chain(&common::pool(WakePolicy::Searching, 2)).deferred_wakeups,
+        0
+    );
+    assert_eq!(chain(&deferring(WakePolicy::Eager, 2)).deferred_wakeups, 0);
+    assert_eq!(
+        chain(&deferring(WakePolicy::Searching, 1)).deferred_wakeups,
+        0
+    );
+}
+
+/// A job still running when the last handle is dropped spawns a job (which owes its
+/// wake-up) and waits for it outside ember: the other worker, asleep in the shutdown drain,
+/// must be woken by the alarm, and the drop must end (the alarm's thread stops after the
+/// last worker). The first version's alarm thread could miss its stop here, and the drop
+/// hung.
+#[test]
+fn a_job_running_at_drop_may_spawn_and_wait() {
+    for _ in 0..20 {
+        let pool = deferring(WakePolicy::Searching, 2);
+        let (started_tx, started_rx) = mpsc::channel();
+        let (done_tx, done_rx) = mpsc::channel();
+        pool.spawn(move || {
+            started_tx.send(()).unwrap();
+            std::thread::sleep(Duration::from_millis(5));
+            let (tx, rx) = mpsc::channel();
+            ember::spawn(move || tx.send(7).unwrap());
+            done_tx.send(rx.recv().unwrap()).unwrap();
+        });
+        started_rx.recv().unwrap();
+        common::no_deadlock("drop", move || drop(pool));
+        assert_eq!(done_rx.recv().unwrap(), 7);
+    }
 }

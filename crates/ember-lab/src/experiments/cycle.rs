@@ -170,7 +170,7 @@ fn group(shape: Shape, cores: usize) -> Group {
         ("hops", hops.into()),
     ]);
 
-    let mut trials: Vec<Trial> = EmberPolicy::ALL
+    let mut trials: Vec<Trial> = EmberPolicy::SPAWNING
         .iter()
         .map(|&policy| trial(policy.system(), move || run_ember(shape, policy)))
         .collect();

@@ -18,11 +18,23 @@ pub enum EmberPolicy {
     /// The default policy with `lazy_joins(false)`: every `join` offers its second half at
     /// once (fork-join rows only).
     Offered,
+    /// The default policy with `defer_wakeups(true)` (the tables of chains of spawns).
+    Deferred,
 }
 
 impl EmberPolicy {
     pub const ALL: [EmberPolicy; 4] = [
         EmberPolicy::Default,
+        EmberPolicy::Biased,
+        EmberPolicy::Searching,
+        EmberPolicy::Eager,
+    ];
+
+    /// [`ALL`](Self::ALL) and the deferred wake-ups row, for the tables where jobs spawn
+    /// jobs on the pool's workers (chains, rings, a parent's successor).
+    pub const SPAWNING: [EmberPolicy; 5] = [
+        EmberPolicy::Default,
+        EmberPolicy::Deferred,
         EmberPolicy::Biased,
         EmberPolicy::Searching,
         EmberPolicy::Eager,
@@ -36,6 +48,7 @@ impl EmberPolicy {
             EmberPolicy::Searching => systems::EMBER_SEARCHING,
             EmberPolicy::Eager => systems::EMBER_EAGER,
             EmberPolicy::Offered => systems::EMBER_OFFERED,
+            EmberPolicy::Deferred => systems::EMBER_DEFERRED,
         }
     }
 
@@ -51,6 +64,7 @@ impl EmberPolicy {
             EmberPolicy::Searching => b.wake(WakePolicy::Searching),
             EmberPolicy::Eager => b.wake(WakePolicy::Eager),
             EmberPolicy::Offered => b.lazy_joins(false),
+            EmberPolicy::Deferred => b.defer_wakeups(true),
         }
     }
 

@@ -39,6 +39,7 @@ pub struct PoolBuilder {
     threads: Option<usize>,
     wake: WakePolicy,
     delay_kick: bool,
+    defer_wakeups: bool,
     /// `None`: the default, on for one worker only.
     lazy_joins: Option<bool>,
     name: String,
@@ -69,6 +70,7 @@ impl Default for PoolBuilder {
             threads: None,
             wake: WakePolicy::default(),
             delay_kick: true,
+            defer_wakeups: false,
             lazy_joins: None,
             name: "ember".to_owned(),
             spin: DEFAULT_SPIN,
@@ -92,6 +94,7 @@ impl std::fmt::Debug for PoolBuilder {
             .field("threads", &self.threads)
             .field("wake", &self.wake)
             .field("delay_kick", &self.delay_kick)
+            .field("defer_wakeups", &self.defer_wakeups)
             .field("lazy_joins", &self.lazy_joins)
             .field("name", &self.name)
             .field("spin", &self.spin)
@@ -126,27 +129,39 @@ impl PoolBuilder {
         self
     }
 
-    /// Whether a worker keeps the work it makes for itself, rather than waking a sleeper it
-    /// would find nothing for (default `true`):
+    /// Whether successors released by a task finishing on a worker stay with that worker
+    /// until it next looks for work (default `true`; `task` module, "Delay-kick"). Plain
+    /// spawns have their own knob, [`defer_wakeups`](Self::defer_wakeups).
+    pub fn delay_kick(mut self, on: bool) -> Self {
+        self.delay_kick = on;
+        self
+    }
+
+    /// Whether a job spawned on a worker onto its empty deque, whose push would wake a
+    /// sleeper, owes that wake-up instead (default `false`; [`WakePolicy::Searching`] on
+    /// Linux only: elsewhere, and under the other policies, this changes nothing).
     ///
-    /// - successors released by a task finishing on a worker stay with that worker until it
-    ///   next looks for work (`task` module, "Delay-kick");
-    /// - under [`WakePolicy::Searching`], a job spawned on a worker ([`Pool::spawn`],
-    ///   [`spawn_fifo`](Pool::spawn_fifo), [`ember::spawn`](crate::spawn) inside the pool)
-    ///   onto its empty deque, whose push would wake a sleeper, owes that wake-up instead.
-    ///   The job is stealable at once. The spawner's next push makes the wake-up, and its
-    ///   next look for work voids it by taking the job back, so a job that spawns its
-    ///   successor as its last act wakes nobody. If the spawner runs on instead, an alarm
-    ///   makes the wake-up 100 µs after the spawn (plus the alarm's own latency; Linux, where
-    ///   a `timerfd` and one thread per pool blocked on it serve as the alarm: elsewhere the
-    ///   wake-up is made at once). [`PoolStats::longest_deferral`](crate::PoolStats)
-    ///   reports the longest a wake-up stayed owed.
+    /// The job is stealable at once; only the wake-up waits. The spawner's next push makes
+    /// it, and its next look for work voids it by taking the job back, so a job that spawns
+    /// its successor as its last act wakes nobody: a chain of spawns, or a token passed
+    /// round a ring, stays on one thread while the others sleep. If the spawner runs on
+    /// instead, an alarm makes the wake-up 100 µs after the spawn, plus the alarm's own
+    /// latency (a `timerfd`, and one more thread per pool, `NAME-alarm`, blocked on it).
+    /// [`PoolStats::longest_deferral`](crate::PoolStats) reports the longest a wake-up
+    /// stayed owed. Applies to [`Pool::spawn`], [`spawn_fifo`](Pool::spawn_fifo) and
+    /// [`ember::spawn`](crate::spawn) inside the pool; `join` and `scope` are unaffected.
     ///
-    /// `join` and `scope` spawns are unaffected.
+    /// What it costs: keeping the alarm 100 µs ahead of a chain of spawns means setting a
+    /// timer that soon, a system call that reprograms the processor's timer, every 80 µs;
+    /// on the virtual machines the lab runs on that call takes 17 µs (0.4 µs for one due in
+    /// 5 ms), and chains run slower than with a wake-up per spawn, whose woken worker mostly
+    /// spins beside them. Off by default for that reason. The lab's `ember-deferred` rows
+    /// (`micro`'s chained spawn and successor hold, `cycle`) show the trade: far less CPU and
+    /// fewer context switches, more wall time per link on such machines.
     ///
     /// ```
     /// use std::sync::mpsc;
-    /// let pool = ember::Pool::builder().threads(2).build().unwrap();
+    /// let pool = ember::Pool::builder().threads(2).defer_wakeups(true).build().unwrap();
     /// let (tx, rx) = mpsc::channel();
     /// let handle = pool.clone();
     /// pool.spawn(move || {
@@ -156,8 +171,8 @@ impl PoolBuilder {
     /// });
     /// assert_eq!(rx.recv().unwrap(), 7);
     /// ```
-    pub fn delay_kick(mut self, on: bool) -> Self {
-        self.delay_kick = on;
+    pub fn defer_wakeups(mut self, on: bool) -> Self {
+        self.defer_wakeups = on;
         self
     }
 
@@ -428,6 +443,7 @@ impl PoolBuilder {
             stealers,
             self.wake,
             self.delay_kick,
+            self.defer_wakeups,
             // One worker has no thief: offering a half costs a push and a fenced pop for
             // nobody, and keeping it private changes nothing else. Several workers keep halves
             // private where a worker about to sleep can still steal them, behind the heavy

@@ -29,6 +29,7 @@ pub(crate) fn registry(policy: WakePolicy, workers: usize) -> Arc<Registry> {
         policy,
         false,
         false,
+        false,
         Handlers::default(),
         Tracer::new(false, "loom".to_owned(), 0),
     ))

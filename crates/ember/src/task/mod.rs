@@ -31,9 +31,9 @@
 //! itself and only then *kicks* the rest (pushes them and lets the wake policy wake workers
 //! for them). A chain of tasks thus stays on one warm thread. Successors made runnable from
 //! outside the pool (an [`Event`] completed by an IO thread) are pushed as usual. (Plain
-//! spawns get the same treatment by other means under the default policy: a spawn onto the
-//! worker's empty deque owes its wake-up; see
-//! [`PoolBuilder::delay_kick`](crate::PoolBuilder::delay_kick).)
+//! spawns can get the same treatment by other means: a spawn onto the worker's empty deque
+//! owes its wake-up; see
+//! [`PoolBuilder::defer_wakeups`](crate::PoolBuilder::defer_wakeups).)
 //!
 //! # Failure
 //!

@@ -169,7 +169,7 @@ impl Debts {
 impl Sleep {
     /// Worker-side: a job spawned on worker `me` was pushed on its own deque, which now holds
     /// `local_len()`. As [`notify_local`](Self::notify_local), except that where the pool
-    /// defers wake-ups (Searching, delay-kick, an alarm) and the job is alone on the deque, a
+    /// defers wake-ups (Searching, `defer_wakeups`, an alarm) and the job is alone on the deque, a
     /// wake-up the push would make is owed instead: then returns `true`, and the caller
     /// settles it ([`void_debt`](Self::void_debt) or [`pay_debt`](Self::pay_debt)).
     #[inline]

@@ -149,7 +149,7 @@ pub(crate) struct Sleep {
     /// Off only in the loom mutant that shows what the hand-off's heavy barrier guards.
     #[cfg(all(test, loom))]
     pub(crate) hand_off_heavy: bool,
-    /// Spawned jobs' owed wake-ups and their alarm (Searching with delay-kick, several
+    /// Spawned jobs' owed wake-ups and their alarm (Searching with `defer_wakeups`, several
     /// workers, where the system has an alarm; `deferred.rs`).
     debts: Option<deferred::Debts>,
     /// Off only in the loom mutant that shows what setting the alarm for a debt guards.
@@ -166,7 +166,8 @@ impl Sleep {
     }
 
     /// The wake-up state of a pool of `workers` under `policy`, with or without lazy joins,
-    /// and deferring spawned jobs' wake-ups or not (delay-kick; Searching only).
+    /// and deferring spawned jobs' wake-ups or not (`PoolBuilder::defer_wakeups`; Searching
+    /// only).
     pub(crate) fn for_pool(
         policy: WakePolicy,
         workers: usize,
