@@ -12,7 +12,8 @@ use serde::{Deserialize, Serialize};
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Role {
-    /// ember itself: a wake policy, a delay-kick setting, a flow mode, the biased consumer.
+    /// ember itself: a wake policy, a delay-kick, lazy-join or deferral setting, a flow
+    /// mode, the biased consumer.
     Ember,
     /// A pool or technique people use today, or a published one re-implemented.
     Peer,

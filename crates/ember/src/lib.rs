@@ -54,7 +54,7 @@
 //! fewer switches for chains, but a timer to keep ahead of them, which costs wall time on
 //! machines where setting one is slow (off by default; the lab's `ember-deferred` rows in
 //! `cycle`, `micro`'s chained spawn and successor hold give the figures). `Biased`, by
-//! design, it runs coarse fork-join serially (`join` of two 200 ms halves on an idle pool:
+//! design, runs coarse fork-join serially (`join` of two 200 ms halves on an idle pool:
 //! 400 ms, against 200 ms; `examples/idle_cost.rs` times it under the default) and lets a job
 //! that blocks hold up the jobs queued behind it. The numbers behind
 //! this, for every policy against rayon, crossbeam, tokio, chili and Go, are the lab's:

@@ -175,3 +175,33 @@ fn a_job_running_at_drop_may_spawn_and_wait() {
         assert_eq!(done_rx.recv().unwrap(), 7);
     }
 }
+
+/// An exit handler spawns a job (which owes its wake-up) and waits for it outside ember: the
+/// other workers, drained, must be woken by the alarm while the workers exit, and the drop
+/// must end.
+#[test]
+fn an_exit_handler_may_spawn_and_wait() {
+    for threads in [2, 3] {
+        let ran = Arc::new(AtomicU64::new(0));
+        let counter = Arc::clone(&ran);
+        let pool = Pool::builder()
+            .threads(threads)
+            .defer_wakeups(true)
+            .exit_handler(move |index| {
+                if index == 0 {
+                    std::thread::sleep(Duration::from_millis(20));
+                    let (tx, rx) = mpsc::channel();
+                    let counter = Arc::clone(&counter);
+                    ember::spawn(move || {
+                        counter.fetch_add(1, Ordering::SeqCst);
+                        tx.send(()).unwrap();
+                    });
+                    rx.recv().unwrap();
+                }
+            })
+            .build()
+            .unwrap();
+        common::no_deadlock("exit handler", move || drop(pool));
+        assert_eq!(ran.load(Ordering::SeqCst), 1, "{threads} workers");
+    }
+}

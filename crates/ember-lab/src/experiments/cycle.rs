@@ -21,8 +21,9 @@
 //!
 //! # Systems
 //!
-//! - `ember`, `ember-biased`, `ember-searching`, `ember-eager`: an [`ember::Pool`] of `p`
-//!   threads (default policy, then each [`ember::WakePolicy`]; biased with `batch` 20);
+//! - `ember`, `ember-deferred`, `ember-biased`, `ember-searching`, `ember-eager`: an
+//!   [`ember::Pool`] of `p` threads (default policy; the default with `defer_wakeups(true)`;
+//!   then each [`ember::WakePolicy`]; biased with `batch` 20);
 //!   the next task is `pool.spawn`ed from inside the current one, so it lands on that
 //!   worker's local deque.
 //! - `tokio`: a multi-thread runtime with `p` worker threads; the next task is

@@ -1,5 +1,7 @@
 //! The ember `Pool` rows every experiment shows: the default policy (`ember`) and each
-//! `WakePolicy` by name, built the same way everywhere.
+//! `WakePolicy` by name, built the same way everywhere; and two variants of the default that
+//! some tables add, `ember-offered` (`lazy_joins(false)`) and `ember-deferred`
+//! (`defer_wakeups(true)`).
 
 use crate::systems::{self, System};
 use ember::{Pool, PoolBuilder, WakePolicy};
@@ -7,7 +9,7 @@ use ember::{Pool, PoolBuilder, WakePolicy};
 /// `batch` of the `ember-biased` rows (the published value).
 pub const BIASED_BATCH: usize = 20;
 
-/// Which wake policy an ember row uses.
+/// Which wake policy (or variant of the default) an ember row uses.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum EmberPolicy {
     /// Whatever `Pool::builder()` picks with no `.wake(..)`.

@@ -488,8 +488,11 @@ fn spawn_group(s: Sizes, origin: Origin) -> Group {
             ("tasks", s.spawn_tasks.into()),
             ("rounds", s.spawn_rounds.into()),
         ]),
-        trials: ember_trials(move |v| spawn_ember(s, origin, v))
-            .into_iter()
+        // No deferred row: spawns from outside go to the global queue, and those from
+        // inside are a burst, not a chain.
+        trials: EmberPolicy::ALL
+            .iter()
+            .map(|&policy| trial(policy.system(), move || spawn_ember(s, origin, policy)))
             .chain([
                 trial(systems::RAYON, move || spawn_rayon(s, origin)),
                 trial(systems::TOKIO, move || spawn_tokio(s, origin)),

@@ -139,7 +139,8 @@ impl PoolBuilder {
 
     /// Whether a job spawned on a worker onto its empty deque, whose push would wake a
     /// sleeper, owes that wake-up instead (default `false`; [`WakePolicy::Searching`] on
-    /// Linux only: elsewhere, and under the other policies, this changes nothing).
+    /// Linux, on pools of several workers only: elsewhere, under the other policies, and
+    /// with one worker, this changes nothing).
     ///
     /// The job is stealable at once; only the wake-up waits. The spawner's next push makes
     /// it, and its next look for work voids it by taking the job back, so a job that spawns

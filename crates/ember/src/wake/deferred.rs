@@ -1,8 +1,9 @@
 //! Deferred wake-ups of spawned jobs, under Searching (README, "Deferred wake-ups").
 //!
 //! A job that spawns its successor as its last act and ends would, under Searching, wake a
-//! sleeper for a job its own worker is about to run. So a spawn onto the worker's empty deque
-//! that would wake a sleeper *owes* that wake-up instead: the job is on the deque, stealable
+//! sleeper for a job its own worker is about to run. So, in a pool built with
+//! `PoolBuilder::defer_wakeups(true)`, a spawn onto the worker's empty deque that would wake a
+//! sleeper *owes* that wake-up instead: the job is on the deque, stealable
 //! as always, and only the wake-up waits. The worker settles the debt at its next scheduling
 //! point — its next push pays it, its next look for work takes the job back and voids it —
 //! and an alarm pays it if the spawning job is still running [`DEFER_NS`] later, so a

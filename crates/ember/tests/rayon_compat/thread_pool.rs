@@ -122,6 +122,7 @@ fn a_thread_name_with_a_nul_byte_is_a_build_error() {
     // was, and the build panicked.)
     Pool::builder()
         .threads(2)
+        .defer_wakeups(true)
         .name("pool\0x")
         .thread_name(|i| format!("w{i}"))
         .build()
