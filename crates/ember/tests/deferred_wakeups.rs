@@ -26,8 +26,17 @@ fn deferring(policy: WakePolicy, threads: usize) -> Pool {
 /// debt that leaves it clear).
 #[test]
 fn a_spawner_blocked_on_its_successor_is_relieved() {
-    for threads in [2, 3] {
-        let pool = deferring(WakePolicy::Searching, threads);
+    // The default bound, one raised to the 10 µs floor, and a long one.
+    let bounds = [None, Some(Duration::ZERO), Some(Duration::from_millis(1))];
+    for (threads, bound) in [2, 3].into_iter().flat_map(|t| bounds.map(|b| (t, b))) {
+        let pool = match bound {
+            None => deferring(WakePolicy::Searching, threads),
+            Some(bound) => Pool::builder()
+                .threads(threads)
+                .defer_wakeups_for(bound)
+                .build()
+                .unwrap(),
+        };
         common::no_deadlock("blocked spawner", move || {
             for round in 0..200u64 {
                 if round % 50 == 0 {

@@ -21,9 +21,10 @@
 //!
 //! # Systems
 //!
-//! - `ember`, `ember-deferred`, `ember-biased`, `ember-searching`, `ember-eager`: an
-//!   [`ember::Pool`] of `p` threads (default policy; the default with `defer_wakeups(true)`;
-//!   then each [`ember::WakePolicy`]; biased with `batch` 20);
+//! - `ember`, `ember-deferred`, `ember-deferred-1ms`, `ember-biased`, `ember-searching`,
+//!   `ember-eager`: an [`ember::Pool`] of `p` threads (default policy; the default with
+//!   `defer_wakeups(true)`, then `defer_wakeups_for(1 ms)`; then each [`ember::WakePolicy`];
+//!   biased with `batch` 20);
 //!   the next task is `pool.spawn`ed from inside the current one, so it lands on that
 //!   worker's local deque.
 //! - `tokio`: a multi-thread runtime with `p` worker threads; the next task is

@@ -1,7 +1,7 @@
 //! The ember `Pool` rows every experiment shows: the default policy (`ember`) and each
 //! `WakePolicy` by name, built the same way everywhere; and two variants of the default that
-//! some tables add, `ember-offered` (`lazy_joins(false)`) and `ember-deferred`
-//! (`defer_wakeups(true)`).
+//! some tables add, `ember-offered` (`lazy_joins(false)`), `ember-deferred`
+//! (`defer_wakeups(true)`) and `ember-deferred-1ms` (`defer_wakeups_for(1 ms)`).
 
 use crate::systems::{self, System};
 use ember::{Pool, PoolBuilder, WakePolicy};
@@ -22,6 +22,8 @@ pub enum EmberPolicy {
     Offered,
     /// The default policy with `defer_wakeups(true)` (the tables of chains of spawns).
     Deferred,
+    /// The same with a bound of 1 ms (`defer_wakeups_for`).
+    Deferred1ms,
 }
 
 impl EmberPolicy {
@@ -34,9 +36,10 @@ impl EmberPolicy {
 
     /// [`ALL`](Self::ALL) and the deferred wake-ups row, for the tables where jobs spawn
     /// jobs on the pool's workers (chains, rings, a parent's successor).
-    pub const SPAWNING: [EmberPolicy; 5] = [
+    pub const SPAWNING: [EmberPolicy; 6] = [
         EmberPolicy::Default,
         EmberPolicy::Deferred,
+        EmberPolicy::Deferred1ms,
         EmberPolicy::Biased,
         EmberPolicy::Searching,
         EmberPolicy::Eager,
@@ -51,6 +54,7 @@ impl EmberPolicy {
             EmberPolicy::Eager => systems::EMBER_EAGER,
             EmberPolicy::Offered => systems::EMBER_OFFERED,
             EmberPolicy::Deferred => systems::EMBER_DEFERRED,
+            EmberPolicy::Deferred1ms => systems::EMBER_DEFERRED_1MS,
         }
     }
 
@@ -67,6 +71,7 @@ impl EmberPolicy {
             EmberPolicy::Eager => b.wake(WakePolicy::Eager),
             EmberPolicy::Offered => b.lazy_joins(false),
             EmberPolicy::Deferred => b.defer_wakeups(true),
+            EmberPolicy::Deferred1ms => b.defer_wakeups_for(std::time::Duration::from_millis(1)),
         }
     }
 

@@ -39,7 +39,7 @@ pub struct PoolBuilder {
     threads: Option<usize>,
     wake: WakePolicy,
     delay_kick: bool,
-    defer_wakeups: bool,
+    defer_wakeups: Option<Duration>,
     /// `None`: the default, on for one worker only.
     lazy_joins: Option<bool>,
     name: String,
@@ -70,7 +70,7 @@ impl Default for PoolBuilder {
             threads: None,
             wake: WakePolicy::default(),
             delay_kick: true,
-            defer_wakeups: false,
+            defer_wakeups: None,
             lazy_joins: None,
             name: "ember".to_owned(),
             spin: DEFAULT_SPIN,
@@ -159,6 +159,7 @@ impl PoolBuilder {
     /// spins beside them. Off by default for that reason. The lab's `ember-deferred` rows
     /// (`micro`'s chained spawn and successor hold, `cycle`) show the trade: far less CPU and
     /// fewer context switches, more wall time per link on such machines.
+    /// [`defer_wakeups_for`](Self::defer_wakeups_for) sets a longer bound, which costs less.
     ///
     /// ```
     /// use std::sync::mpsc;
@@ -173,7 +174,26 @@ impl PoolBuilder {
     /// assert_eq!(rx.recv().unwrap(), 7);
     /// ```
     pub fn defer_wakeups(mut self, on: bool) -> Self {
-        self.defer_wakeups = on;
+        self.defer_wakeups = on.then_some(Duration::from_nanos(crate::wake::DEFAULT_DEFER_NS));
+        self
+    }
+
+    /// [`defer_wakeups(true)`](Self::defer_wakeups) with `bound` for the alarm instead of
+    /// 100 µs (at least 10 µs; shorter bounds are raised to it). A longer bound moves the
+    /// alarm less often and lets a spawner run on longer before a sleeper is woken for its
+    /// spawned job: where setting a timer is slow, 1 ms puts chains of spawns at the speed of
+    /// a wake-up per spawn (the lab's `ember-deferred-1ms` rows).
+    ///
+    /// ```
+    /// let pool = ember::Pool::builder()
+    ///     .threads(2)
+    ///     .defer_wakeups_for(std::time::Duration::from_millis(1))
+    ///     .build()
+    ///     .unwrap();
+    /// assert_eq!(pool.install(|| 2 + 2), 4);
+    /// ```
+    pub fn defer_wakeups_for(mut self, bound: Duration) -> Self {
+        self.defer_wakeups = Some(bound);
         self
     }
 

@@ -28,7 +28,7 @@ pub(crate) fn registry(policy: WakePolicy, workers: usize) -> Arc<Registry> {
         stealers,
         policy,
         false,
-        false,
+        None,
         false,
         Handlers::default(),
         Tracer::new(false, "loom".to_owned(), 0),

@@ -6,12 +6,14 @@
 //! sleeper *owes* that wake-up instead: the job is on the deque, stealable
 //! as always, and only the wake-up waits. The worker settles the debt at its next scheduling
 //! point — its next push pays it, its next look for work takes the job back and voids it —
-//! and an alarm pays it if the spawning job is still running [`DEFER_NS`] later, so a
+//! and an alarm pays it if the spawning job is still running the pool's bound later (100 µs
+//! unless the builder says otherwise, [`DEFAULT_DEFER_NS`]), so a
 //! successor is never held hostage by a long parent.
 //!
 //! The alarm is one per pool (`sync/alarm.rs`), waited for by one thread that sleeps while
-//! no debt is old. Owing workers move it later only when it is due within [`REARM_NS`], so a
-//! chain of short jobs costs one system call per 80 µs and no wake-up at all.
+//! no debt is old. Owing workers move it later only when it is due within a fifth of the
+//! bound, so a chain of short jobs costs one system call per four fifths of the bound (80 µs
+//! by default) and no wake-up at all.
 
 use crossbeam_utils::CachePadded;
 
@@ -20,17 +22,14 @@ use crate::sync::alarm::{now_ns, Alarm};
 use crate::sync::atomic::{fence, AtomicBool, AtomicU64, Ordering};
 use crate::sync::{lock, Arc, Mutex};
 
-/// How long a wake-up may stay owed before the alarm makes it (100 µs): a spawned job waits
-/// for a sleeper no longer than this, plus the alarm's and the sleeper's own latency.
-pub(crate) const DEFER_NS: u64 = 100_000;
+/// How long a wake-up may stay owed before the alarm makes it, unless the builder says
+/// otherwise (100 µs): a spawned job waits for a sleeper no longer than this, plus the
+/// alarm's and the sleeper's own latency.
+pub(crate) const DEFAULT_DEFER_NS: u64 = 100_000;
 
-/// A worker that owes a wake-up moves the alarm only when it is due within this, or later
-/// than its own debt allows: once per 80 µs of debts made back to back. Setting an alarm
-/// due that soon costs a system call that reprograms the processor's timer (17 µs on a
-/// virtual machine measured here, under 1 µs on hardware), so the alarm is moved as seldom
-/// as the bound allows; moved less often, it would fire between two debts and wake its
-/// thread for nothing.
-const REARM_NS: u64 = 20_000;
+/// The shortest bound a pool takes (10 µs): below it the alarm would be moved every few
+/// microseconds.
+pub(crate) const MIN_DEFER_NS: u64 = 10_000;
 
 /// The alarm pays a debt that falls due within this of its firing, rather than setting
 /// itself again for a few microseconds.
@@ -38,6 +37,16 @@ const DUE_SLOP_NS: u64 = 2_000;
 
 /// The debts of one pool's workers and the alarm that bounds them.
 pub(crate) struct Debts {
+    /// How long a wake-up may stay owed before the alarm makes it.
+    defer_ns: u64,
+    /// A worker that owes a wake-up moves the alarm only when it is due within this (a fifth
+    /// of `defer_ns`), or later than its own debt allows: once per four fifths of the bound
+    /// of debts made back to back. Setting an alarm due that soon costs a system call that
+    /// reprograms the processor's timer (17 µs for one 50 µs ahead on a virtual machine
+    /// measured here, 0.4 µs for one 5 ms ahead; under 1 µs on hardware), so the alarm is
+    /// moved as seldom as the bound allows; moved less often, it would fire between two
+    /// debts and wake its thread for nothing.
+    rearm_ns: u64,
     /// When worker `i` began to owe a wake-up ([`now_ns`]), or 0.
     since: Box<[CachePadded<AtomicU64>]>,
     /// The deadline the alarm is set for, or 0 while it is clear.
@@ -56,9 +65,13 @@ pub(crate) struct Debts {
 }
 
 impl Debts {
-    /// Debts for `workers` workers, where the system has an alarm.
-    pub(super) fn new(workers: usize) -> Option<Debts> {
+    /// Debts for `workers` workers owed for at most `defer_ns` (at least [`MIN_DEFER_NS`]),
+    /// where the system has an alarm.
+    pub(super) fn new(workers: usize, defer_ns: u64) -> Option<Debts> {
+        let defer_ns = defer_ns.max(MIN_DEFER_NS);
         Some(Debts {
+            defer_ns,
+            rearm_ns: defer_ns / 5,
             since: (0..workers)
                 .map(|_| CachePadded::new(AtomicU64::new(0)))
                 .collect(),
@@ -96,8 +109,8 @@ impl Debts {
         // a later debt sets it): setting it again would only cost a system call per debt
         // while that thread waits for a processor.
         let clear = armed == 0;
-        let due_soon = armed > now && armed < now + REARM_NS;
-        if set_alarm && (clear || due_soon || armed > now + DEFER_NS) {
+        let due_soon = armed > now && armed < now + self.rearm_ns;
+        if set_alarm && (clear || due_soon || armed > now + self.defer_ns) {
             self.rearm(now, None);
         }
     }
@@ -140,7 +153,7 @@ impl Debts {
                 continue;
             }
             if let Some(pay) = pay {
-                if owed + DEFER_NS <= now + DUE_SLOP_NS {
+                if owed + self.defer_ns <= now + DUE_SLOP_NS {
                     if since
                         .compare_exchange(owed, 0, Ordering::SeqCst, Ordering::SeqCst)
                         .is_ok()
@@ -156,7 +169,7 @@ impl Debts {
                     }
                 }
             }
-            next = next.min(owed + DEFER_NS);
+            next = next.min(owed + self.defer_ns);
         }
         if next == u64::MAX {
             self.watch.alarm.set(0);

@@ -24,6 +24,8 @@ mod biased;
 mod deferred;
 mod searching;
 
+pub(crate) use deferred::DEFAULT_DEFER_NS;
+
 use crossbeam_utils::CachePadded;
 
 use crate::park::{Parker, SleeperSet};
@@ -162,7 +164,7 @@ impl Sleep {
     /// The wake-up state of a pool without lazy joins.
     #[cfg(all(test, loom))]
     pub(crate) fn new(policy: WakePolicy, workers: usize) -> Self {
-        Self::for_pool(policy, workers, false, false)
+        Self::for_pool(policy, workers, false, None)
     }
 
     /// The wake-up state of a pool of `workers` under `policy`, with or without lazy joins,
@@ -172,7 +174,7 @@ impl Sleep {
         policy: WakePolicy,
         workers: usize,
         lazy_joins: bool,
-        defer_spawns: bool,
+        defer_spawns: Option<u64>,
     ) -> Self {
         Sleep {
             policy,
@@ -191,9 +193,9 @@ impl Sleep {
             barrier: Barrier::default(),
             #[cfg(all(test, loom))]
             hand_off_heavy: true,
-            debts: (defer_spawns && workers > 1 && matches!(policy, WakePolicy::Searching))
-                .then(|| deferred::Debts::new(workers))
-                .flatten(),
+            debts: defer_spawns
+                .filter(|_| workers > 1 && matches!(policy, WakePolicy::Searching))
+                .and_then(|defer_ns| deferred::Debts::new(workers, defer_ns)),
             #[cfg(all(test, loom))]
             defer_sets_alarm: true,
             counters: (0..workers)

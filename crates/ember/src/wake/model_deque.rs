@@ -175,7 +175,12 @@ impl ModelPool {
         workers: usize,
         configure: impl FnOnce(&mut Sleep),
     ) -> Arc<Self> {
-        let mut sleep = Sleep::for_pool(WakePolicy::Searching, workers, false, true);
+        let mut sleep = Sleep::for_pool(
+            WakePolicy::Searching,
+            workers,
+            false,
+            Some(super::deferred::DEFAULT_DEFER_NS),
+        );
         configure(&mut sleep);
         sleep.debts().mark_watched();
         Arc::new(ModelPool {

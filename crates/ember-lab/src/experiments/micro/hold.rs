@@ -19,7 +19,7 @@ const PARENT: Duration = Duration::from_millis(1);
 /// The pause between parents: long enough for every worker to spin out and sleep.
 const GAP: Duration = Duration::from_millis(2);
 
-/// The rows: every ember policy and `ember-deferred`, rayon and tokio.
+/// The rows: every ember policy and the deferred rows, rayon and tokio.
 pub(super) fn hold_group(s: Sizes) -> Group {
     let parents = s.hold_parents;
     Group {

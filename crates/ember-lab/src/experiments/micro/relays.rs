@@ -75,7 +75,7 @@ impl Relays {
     }
 }
 
-/// The rows of a relay benchmark: every ember policy and `ember-deferred`, rayon and tokio.
+/// The rows of a relay benchmark: every ember policy and the deferred rows, rayon and tokio.
 pub(super) fn relay_trials(s: Sizes, relays: Relays) -> Vec<Trial> {
     ember_trials(move |v| relays_ember(s, relays, v))
         .into_iter()
