@@ -181,8 +181,8 @@ impl PoolBuilder {
     /// [`defer_wakeups(true)`](Self::defer_wakeups) with `bound` for the alarm instead of
     /// 100 µs (at least 10 µs; shorter bounds are raised to it). A longer bound moves the
     /// alarm less often and lets a spawner run on longer before a sleeper is woken for its
-    /// spawned job: where setting a timer is slow, 1 ms puts chains of spawns at the speed of
-    /// a wake-up per spawn (the lab's `ember-deferred-1ms` rows).
+    /// spawned job: where setting a timer is slow, 1 ms brings chains of spawns near the
+    /// speed of a wake-up per spawn (the lab's `ember-deferred-1ms` rows).
     ///
     /// ```
     /// let pool = ember::Pool::builder()
