@@ -54,7 +54,7 @@ pub struct PoolStats {
     /// an awake worker took it.
     pub deferred_wakeups_made: u64,
     /// The longest time an owed wake-up stayed owed before it was made (the alarm makes it
-    /// 100 µs after the spawn; its own latency comes on top).
+    /// the pool's bound after the spawn, 100 µs by default; its own latency comes on top).
     pub longest_deferral: std::time::Duration,
     /// The same counters per worker, indexed by worker number.
     pub per_worker: Vec<WorkerStats>,

@@ -214,3 +214,31 @@ fn an_exit_handler_may_spawn_and_wait() {
         assert_eq!(ran.load(Ordering::SeqCst), 1, "{threads} workers");
     }
 }
+
+/// A bound past the ceiling is lowered to 1 s: its deadlines do not overflow (a debug build
+/// would panic in the worker), a chain runs, and a blocked spawner is relieved after it.
+#[test]
+fn a_bound_past_the_ceiling_is_lowered_to_one_second() {
+    let pool = Pool::builder()
+        .threads(2)
+        .defer_wakeups_for(Duration::MAX)
+        .build()
+        .unwrap();
+    common::no_deadlock("1 s bound", move || {
+        std::thread::sleep(Duration::from_millis(20));
+        let ran = Arc::new(vec![AtomicU64::new(0)]);
+        let (done_tx, done_rx) = mpsc::channel();
+        let (next, counts) = (pool.clone(), Arc::clone(&ran));
+        pool.spawn(move || link(next, 0, 999, counts, done_tx));
+        done_rx.recv().unwrap();
+        assert_eq!(ran[0].load(Ordering::Relaxed), 1_000);
+        let (tx, rx) = mpsc::channel();
+        let handle = pool.clone();
+        pool.spawn(move || {
+            let (inner_tx, inner_rx) = mpsc::channel();
+            handle.spawn(move || inner_tx.send(7).unwrap());
+            tx.send(inner_rx.recv().unwrap()).unwrap();
+        });
+        assert_eq!(rx.recv().unwrap(), 7);
+    });
+}

@@ -1,5 +1,5 @@
 //! The ember `Pool` rows every experiment shows: the default policy (`ember`) and each
-//! `WakePolicy` by name, built the same way everywhere; and two variants of the default that
+//! `WakePolicy` by name, built the same way everywhere; and three variants of the default that
 //! some tables add, `ember-offered` (`lazy_joins(false)`), `ember-deferred`
 //! (`defer_wakeups(true)`) and `ember-deferred-1ms` (`defer_wakeups_for(1 ms)`).
 
@@ -34,7 +34,7 @@ impl EmberPolicy {
         EmberPolicy::Eager,
     ];
 
-    /// [`ALL`](Self::ALL) and the deferred wake-ups row, for the tables where jobs spawn
+    /// [`ALL`](Self::ALL) and the deferred wake-ups rows, for the tables where jobs spawn
     /// jobs on the pool's workers (chains, rings, a parent's successor).
     pub const SPAWNING: [EmberPolicy; 6] = [
         EmberPolicy::Default,

@@ -300,7 +300,7 @@ impl Micro {
     }
 }
 
-/// One trial per ember policy and the deferred wake-ups row, each running `run`.
+/// One trial per ember policy and the deferred wake-ups rows, each running `run`.
 fn ember_trials(run: impl Fn(EmberPolicy) -> Metrics + Copy + 'static) -> Vec<Trial> {
     EmberPolicy::SPAWNING
         .iter()

@@ -179,10 +179,12 @@ impl PoolBuilder {
     }
 
     /// [`defer_wakeups(true)`](Self::defer_wakeups) with `bound` for the alarm instead of
-    /// 100 µs (at least 10 µs; shorter bounds are raised to it). A longer bound moves the
-    /// alarm less often and lets a spawner run on longer before a sleeper is woken for its
-    /// spawned job: where setting a timer is slow, 1 ms brings chains of spawns near the
-    /// speed of a wake-up per spawn (the lab's `ember-deferred-1ms` rows).
+    /// 100 µs (between 10 µs and 1 s; bounds outside are raised or lowered to them). A
+    /// longer bound moves the alarm less often and lets a spawner run on longer before a
+    /// sleeper is woken for its spawned job: where setting a timer is slow, 1 ms brings
+    /// chains of spawns near the speed of a wake-up per spawn (the lab's
+    /// `ember-deferred-1ms` rows). Of this and [`defer_wakeups`](Self::defer_wakeups), the
+    /// last call wins.
     ///
     /// ```
     /// let pool = ember::Pool::builder()

@@ -453,7 +453,7 @@ impl WorkerThread {
     /// it. The debt is settled at this worker's next scheduling point: its next push makes the
     /// wake-up, its next look for work takes the job back or finds it taken
     /// (`settle_owed_wake`). If the spawning job runs longer than that, the pool's alarm makes
-    /// it 100 µs after the spawn.
+    /// it the pool's bound (100 µs by default) after the spawn.
     #[inline]
     pub(crate) fn push_spawned(&self, job: JobRef) {
         self.offer_all_private();

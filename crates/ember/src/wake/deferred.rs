@@ -31,6 +31,10 @@ pub(crate) const DEFAULT_DEFER_NS: u64 = 100_000;
 /// microseconds.
 pub(crate) const MIN_DEFER_NS: u64 = 10_000;
 
+/// The longest bound a pool takes (1 s): a job left unstarted that long behind a busy
+/// spawner is a hang in all but name, and deadlines stay far from overflowing.
+pub(crate) const MAX_DEFER_NS: u64 = 1_000_000_000;
+
 /// The alarm pays a debt that falls due within this of its firing, rather than setting
 /// itself again for a few microseconds.
 const DUE_SLOP_NS: u64 = 2_000;
@@ -65,10 +69,10 @@ pub(crate) struct Debts {
 }
 
 impl Debts {
-    /// Debts for `workers` workers owed for at most `defer_ns` (at least [`MIN_DEFER_NS`]),
-    /// where the system has an alarm.
+    /// Debts for `workers` workers owed for at most `defer_ns` (held between
+    /// [`MIN_DEFER_NS`] and [`MAX_DEFER_NS`]), where the system has an alarm.
     pub(super) fn new(workers: usize, defer_ns: u64) -> Option<Debts> {
-        let defer_ns = defer_ns.max(MIN_DEFER_NS);
+        let defer_ns = defer_ns.clamp(MIN_DEFER_NS, MAX_DEFER_NS);
         Some(Debts {
             defer_ns,
             rearm_ns: defer_ns / 5,

@@ -168,8 +168,8 @@ impl Sleep {
     }
 
     /// The wake-up state of a pool of `workers` under `policy`, with or without lazy joins,
-    /// and deferring spawned jobs' wake-ups or not (`PoolBuilder::defer_wakeups`; Searching
-    /// only).
+    /// deferring spawned jobs' wake-ups for at most `defer_spawns` ns or not
+    /// (`PoolBuilder::defer_wakeups`; Searching only).
     pub(crate) fn for_pool(
         policy: WakePolicy,
         workers: usize,

@@ -9,7 +9,10 @@
 //! time, spawns one successor, and spins for `PARENT` (1 ms) without reaching a scheduling
 //! point. The successor reports how long after its spawn it started. `hold_max_us` and
 //! `hold_median_us` are the longest and the median of a run's holds; `ns_per_op` is the mean
-//! hold. ember rows also give `longest_deferral_us`, as in every `micro` table.
+//! hold. ember rows also give `longest_deferral_us`, as in every `micro` table. The
+//! `ember-deferred-1ms` row's bound equals the parent's run, so there the alarm and the
+//! parent's end land together: that row shows the cost of a long bound, not the bound at
+//! work.
 
 use super::*;
 
