@@ -10,16 +10,6 @@ use std::time::{Duration, Instant};
 
 use ember::{Pool, WakePolicy};
 
-/// A pool of `threads` workers under `policy` that defers wake-ups.
-fn deferring(policy: WakePolicy, threads: usize) -> Pool {
-    Pool::builder()
-        .threads(threads)
-        .wake(policy)
-        .defer_wakeups(true)
-        .build()
-        .expect("valid configuration")
-}
-
 /// A job that spawns its successor and then blocks on it outside ember (a channel) never
 /// reaches a scheduling point: only the alarm can make the wake-up its spawn owed, and the
 /// successor must run on another worker, which sleeps. Hung with the alarm never set (a
@@ -30,7 +20,7 @@ fn a_spawner_blocked_on_its_successor_is_relieved() {
     let bounds = [None, Some(Duration::ZERO), Some(Duration::from_millis(1))];
     for (threads, bound) in [2, 3].into_iter().flat_map(|t| bounds.map(|b| (t, b))) {
         let pool = match bound {
-            None => deferring(WakePolicy::Searching, threads),
+            None => common::pool_deferring(WakePolicy::Searching, threads, true),
             Some(bound) => Pool::builder()
                 .threads(threads)
                 .defer_wakeups_for(bound)
@@ -75,6 +65,18 @@ fn link(pool: Pool, chain: usize, left: u64, ran: Arc<Vec<AtomicU64>>, done: mps
             std::hint::spin_loop();
         }
     }
+}
+
+/// One chain of 1,000 links on `pool` once its other workers have spun out and slept, every
+/// link counted.
+fn chain_on_an_idle_pool(pool: &Pool) {
+    std::thread::sleep(Duration::from_millis(20));
+    let ran = Arc::new(vec![AtomicU64::new(0)]);
+    let (done_tx, done_rx) = mpsc::channel();
+    let (next, counts) = (pool.clone(), Arc::clone(&ran));
+    pool.spawn(move || link(next, 0, 999, counts, done_tx));
+    done_rx.recv().unwrap();
+    assert_eq!(ran[0].load(Ordering::Relaxed), 1_000);
 }
 
 /// Chains of spawns, several at once, every link counted in and out: none lost, none run
@@ -135,84 +137,26 @@ fn chains_of_spawns_run_every_link_once() {
 #[test]
 fn only_searching_pools_that_ask_defer() {
     let chain = |pool: &Pool| {
-        // The other worker spins out and sleeps first.
-        std::thread::sleep(Duration::from_millis(20));
-        let ran = Arc::new(vec![AtomicU64::new(0)]);
-        let (done_tx, done_rx) = mpsc::channel();
-        let (next, counts) = (pool.clone(), Arc::clone(&ran));
-        pool.spawn(move || link(next, 0, 999, counts, done_tx));
-        done_rx.recv().unwrap();
-        assert_eq!(ran[0].load(Ordering::Relaxed), 1_000);
+        chain_on_an_idle_pool(pool);
         pool.stats()
     };
     // The alarm is a Linux `timerfd`: elsewhere nothing is deferred.
     assert_eq!(
-        chain(&deferring(WakePolicy::Searching, 2)).deferred_wakeups > 0,
+        chain(&common::pool_deferring(WakePolicy::Searching, 2, true)).deferred_wakeups > 0,
         cfg!(target_os = "linux")
     );
     assert_eq!(
         chain(&common::pool(WakePolicy::Searching, 2)).deferred_wakeups,
         0
     );
-    assert_eq!(chain(&deferring(WakePolicy::Eager, 2)).deferred_wakeups, 0);
     assert_eq!(
-        chain(&deferring(WakePolicy::Searching, 1)).deferred_wakeups,
+        chain(&common::pool_deferring(WakePolicy::Eager, 2, true)).deferred_wakeups,
         0
     );
-}
-
-/// A job still running when the last handle is dropped spawns a job (which owes its
-/// wake-up) and waits for it outside ember: the other worker, asleep in the shutdown drain,
-/// must be woken by the alarm, and the drop must end (the alarm's thread stops after the
-/// last worker). The first version's alarm thread could miss its stop here, and the drop
-/// hung.
-#[test]
-fn a_job_running_at_drop_may_spawn_and_wait() {
-    for _ in 0..20 {
-        let pool = deferring(WakePolicy::Searching, 2);
-        let (started_tx, started_rx) = mpsc::channel();
-        let (done_tx, done_rx) = mpsc::channel();
-        pool.spawn(move || {
-            started_tx.send(()).unwrap();
-            std::thread::sleep(Duration::from_millis(5));
-            let (tx, rx) = mpsc::channel();
-            ember::spawn(move || tx.send(7).unwrap());
-            done_tx.send(rx.recv().unwrap()).unwrap();
-        });
-        started_rx.recv().unwrap();
-        common::no_deadlock("drop", move || drop(pool));
-        assert_eq!(done_rx.recv().unwrap(), 7);
-    }
-}
-
-/// An exit handler spawns a job (which owes its wake-up) and waits for it outside ember: the
-/// other workers, drained, must be woken by the alarm while the workers exit, and the drop
-/// must end.
-#[test]
-fn an_exit_handler_may_spawn_and_wait() {
-    for threads in [2, 3] {
-        let ran = Arc::new(AtomicU64::new(0));
-        let counter = Arc::clone(&ran);
-        let pool = Pool::builder()
-            .threads(threads)
-            .defer_wakeups(true)
-            .exit_handler(move |index| {
-                if index == 0 {
-                    std::thread::sleep(Duration::from_millis(20));
-                    let (tx, rx) = mpsc::channel();
-                    let counter = Arc::clone(&counter);
-                    ember::spawn(move || {
-                        counter.fetch_add(1, Ordering::SeqCst);
-                        tx.send(()).unwrap();
-                    });
-                    rx.recv().unwrap();
-                }
-            })
-            .build()
-            .unwrap();
-        common::no_deadlock("exit handler", move || drop(pool));
-        assert_eq!(ran.load(Ordering::SeqCst), 1, "{threads} workers");
-    }
+    assert_eq!(
+        chain(&common::pool_deferring(WakePolicy::Searching, 1, true)).deferred_wakeups,
+        0
+    );
 }
 
 /// A bound past the ceiling is lowered to 1 s: its deadlines do not overflow (a debug build
@@ -225,13 +169,7 @@ fn a_bound_past_the_ceiling_is_lowered_to_one_second() {
         .build()
         .unwrap();
     common::no_deadlock("1 s bound", move || {
-        std::thread::sleep(Duration::from_millis(20));
-        let ran = Arc::new(vec![AtomicU64::new(0)]);
-        let (done_tx, done_rx) = mpsc::channel();
-        let (next, counts) = (pool.clone(), Arc::clone(&ran));
-        pool.spawn(move || link(next, 0, 999, counts, done_tx));
-        done_rx.recv().unwrap();
-        assert_eq!(ran[0].load(Ordering::Relaxed), 1_000);
+        chain_on_an_idle_pool(&pool);
         let (tx, rx) = mpsc::channel();
         let handle = pool.clone();
         pool.spawn(move || {

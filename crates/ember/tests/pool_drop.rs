@@ -157,12 +157,14 @@ fn dropping_a_clone_keeps_the_pool_running() {
 
 /// A job still running when the last handle is dropped spawns a helper and waits for it:
 /// the idle worker must not have left (it sleeps until the pool has drained), and runs it.
-/// Hung before: the idle worker left at its first empty look.
+/// Hung before: the idle worker left at its first empty look. With deferred wake-ups the
+/// spawn owes its wake-up and the alarm makes it, and the drop must end (the alarm's thread
+/// stops after the last worker); the first version of that thread could miss its stop here.
 #[test]
 fn a_job_running_at_drop_may_spawn_and_wait() {
     for (name, policy) in common::unbiased_policies() {
-        for _ in 0..20 {
-            let pool = common::pool(policy, 2);
+        for (_, defer) in (0..20).flat_map(|round| [(round, false), (round, true)]) {
+            let pool = common::pool_deferring(policy, 2, defer);
             let (started_tx, started_rx) = mpsc::channel();
             let (done_tx, done_rx) = mpsc::channel();
             pool.spawn(move || {
@@ -187,12 +189,15 @@ fn a_job_running_at_drop_may_spawn_and_wait() {
 #[test]
 fn an_exit_handler_may_spawn_and_wait() {
     for (name, policy) in common::unbiased_policies() {
-        for threads in [2, 3] {
+        // With deferred wake-ups the spawn owes its wake-up and the alarm makes it while the
+        // workers exit.
+        for (threads, defer) in [(2, false), (3, false), (2, true), (3, true)] {
             let ran = Arc::new(AtomicUsize::new(0));
             let counter = Arc::clone(&ran);
             let pool = Pool::builder()
                 .threads(threads)
                 .wake(policy)
+                .defer_wakeups(defer)
                 .exit_handler(move |index| {
                     if index == 0 {
                         // Late: the other workers have long found no work.
@@ -209,7 +214,11 @@ fn an_exit_handler_may_spawn_and_wait() {
                 .build()
                 .unwrap();
             common::no_deadlock(name, move || drop(pool));
-            assert_eq!(ran.load(Ordering::SeqCst), 1, "{name}, {threads} workers");
+            assert_eq!(
+                ran.load(Ordering::SeqCst),
+                1,
+                "{name}, {threads} workers, deferring: {defer}"
+            );
         }
     }
 }

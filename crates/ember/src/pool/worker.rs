@@ -484,7 +484,8 @@ impl WorkerThread {
     /// is void. If something else runs first — held successors, or what the fairness turn
     /// finds in the global or broadcast queue (`fairness`: `find_work`'s turn, which this
     /// counts down as `find_work` would, so that a chain owing every link's wake-up still
-    /// takes it) — the wake-up is made.
+    /// takes it) — the wake-up is made. Otherwise `pop_local` takes the job back (or finds it
+    /// stolen) and voids the debt.
     #[inline(never)]
     fn settle_owed_wake(&self, fairness: bool) -> Option<JobRef> {
         if !self.held.is_empty() {
@@ -501,19 +502,7 @@ impl WorkerThread {
                 }
             }
         }
-        let job = self.local.pop();
-        self.void_owed_wake();
-        let job = job?;
-        self.found_work();
-        Some(job)
-    }
-
-    /// This worker took back the job it owed a wake-up for, or found it taken: every link of
-    /// a chain of spawns comes here.
-    #[inline]
-    fn void_owed_wake(&self) {
-        self.owes_wake.set(false);
-        self.registry.sleep.void_debt(self.index);
+        self.pop_local()
     }
 
     /// A job run from inside a `join` returns to it: a check point (`idle.rs`).
@@ -524,12 +513,16 @@ impl WorkerThread {
     /// Pops the job this worker pushed last, if it is still there.
     #[inline]
     pub(crate) fn pop_local(&self) -> Option<JobRef> {
-        let job = self.local.pop()?;
+        let job = self.local.pop();
         if self.owes_wake.get() {
-            // A `join` taking back what its first half left above its stolen second half:
-            // the job this worker owed a wake-up for, the only one on the deque.
-            self.void_owed_wake();
+            // While this worker owes a wake-up, the job it owes it for is the only one on its
+            // deque: this pop took it back, or found it stolen (`settle_owed_wake`, or a
+            // `join` taking back what its first half left above its stolen second half).
+            // Either way nobody needs waking for it.
+            self.owes_wake.set(false);
+            self.registry.sleep.void_debt(self.index);
         }
+        let job = job?;
         self.found_work();
         Some(job)
     }

@@ -63,9 +63,9 @@ pub(crate) struct Debts {
     watch: Arc<Watch>,
     /// The longest time a wake-up stayed owed before it was made, in ns.
     longest: AtomicU64,
-    /// Off only in the loom mutant that shows what `owe`'s fence guards.
+    /// The steps of `owe` a loom mutant switches off (`Steps`).
     #[cfg(all(test, loom))]
-    pub(crate) owe_fenced: bool,
+    pub(crate) steps: Steps,
 }
 
 impl Debts {
@@ -88,21 +88,18 @@ impl Debts {
             }),
             longest: AtomicU64::new(0),
             #[cfg(all(test, loom))]
-            owe_fenced: true,
+            steps: Steps::ALL,
         })
     }
 
     /// Worker `me` owes a wake-up from `now` on. The store, then the look at `armed`, pairs
     /// with [`rearm`](Self::rearm)'s store of 0, then its look at `since` (a Dekker pattern):
     /// either this look sees the alarm cleared and sets it, or that look sees this debt.
-    pub(crate) fn owe(&self, me: usize, now: u64, set_alarm: bool) {
+    pub(crate) fn owe(&self, me: usize, now: u64) {
+        let steps = self.steps();
         self.since[me].store(now, Ordering::Relaxed);
         // StoreLoad: the debt before the look at the alarm (module doc, README).
-        #[cfg(all(test, loom))]
-        let fenced = self.owe_fenced;
-        #[cfg(not(all(test, loom)))]
-        let fenced = true;
-        if fenced {
+        if steps.owe_fence {
             fence(Ordering::SeqCst);
         }
         let armed = self.armed.load(Ordering::Relaxed);
@@ -114,9 +111,18 @@ impl Debts {
         // while that thread waits for a processor.
         let clear = armed == 0;
         let due_soon = armed > now && armed < now + self.rearm_ns;
-        if set_alarm && (clear || due_soon || armed > now + self.defer_ns) {
+        if steps.owe_sets_alarm && (clear || due_soon || armed > now + self.defer_ns) {
             self.rearm(now, None);
         }
+    }
+
+    /// The steps `owe` takes: all of them, but in a loom mutant.
+    #[inline(always)]
+    fn steps(&self) -> Steps {
+        #[cfg(all(test, loom))]
+        return self.steps;
+        #[cfg(not(all(test, loom)))]
+        Steps::ALL
     }
 
     /// Voids worker `me`'s debt, if it has one: nobody will be woken for it by this worker.
@@ -199,30 +205,25 @@ impl Sleep {
         debug_assert_eq!(self.policy, WakePolicy::Searching);
         // StoreLoad, as every push (README, "Pushing").
         fence(Ordering::SeqCst);
-        if self.num_searching.load(Ordering::SeqCst) != 0 || self.sleepers.len() == 0 {
+        if !self.searcher_wanted() {
             return false;
         }
         if local_len() != 1 || !debts.watch.watched.load(Ordering::Relaxed) {
             self.wake_searcher();
             return false;
         }
-        self.defer_wake(me);
+        self.defer_wake(debts, me);
         true
     }
 
     #[cold]
-    fn defer_wake(&self, me: usize) {
-        let Some(debts) = &self.debts else { return };
+    fn defer_wake(&self, debts: &Debts, me: usize) {
         let counters = &self.counters[me];
         counters.deferred.store(
             counters.deferred.load(Ordering::Relaxed) + 1,
             Ordering::Relaxed,
         );
-        #[cfg(all(test, loom))]
-        let set_alarm = self.defer_sets_alarm;
-        #[cfg(not(all(test, loom)))]
-        let set_alarm = true;
-        debts.owe(me, now_ns(), set_alarm);
+        debts.owe(me, now_ns());
     }
 
     /// Worker `me` took back the job whose wake-up it owed, or found it taken: nobody needs
@@ -304,6 +305,22 @@ impl Sleep {
     pub(crate) fn debts_mut(&mut self) -> &mut Debts {
         self.debts.as_mut().expect("a pool that defers wake-ups")
     }
+}
+
+/// The steps of [`Debts::owe`] that the loom mutants switch off one at a time.
+#[derive(Clone, Copy)]
+pub(crate) struct Steps {
+    /// The fence between the debt and the look at the alarm.
+    pub(crate) owe_fence: bool,
+    /// Setting the alarm for the debt when it is clear, due soon, or too late.
+    pub(crate) owe_sets_alarm: bool,
+}
+
+impl Steps {
+    pub(crate) const ALL: Steps = Steps {
+        owe_fence: true,
+        owe_sets_alarm: true,
+    };
 }
 
 /// A pool's alarm and the flags of the thread that waits for it.

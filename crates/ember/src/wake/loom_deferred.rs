@@ -61,36 +61,47 @@ fn loom_owed_wake_of_a_blocked_spawner_is_made_by_the_alarm() {
 #[test]
 #[ignore = "fails by design: the model without the step it guards"]
 fn mutant_debt_without_alarm() {
-    spawn_blocked_on_its_successor(|sleep| sleep.defer_sets_alarm = false);
+    spawn_blocked_on_its_successor(|sleep| sleep.debts_mut().steps.owe_sets_alarm = false);
 }
 
-/// The alarm stays set while a debt is owed. Worker 1 owed a wake-up (the alarm is set for
-/// it) and now settles it and goes to sleep, clearing the alarm if no debt needs it
-/// (`release_alarm`); concurrently worker 0 owes a wake-up and, finding the alarm set in
-/// time for its debt, leaves it alone. Afterwards, a debt of worker 0 must find the alarm
-/// set.
+/// Worker 1 owed a wake-up at time 1, so the alarm is set for it; then `other` runs on its
+/// own thread while worker 0 owes a wake-up at `now`. Afterwards a debt of worker 0 must find
+/// the alarm set: whatever `other` did to the alarm, it saw this debt or worker 0 saw it.
 ///
-/// Guards `owe`'s fence between the debt and its look at the alarm, the Dekker pair of
-/// `rearm`'s fence between clearing and its look at the debts: `mutant_owe_unfenced` lets
-/// worker 0 read the alarm as set while worker 1 misses the debt and clears it.
-fn debt_against_a_clearing(configure: fn(&mut Sleep)) {
+/// Both models guard `owe`'s fence between the debt and its look at the alarm, the Dekker
+/// pair of `rearm`'s fence between clearing the alarm and its look at the debts; their
+/// mutants (`Steps::owe_fence` off) end with the debt owed and the alarm clear.
+fn debt_against(configure: fn(&mut Sleep), now: u64, other: fn(&ModelPool)) {
     model_bounded(3, move || {
         let pool = ModelPool::with_deferred_spawns(2, configure);
-        pool.sleep.debts().owe(1, 1, true);
+        pool.sleep.debts().owe(1, 1);
         let other = {
             let pool = pool.clone();
-            thread::spawn(move || {
-                pool.sleep.void_debt(1);
-                pool.sleep.release_alarm();
-            })
+            thread::spawn(move || other(&pool))
         };
-        pool.sleep.debts().owe(0, 1, true);
+        pool.sleep.debts().owe(0, now);
         other.join().unwrap();
         let debts = pool.sleep.debts();
         assert!(
             !debts.owed(0) || debts.alarm_is_set(),
             "a wake-up is owed and the alarm is clear"
         );
+    });
+}
+
+fn unfenced(sleep: &mut Sleep) {
+    sleep.debts_mut().steps.owe_fence = false;
+}
+
+/// The alarm stays set while a debt is owed: worker 1 settles its debt and goes to sleep,
+/// clearing the alarm if no debt needs it (`release_alarm`), while worker 0 owes at time 1
+/// and, finding the alarm set in time for its debt, leaves it alone.
+/// `mutant_owe_unfenced` lets worker 0 read the alarm as set while worker 1 misses the debt
+/// and clears it.
+fn debt_against_a_clearing(configure: fn(&mut Sleep)) {
+    debt_against(configure, 1, |pool| {
+        pool.sleep.void_debt(1);
+        pool.sleep.release_alarm();
     });
 }
 
@@ -102,33 +113,17 @@ fn loom_alarm_stays_set_while_a_wake_is_owed() {
 #[test]
 #[ignore = "fails by design: the model without the step it guards"]
 fn mutant_owe_unfenced() {
-    debt_against_a_clearing(|sleep| sleep.debts_mut().owe_fenced = false);
+    debt_against_a_clearing(unfenced);
 }
 
 /// A debt that finds the alarm already due leaves it alone: the pass the alarm starts must
-/// see it. Worker 1's debt set the alarm; worker 0 owes when that deadline has passed (its
-/// clock reads later than the deadline) while the alarm's pass runs concurrently, paying
-/// worker 1's debt. Afterwards a debt of worker 0 must find the alarm set again.
-///
-/// Guards the same fence pair as `debt_against_a_clearing`, here for the rule that skips
-/// setting an alarm already due: `mutant_due_alarm_owe_unfenced` leaves it clear.
+/// see it. Worker 0 owes when worker 1's deadline (1 + 100 µs) has passed — its clock reads
+/// later than that, earlier than the pass's own "now" — while the alarm's pass runs,
+/// paying worker 1's debt. `mutant_due_alarm_owe_unfenced` leaves worker 0's debt owed with
+/// the alarm clear.
 fn debt_against_a_due_alarm(configure: fn(&mut Sleep)) {
-    model_bounded(3, move || {
-        let pool = ModelPool::with_deferred_spawns(2, configure);
-        pool.sleep.debts().owe(1, 1, true);
-        let watcher = {
-            let pool = pool.clone();
-            thread::spawn(move || pool.sleep.alarm_fired(ALARM_NOW))
-        };
-        // Later than the deadline worker 1's debt set (1 + 100 µs), earlier than the
-        // pass's own "now".
-        pool.sleep.debts().owe(0, 1_000_000, true);
-        watcher.join().unwrap();
-        let debts = pool.sleep.debts();
-        assert!(
-            !debts.owed(0) || debts.alarm_is_set(),
-            "a wake-up is owed and the alarm is clear"
-        );
+    debt_against(configure, 1_000_000, |pool| {
+        pool.sleep.alarm_fired(ALARM_NOW)
     });
 }
 
@@ -140,5 +135,5 @@ fn loom_debt_finding_the_alarm_due_is_seen_by_its_pass() {
 #[test]
 #[ignore = "fails by design: the model without the step it guards"]
 fn mutant_due_alarm_owe_unfenced() {
-    debt_against_a_due_alarm(|sleep| sleep.debts_mut().owe_fenced = false);
+    debt_against_a_due_alarm(unfenced);
 }

@@ -154,9 +154,6 @@ pub(crate) struct Sleep {
     /// Spawned jobs' owed wake-ups and their alarm (Searching with `defer_wakeups`, several
     /// workers, where the system has an alarm; `deferred.rs`).
     debts: Option<deferred::Debts>,
-    /// Off only in the loom mutant that shows what setting the alarm for a debt guards.
-    #[cfg(all(test, loom))]
-    pub(crate) defer_sets_alarm: bool,
     counters: Box<[CachePadded<WakeCounters>]>,
 }
 
@@ -196,8 +193,6 @@ impl Sleep {
             debts: defer_spawns
                 .filter(|_| workers > 1 && matches!(policy, WakePolicy::Searching))
                 .and_then(|defer_ns| deferred::Debts::new(workers, defer_ns)),
-            #[cfg(all(test, loom))]
-            defer_sets_alarm: true,
             counters: (0..workers)
                 .map(|_| CachePadded::new(WakeCounters::default()))
                 .collect(),

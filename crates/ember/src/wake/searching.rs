@@ -13,13 +13,19 @@ impl Sleep {
         self.wake_searcher_if_idle();
     }
 
-    /// Wakes a searcher if nobody searches and somebody sleeps (cheap checks first).
+    /// Wakes a searcher if nobody searches and somebody sleeps.
     #[inline]
     pub(super) fn wake_searcher_if_idle(&self) {
-        if self.num_searching.load(Ordering::SeqCst) != 0 || self.sleepers.len() == 0 {
-            return;
+        if self.searcher_wanted() {
+            self.wake_searcher();
         }
-        self.wake_searcher();
+    }
+
+    /// Searching's rule for a push, read after its fence: a sleeper is woken only if nobody
+    /// searches and somebody sleeps (cheap checks first).
+    #[inline]
+    pub(super) fn searcher_wanted(&self) -> bool {
+        self.num_searching.load(Ordering::SeqCst) == 0 && self.sleepers.len() != 0
     }
 
     /// Wakes the most recently parked worker and counts it as a searcher, unless somebody is

@@ -29,9 +29,16 @@ pub fn unbiased_policies() -> Vec<(&'static str, WakePolicy)> {
 
 /// A pool of `threads` workers under `policy`.
 pub fn pool(policy: WakePolicy, threads: usize) -> Pool {
+    pool_deferring(policy, threads, false)
+}
+
+/// A pool of `threads` workers under `policy` that defers spawned jobs' wake-ups if `defer`
+/// (`PoolBuilder::defer_wakeups`).
+pub fn pool_deferring(policy: WakePolicy, threads: usize, defer: bool) -> Pool {
     Pool::builder()
         .threads(threads)
         .wake(policy)
+        .defer_wakeups(defer)
         .build()
         .expect("valid configuration")
 }
