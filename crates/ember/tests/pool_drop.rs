@@ -164,6 +164,7 @@ fn dropping_a_clone_keeps_the_pool_running() {
 fn a_job_running_at_drop_may_spawn_and_wait() {
     for (name, policy) in common::unbiased_policies() {
         for (_, defer) in (0..20).flat_map(|round| [(round, false), (round, true)]) {
+            let what = format!("{name}, deferring: {defer}");
             let pool = common::pool_deferring(policy, 2, defer);
             let (started_tx, started_rx) = mpsc::channel();
             let (done_tx, done_rx) = mpsc::channel();
@@ -176,8 +177,8 @@ fn a_job_running_at_drop_may_spawn_and_wait() {
                 done_tx.send(rx.recv().unwrap()).unwrap();
             });
             started_rx.recv().unwrap();
-            common::no_deadlock(name, move || drop(pool));
-            assert_eq!(done_rx.recv().unwrap(), 7, "{name}");
+            common::no_deadlock(&what, move || drop(pool));
+            assert_eq!(done_rx.recv().unwrap(), 7, "{what}");
         }
     }
 }
