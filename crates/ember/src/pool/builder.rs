@@ -530,9 +530,10 @@ impl PoolBuilder {
                 builder = builder.stack_size(bytes);
             }
             if let Ok(handle) = builder.spawn(move || {
+                crate::sync::clock::calibrate_clock();
                 watch.run(|| match pool.upgrade() {
                     Some(registry) => {
-                        registry.sleep.alarm_fired(crate::sync::alarm::now_ns());
+                        registry.sleep.alarm_fired(crate::sync::clock::now_ns());
                         true
                     }
                     None => false,

@@ -12,38 +12,6 @@
 //! Under `--cfg loom` the alarm is a mutex and a condition variable, and time does not pass:
 //! a set alarm fires as soon as its waiter is scheduled, and the models say what "due" means.
 
-/// Nanoseconds on the monotonic clock, the alarm's time base (never 0: the clock counts from
-/// boot).
-#[cfg(all(not(loom), target_os = "linux"))]
-pub(crate) fn now_ns() -> u64 {
-    let mut now = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: `now` is a valid, writable timespec; CLOCK_MONOTONIC exists on every system
-    // libc supports, so the call cannot fail.
-    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut now) };
-    now.tv_sec as u64 * 1_000_000_000 + now.tv_nsec as u64
-}
-
-/// Where there is no alarm nothing is deferred and this is only called on a debt's way to
-/// being paid, which never happens: a clock that counts from first use, never 0.
-#[cfg(all(not(loom), not(target_os = "linux")))]
-pub(crate) fn now_ns() -> u64 {
-    static START: std::sync::OnceLock<std::time::Instant> = std::sync::OnceLock::new();
-    START
-        .get_or_init(std::time::Instant::now)
-        .elapsed()
-        .as_nanos() as u64
-        + 1
-}
-
-/// Under loom time stands still at 1: models pass their own "now" where it matters.
-#[cfg(loom)]
-pub(crate) fn now_ns() -> u64 {
-    1
-}
-
 #[cfg(all(not(loom), target_os = "linux"))]
 pub(crate) use timerfd::Alarm;
 
@@ -55,6 +23,7 @@ pub(crate) use model::Alarm;
 
 #[cfg(all(not(loom), target_os = "linux"))]
 mod timerfd {
+    use crate::sync::clock;
     use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 
     /// A `timerfd` on `CLOCK_MONOTONIC`.
@@ -75,9 +44,15 @@ mod timerfd {
             Some(Alarm { fd })
         }
 
-        /// Fires at `deadline` (an absolute [`now_ns`](super::now_ns) time; a past one fires
+        /// Fires at `deadline` (an absolute [`now_ns`](clock::now_ns) time; a past one fires
         /// at once), replacing any earlier setting; `0` clears it.
         pub(crate) fn set(&self, deadline: u64) {
+            // The timerfd counts on the monotonic clock: the deadline is moved onto it by
+            // the distance to it now, so the two clocks' drift never accumulates.
+            let deadline = match deadline {
+                0 => 0,
+                _ => clock::monotonic_ns() + deadline.saturating_sub(clock::now_ns()),
+            };
             let spec = libc::itimerspec {
                 it_interval: libc::timespec {
                     tv_sec: 0,

@@ -25,3 +25,4 @@ pub(crate) use std::thread;
 
 pub(crate) mod alarm;
 pub(crate) mod asymmetric;
+pub(crate) mod clock;

@@ -18,8 +18,9 @@
 use crossbeam_utils::CachePadded;
 
 use super::{Sleep, WakePolicy};
-use crate::sync::alarm::{now_ns, Alarm};
+use crate::sync::alarm::Alarm;
 use crate::sync::atomic::{fence, AtomicBool, AtomicU64, Ordering};
+use crate::sync::clock::now_ns;
 use crate::sync::{lock, Arc, Mutex};
 
 /// How long a wake-up may stay owed before the alarm makes it, unless the builder says
