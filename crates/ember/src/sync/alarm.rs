@@ -49,9 +49,10 @@ mod timerfd {
         pub(crate) fn set(&self, deadline: u64) {
             // The timerfd counts on the monotonic clock: the deadline is moved onto it by
             // the distance to it now, so the two clocks' drift never accumulates.
+            // 0 clears and 1 (the stop) fires at once, as on either clock.
             let deadline = match deadline {
-                0 => 0,
-                _ => clock::monotonic_ns() + deadline.saturating_sub(clock::now_ns()),
+                0 | 1 => deadline,
+                _ => clock::monotonic_ns().saturating_add(deadline.saturating_sub(clock::now_ns())),
             };
             let spec = libc::itimerspec {
                 it_interval: libc::timespec {
