@@ -13,8 +13,8 @@
 /// clock at each setting, so the two clocks may drift apart (NTP slews the monotonic one by
 /// up to 500 ppm) without moving a deadline by more than that rate of the bound. A counter
 /// that restarts (some machines reset it across a suspend) makes this clock jump back: the
-/// alarm treats a debt stamped after its own "now" as due (`wake/deferred.rs`), so such a
-/// jump costs early wake-ups, never a held one.
+/// alarm treats a debt stamped after its own "now" as due at once (`wake/deferred.rs`), so
+/// such a jump costs early wake-ups, not held ones.
 ///
 /// Why not the `quanta` crate, which does this: its calibration spins until its error is
 /// under 10 ns, for up to 200 ms; measured here it took 1 ms on an idle machine and 39 ms of
@@ -59,7 +59,9 @@ impl Timebase {
     fn now_ns(&self) -> u64 {
         let ns = match *self {
             #[cfg(target_arch = "x86_64")]
-            Timebase::Counter { rate } => ((u128::from(counter()) * u128::from(rate)) >> 32) as u64,
+            Timebase::Counter { rate } => {
+                ((u128::from(counter()) * u128::from(rate)) >> 32).min(u128::from(u64::MAX)) as u64
+            }
             Timebase::Monotonic => monotonic_ns(),
         };
         ns.saturating_add(1)
@@ -87,16 +89,26 @@ impl Timebase {
             let (count0, ns0, width0) = counter_and_monotonic();
             std::thread::sleep(std::time::Duration::from_millis(1));
             let (count1, ns1, width1) = counter_and_monotonic();
-            let (counts, ns) = (count1.wrapping_sub(count0), ns1.saturating_sub(ns0));
-            let narrow = width0.max(width1).saturating_mul(2_000) <= ns;
-            if narrow && counts > 0 && ns > 0 && counts / 100 <= ns && ns / 100 <= counts {
-                return Some(Timebase::Counter {
-                    rate: ((u128::from(ns) << 32) / u128::from(counts)) as u64,
-                });
+            if let Some(rate) = rate((count0, ns0, width0), (count1, ns1, width1)) {
+                return Some(Timebase::Counter { rate });
             }
         }
         None
     }
+}
+
+/// The counter's rate (nanoseconds per count, times 2^32) between two readings from
+/// `counter_and_monotonic`, if their brackets are narrow enough (a two-thousandth of the
+/// span each) and it lies between 10 MHz and 100 GHz.
+#[cfg(all(not(loom), target_os = "linux"))]
+fn rate(
+    (count0, ns0, width0): (u64, u64, u64),
+    (count1, ns1, width1): (u64, u64, u64),
+) -> Option<u64> {
+    let (counts, ns) = (count1.wrapping_sub(count0), ns1.saturating_sub(ns0));
+    let narrow = width0.max(width1).saturating_mul(2_000) <= ns;
+    let plausible = counts > 0 && ns > 0 && counts / 100 <= ns && ns / 100 <= counts;
+    (narrow && plausible).then(|| ((u128::from(ns) << 32) / u128::from(counts)) as u64)
 }
 
 /// The time-stamp counter, unfenced: a stamp a few instructions early or late is as good.
@@ -221,6 +233,21 @@ mod tests {
         }
         let counter = Timebase::counter().expect("a calibration on an idle enough machine");
         keeps_the_monotonic_clocks_time(|| counter.now_ns());
+    }
+
+    /// A calibration whose brackets were stretched by a preemption, or whose rate is
+    /// implausible, is refused; a clean one is taken.
+    #[test]
+    fn a_loose_or_implausible_calibration_is_refused() {
+        let ms = 1_000_000;
+        let clean = super::rate((1_000, 5 * ms, 60), (2_401_000, 6 * ms, 60));
+        assert_eq!(clean, Some(((ms as u128) << 32) as u64 / 2_400_000));
+        assert_eq!(
+            super::rate((1_000, 5 * ms, 60), (2_401_000, 6 * ms, 600)),
+            None
+        );
+        assert_eq!(super::rate((1_000, 5 * ms, 60), (1_010, 6 * ms, 60)), None);
+        assert_eq!(super::rate((1_000, 5 * ms, 60), (1_000, 6 * ms, 60)), None);
     }
 
     /// Never 0 (0 means "no debt" and "alarm clear"), even where the scaled count is.

@@ -112,8 +112,9 @@ impl Debts {
         // a later debt sets it): setting it again would only cost a system call per debt
         // while that thread waits for a processor.
         let clear = armed == 0;
-        let due_soon = armed > now && armed < now + self.rearm_ns;
-        if steps.owe_sets_alarm && (clear || due_soon || armed > now + self.defer_ns) {
+        let due_soon = armed > now && armed < now.saturating_add(self.rearm_ns);
+        let too_late = armed > now.saturating_add(self.defer_ns);
+        if steps.owe_sets_alarm && (clear || due_soon || too_late) {
             self.rearm(now, None);
         }
     }
@@ -158,6 +159,11 @@ impl Debts {
         self.armed.store(0, Ordering::Relaxed);
         // StoreLoad: the cleared alarm before the look at the debts, pairing with `owe`.
         fence(Ordering::SeqCst);
+        // Stamped after `now` by more than the slop: a clock that jumped back
+        // (`sync/clock.rs`; a worker stamping between this pass's clock read and its look
+        // is later by less). Such a debt's deadline would lie past the jump: it is due at
+        // once, an early wake-up rather than a held one.
+        let stamped_ahead = |owed: u64| owed > now.saturating_add(DUE_SLOP_NS);
         let mut next = u64::MAX;
         for (worker, since) in self.since.iter().enumerate() {
             let mut owed = since.load(Ordering::Relaxed);
@@ -165,10 +171,8 @@ impl Debts {
                 continue;
             }
             if let Some(pay) = pay {
-                // Due, or stamped after `now`, which a consistent clock never does: a
-                // counter that jumped back (`sync/clock.rs`) must cost an early wake-up,
-                // not a debt whose deadline lies past the jump.
-                if owed + self.defer_ns <= now + DUE_SLOP_NS || owed > now {
+                let due = owed.saturating_add(self.defer_ns) <= now.saturating_add(DUE_SLOP_NS);
+                if due || stamped_ahead(owed) {
                     if since
                         .compare_exchange(owed, 0, Ordering::SeqCst, Ordering::SeqCst)
                         .is_ok()
@@ -184,7 +188,10 @@ impl Debts {
                     }
                 }
             }
-            next = next.min(owed.min(now) + self.defer_ns);
+            next = next.min(match stamped_ahead(owed) {
+                true => now,
+                false => owed.saturating_add(self.defer_ns),
+            });
         }
         if next == u64::MAX {
             self.watch.alarm.set(0);
@@ -403,6 +410,25 @@ mod tests {
             "the debt stamped in the future was not paid"
         );
         assert_eq!(debts.since[1].load(std::sync::atomic::Ordering::Relaxed), 0);
+    }
+
+    /// Nor do other workers' re-arms slide its deadline along with their "now": each
+    /// leaves the alarm due at once.
+    #[test]
+    fn re_arms_do_not_slide_a_future_stamped_debt() {
+        let bound = 100_000;
+        let debts = Debts::new(2, bound).expect("a timerfd");
+        let now = 1_000_000_000;
+        debts.owe(1, now + 3_600_000_000_000);
+        for k in 0..5 {
+            let later = now + k * bound * 4 / 5;
+            debts.rearm(later, None);
+            let armed = debts.armed.load(std::sync::atomic::Ordering::Relaxed);
+            assert!(
+                armed != 0 && armed <= later,
+                "re-arm {k} at {later} set the alarm for {armed}, not due at once"
+            );
+        }
     }
 
     /// A debt that is neither due nor in the future stays owed through the alarm's pass.
