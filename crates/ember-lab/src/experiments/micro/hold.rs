@@ -13,6 +13,13 @@
 //! `ember-deferred-1ms` row's bound equals the parent's run, so there the alarm and the
 //! parent's end land together: that row shows the cost of a long bound, not the bound at
 //! work.
+//!
+//! A hold's floor is the kernel's. On a virtual machine whose idle processors read as
+//! preempted to the guest (`vcpu_is_preempted`), the scheduler may queue a woken worker on
+//! its waker's busy processor rather than the idle one, and it then waits out the whole
+//! parent: `perf sched record` shows `sched_migrate_task` moving the woken worker to the
+//! spawner's processor, and every system's `hold_max_us`, rayon's included, near the
+//! parent's run in such runs.
 
 use super::*;
 
