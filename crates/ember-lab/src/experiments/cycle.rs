@@ -33,6 +33,11 @@
 //!   position `(k, i)` lives on thread `(k·r + i) mod p`, and a hop is a channel send to the
 //!   thread of the next position. Thread count is `p`, as for the pools, so it stays bounded
 //!   (at most 100) whatever `t·r` is.
+//! - `single-threaded` (a floor row): the measuring thread makes every hop itself, ring
+//!   after ring, with no pool, for as long as the other rows run. Its context switches are
+//!   what the machine's time slicing and its other work take from one busy thread over that
+//!   stretch, which no scheduler removes; `avoidable_ctx_switches` is each row's count less
+//!   this one's in the same round.
 //!
 //! In a run-to-completion pool a ring position is a task that exists only while it holds
 //! the token, so `r` changes nothing for the pools; it decides only which threads the
@@ -87,6 +92,10 @@ const STD_STACK: usize = 64 * 1024;
 impl Experiment for Cycle {
     fn name(&self) -> &'static str {
         "cycle"
+    }
+
+    fn differences(&self) -> &'static [(&'static str, &'static str, &'static str)] {
+        &[("single-threaded", "ctx_switches", "avoidable_ctx_switches")]
     }
 
     fn headline(&self) -> &'static [&'static str] {
@@ -178,6 +187,9 @@ fn group(shape: Shape, cores: usize) -> Group {
         .collect();
     trials.push(trial(systems::TOKIO, move || run_tokio(shape)));
     trials.push(trial(systems::STD_THREADS, move || run_std_threads(shape)));
+    trials.push(trial(systems::SINGLE_THREADED, move || {
+        run_single_threaded(shape)
+    }));
     if go_peer::available() {
         trials.push(trial(systems::GO, move || {
             go_peer::run(&[
@@ -242,6 +254,24 @@ fn run_tokio(shape: Shape) -> Metrics {
     });
     drop(tx);
     drop(rt);
+    assert_no_more_reports(&rx);
+    metrics
+}
+
+/// The floor: every hop made on the measuring thread, no pool, for as long as a pool's run.
+fn run_single_threaded(shape: Shape) -> Metrics {
+    let (tx, rx) = crossbeam_channel::unbounded();
+    let metrics = waves(shape, || {
+        for token in shape.tokens() {
+            let mut token = std::hint::black_box(token);
+            while let Some(next) = token.pass() {
+                token = std::hint::black_box(next);
+            }
+            token.report(&tx);
+        }
+        collect_reports(shape, &rx);
+    });
+    drop(tx);
     assert_no_more_reports(&rx);
     metrics
 }
