@@ -4,6 +4,8 @@
 //! * Worker threads are named `name-0`, `name-1`, …; the default thread count is the available
 //!   parallelism; `delay_kick` and `panic_handler` build working pools.
 //! * `Pool` is `Clone + Send + Sync` and clones share one pool.
+//! * `pin_workers(true)` pins worker `i` to the `i`-th allowed processor, round-robin, before
+//!   its start handler runs; without it workers keep every allowed processor.
 //! * `PoolStats`: pool-wide totals equal the sums over `per_worker`; `tasks` counts at least
 //!   every spawned task.
 
@@ -238,5 +240,67 @@ fn stats_totals_are_sums_over_workers() {
         );
         assert_eq!(stats.panics, spawned / 1000, "{label}: stats().panics");
         assert_eq!(stats.threads, 4, "{label}: stats().threads");
+    }
+}
+
+/// The processors the calling thread may run on.
+#[cfg(target_os = "linux")]
+fn affinity() -> Vec<usize> {
+    // SAFETY: `cpu_set_t` is plain data, valid all zeroes.
+    let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
+    // SAFETY: `set` is a writable `cpu_set_t` of the size passed; pid 0 is this thread.
+    let rc =
+        unsafe { libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut set) };
+    assert_eq!(rc, 0, "sched_getaffinity failed");
+    (0..libc::CPU_SETSIZE as usize)
+        // SAFETY: `cpu` is below CPU_SETSIZE, the set's capacity.
+        .filter(|&cpu| unsafe { libc::CPU_ISSET(cpu, &set) })
+        .collect()
+}
+
+/// Each worker's affinity as its start handler sees it, for a pool of `threads`.
+#[cfg(target_os = "linux")]
+fn worker_affinities(threads: usize, pin: bool) -> Vec<Vec<usize>> {
+    let (tx, rx) = mpsc::channel();
+    let tx = std::sync::Mutex::new(tx);
+    let pool = Pool::builder()
+        .threads(threads)
+        .pin_workers(pin)
+        .start_handler(move |index| {
+            let _ = tx.lock().unwrap().send((index, affinity()));
+        })
+        .build()
+        .expect("a pool");
+    // The pool runs work either way.
+    assert_eq!(pool.join(|| 1, || 2), (1, 2));
+    let mut seen = vec![Vec::new(); threads];
+    for _ in 0..threads {
+        let (index, cpus) = rx.recv().expect("every worker's start handler ran");
+        seen[index] = cpus;
+    }
+    seen
+}
+
+#[cfg(target_os = "linux")]
+#[test]
+fn pinned_workers_each_get_one_allowed_processor_round_robin() {
+    let allowed = affinity();
+    let threads = allowed.len() + 1;
+    let seen = worker_affinities(threads, true);
+    for (index, cpus) in seen.iter().enumerate() {
+        assert_eq!(
+            cpus,
+            &vec![allowed[index % allowed.len()]],
+            "worker {index} of {threads} on processors {allowed:?}"
+        );
+    }
+}
+
+#[cfg(target_os = "linux")]
+#[test]
+fn unpinned_workers_keep_every_allowed_processor() {
+    let allowed = affinity();
+    for (index, cpus) in worker_affinities(2, false).iter().enumerate() {
+        assert_eq!(cpus, &allowed, "worker {index}");
     }
 }

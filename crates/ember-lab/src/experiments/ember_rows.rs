@@ -1,7 +1,8 @@
 //! The ember `Pool` rows every experiment shows: the default policy (`ember`) and each
 //! `WakePolicy` by name, built the same way everywhere; and three variants of the default that
 //! some tables add, `ember-offered` (`lazy_joins(false)`), `ember-deferred`
-//! (`defer_wakeups(true)`) and `ember-deferred-1ms` (`defer_wakeups_for(1 ms)`).
+//! (`defer_wakeups(true)`), `ember-deferred-1ms` (`defer_wakeups_for(1 ms)`) and
+//! `ember-pinned` (`pin_workers(true)`).
 
 use crate::systems::{self, System};
 use ember::{Pool, PoolBuilder, WakePolicy};
@@ -24,6 +25,8 @@ pub enum EmberPolicy {
     Deferred,
     /// The same with a bound of 1 ms (`defer_wakeups_for`).
     Deferred1ms,
+    /// The default policy with `pin_workers(true)` (the successor-hold table).
+    Pinned,
 }
 
 impl EmberPolicy {
@@ -55,6 +58,7 @@ impl EmberPolicy {
             EmberPolicy::Offered => systems::EMBER_OFFERED,
             EmberPolicy::Deferred => systems::EMBER_DEFERRED,
             EmberPolicy::Deferred1ms => systems::EMBER_DEFERRED_1MS,
+            EmberPolicy::Pinned => systems::EMBER_PINNED,
         }
     }
 
@@ -72,6 +76,7 @@ impl EmberPolicy {
             EmberPolicy::Offered => b.lazy_joins(false),
             EmberPolicy::Deferred => b.defer_wakeups(true),
             EmberPolicy::Deferred1ms => b.defer_wakeups_for(std::time::Duration::from_millis(1)),
+            EmberPolicy::Pinned => b.pin_workers(true),
         }
     }
 

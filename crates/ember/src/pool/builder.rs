@@ -42,6 +42,7 @@ pub struct PoolBuilder {
     defer_wakeups: Option<Duration>,
     /// `None`: the default, on for one worker only.
     lazy_joins: Option<bool>,
+    pin_workers: bool,
     name: String,
     spin: Duration,
     stack_size: Option<usize>,
@@ -72,6 +73,7 @@ impl Default for PoolBuilder {
             delay_kick: true,
             defer_wakeups: None,
             lazy_joins: None,
+            pin_workers: false,
             name: "ember".to_owned(),
             spin: DEFAULT_SPIN,
             stack_size: None,
@@ -96,6 +98,7 @@ impl std::fmt::Debug for PoolBuilder {
             .field("delay_kick", &self.delay_kick)
             .field("defer_wakeups", &self.defer_wakeups)
             .field("lazy_joins", &self.lazy_joins)
+            .field("pin_workers", &self.pin_workers)
             .field("name", &self.name)
             .field("spin", &self.spin)
             .field("stack_size", &self.stack_size)
@@ -359,6 +362,29 @@ impl PoolBuilder {
         self
     }
 
+    /// Pins each worker to one processor (default off): worker `i` to the `i`-th of the
+    /// processors the building thread may run on, round-robin when there are more workers
+    /// than processors. Linux only; elsewhere, or where the system refuses, workers run
+    /// unpinned.
+    ///
+    /// Why: on virtual machines whose idle processors read as preempted to the guest, Linux
+    /// may queue a woken worker on its waker's busy processor rather than the idle one, so a
+    /// job spawned for another worker waits out its spawner (up to the whole of a long
+    /// parent). Pinned, the worker is woken on its own processor. What it costs: a pinned
+    /// worker cannot move off a processor that other work keeps busy, so pin a pool only
+    /// where it has the processors it pins to (one pool per machine, or pools built on
+    /// disjoint sets, e.g. from threads already restricted with `taskset`). The lab's
+    /// `ember-pinned` row in `micro`'s successor-hold table measures the difference.
+    ///
+    /// ```
+    /// let pool = ember::Pool::builder().threads(2).pin_workers(true).build().unwrap();
+    /// assert_eq!(pool.join(|| 1, || 2), (1, 2));
+    /// ```
+    pub fn pin_workers(mut self, on: bool) -> Self {
+        self.pin_workers = on;
+        self
+    }
+
     /// Records per-thread events (task spans with labels, sleeps, wake-ups, steals, kicks)
     /// for [`Pool::trace`] (default off; off costs one branch per recording point).
     pub fn trace(mut self, on: bool) -> Self {
@@ -476,6 +502,11 @@ impl PoolBuilder {
             handlers,
             Tracer::new(self.trace, self.name.clone(), threads),
         ));
+        let cpus = if self.pin_workers {
+            super::affinity::allowed_cpus()
+        } else {
+            None
+        };
         let gate = Arc::new(StartGate::default());
         // A panic out of the loop below (`std::thread::Builder::spawn` panics where it cannot
         // set the stack size) must not leave the started workers at the gate for ever.
@@ -496,7 +527,12 @@ impl PoolBuilder {
             }
             let (worker_registry, worker_gate) = (Arc::clone(&registry), Arc::clone(&gate));
             let spin = self.spin;
+            let cpu = cpus.as_ref().map(|cpus| cpus[index % cpus.len()]);
             let body = move || {
+                // Before anything runs on the worker, its start handler included.
+                if let Some(cpu) = cpu {
+                    super::affinity::pin_current_thread(cpu);
+                }
                 if worker_gate.wait() {
                     WorkerThread::run(worker_registry, index, local, spin);
                 } else {

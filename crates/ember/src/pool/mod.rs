@@ -20,6 +20,7 @@
 //! | `debug.rs` | the state dump `{:?}` of a pool prints |
 //! | `handlers.rs` | the user's panic, start and exit handlers, contained |
 
+mod affinity;
 mod ambient;
 mod broadcast;
 mod builder;

@@ -19,7 +19,8 @@
 //! its waker's busy processor rather than the idle one, and it then waits out the whole
 //! parent: `perf sched record` shows `sched_migrate_task` moving the woken worker to the
 //! spawner's processor, and every system's `hold_max_us`, rayon's included, near the
-//! parent's run in such runs.
+//! parent's run in such runs. The `ember-pinned` row (`pin_workers(true)`) pins each worker
+//! to its own processor, where the kernel must wake it.
 
 use super::*;
 
@@ -29,7 +30,7 @@ const PARENT: Duration = Duration::from_millis(1);
 /// The pause between parents: long enough for every worker to spin out and sleep.
 const GAP: Duration = Duration::from_millis(2);
 
-/// The rows: every ember policy and the deferred rows, rayon and tokio.
+/// The rows: every ember policy, the deferred and pinned rows, rayon and tokio.
 pub(super) fn hold_group(s: Sizes) -> Group {
     let parents = s.hold_parents;
     Group {
@@ -46,6 +47,9 @@ pub(super) fn hold_group(s: Sizes) -> Group {
         trials: ember_trials(move |policy| hold_ember(s, policy))
             .into_iter()
             .chain([
+                trial(systems::EMBER_PINNED, move || {
+                    hold_ember(s, EmberPolicy::Pinned)
+                }),
                 trial(systems::RAYON, move || hold_rayon(s)),
                 trial(systems::TOKIO, move || hold_tokio(s)),
             ])

@@ -1,0 +1,53 @@
+//! Pinning workers to processors ([`PoolBuilder::pin_workers`](super::PoolBuilder)).
+//!
+//! Why a pool would: on virtual machines whose idle processors read as preempted to the
+//! guest, Linux may queue a woken worker on its waker's busy processor instead of the idle
+//! one, and the worker then waits out whatever its waker runs (the lab's successor-hold
+//! table; `perf sched` shows the wakee moved to the waker's processor). A worker pinned to
+//! its own processor is woken there. Two calls on `libc`, already a dependency; the
+//! `core_affinity` crate would add one for them.
+
+/// The processors this thread may run on, in order, or `None` where that cannot be known
+/// (off Linux, or if the system refuses to say).
+#[cfg(target_os = "linux")]
+pub(super) fn allowed_cpus() -> Option<Vec<usize>> {
+    // SAFETY: `cpu_set_t` is plain data, valid all zeroes.
+    let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
+    // SAFETY: `set` is a writable `cpu_set_t` of the size passed; pid 0 is this thread.
+    let rc =
+        unsafe { libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut set) };
+    if rc != 0 {
+        return None;
+    }
+    let cpus: Vec<usize> = (0..libc::CPU_SETSIZE as usize)
+        // SAFETY: `cpu` is below CPU_SETSIZE, the set's capacity.
+        .filter(|&cpu| unsafe { libc::CPU_ISSET(cpu, &set) })
+        .collect();
+    (!cpus.is_empty()).then_some(cpus)
+}
+
+#[cfg(not(target_os = "linux"))]
+pub(super) fn allowed_cpus() -> Option<Vec<usize>> {
+    None
+}
+
+/// Pins the calling thread to processor `cpu`; whether the system agreed. A refusal (the
+/// processor went offline, a cgroup changed) leaves the thread where it was: a pool runs
+/// unpinned rather than not at all.
+#[cfg(target_os = "linux")]
+pub(super) fn pin_current_thread(cpu: usize) -> bool {
+    if cpu >= libc::CPU_SETSIZE as usize {
+        return false;
+    }
+    // SAFETY: `cpu_set_t` is plain data, valid all zeroes.
+    let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
+    // SAFETY: `cpu` is below CPU_SETSIZE (checked above), the set's capacity.
+    unsafe { libc::CPU_SET(cpu, &mut set) };
+    // SAFETY: `set` is a valid `cpu_set_t` of the size passed; pid 0 is this thread.
+    unsafe { libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set) == 0 }
+}
+
+#[cfg(not(target_os = "linux"))]
+pub(super) fn pin_current_thread(_cpu: usize) -> bool {
+    false
+}
