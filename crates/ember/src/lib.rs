@@ -53,7 +53,11 @@
 //! owe that wake-up until the spawner's next scheduling point, or 100 µs: far less CPU and
 //! fewer switches for chains, but a timer to keep ahead of them, which costs wall time on
 //! machines where setting one is slow (off by default; the lab's `ember-deferred` rows in
-//! `cycle`, `micro`'s chained spawn and successor hold give the figures). `Biased`, by
+//! `cycle`, `micro`'s chained spawn and successor hold give the figures). Whatever the
+//! policy, a woken worker starts only when the kernel runs it: on virtual machines that may
+//! be after its waker's job, on the waker's processor; [`PoolBuilder::pin_workers`] pins each
+//! worker to its own processor, where it is woken (the `ember-pinned` successor-hold row).
+//! `Biased`, by
 //! design, runs coarse fork-join serially (`join` of two 200 ms halves on an idle pool:
 //! 400 ms, against 200 ms; `examples/idle_cost.rs` times it under the default) and lets a job
 //! that blocks hold up the jobs queued behind it. The numbers behind
