@@ -1,5 +1,5 @@
 //! The ember `Pool` rows every experiment shows: the default policy (`ember`) and each
-//! `WakePolicy` by name, built the same way everywhere; and three variants of the default that
+//! `WakePolicy` by name, built the same way everywhere; and four variants of the default that
 //! some tables add, `ember-offered` (`lazy_joins(false)`), `ember-deferred`
 //! (`defer_wakeups(true)`), `ember-deferred-1ms` (`defer_wakeups_for(1 ms)`) and
 //! `ember-pinned` (`pin_workers(true)`).

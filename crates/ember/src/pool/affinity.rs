@@ -6,6 +6,14 @@
 //! table; `perf sched` shows the wakee moved to the waker's processor). A worker pinned to
 //! its own processor is woken there. Two calls on `libc`, already a dependency; the
 //! `core_affinity` crate would add one for them.
+//!
+//! The sets are `libc::cpu_set_t`, 1024 processors: on a machine with more, the system
+//! refuses to fill one and workers run unpinned.
+
+/// The processors a `cpu_set_t` can name: its bits (not `CPU_SETSIZE`, which some libcs
+/// set lower than the type holds).
+#[cfg(target_os = "linux")]
+const SET_BITS: usize = 8 * std::mem::size_of::<libc::cpu_set_t>();
 
 /// The processors this thread may run on, in order, or `None` where that cannot be known
 /// (off Linux, or if the system refuses to say).
@@ -19,8 +27,8 @@ pub(super) fn allowed_cpus() -> Option<Vec<usize>> {
     if rc != 0 {
         return None;
     }
-    let cpus: Vec<usize> = (0..libc::CPU_SETSIZE as usize)
-        // SAFETY: `cpu` is below CPU_SETSIZE, the set's capacity.
+    let cpus: Vec<usize> = (0..SET_BITS)
+        // SAFETY: `cpu` is below the set's bit count.
         .filter(|&cpu| unsafe { libc::CPU_ISSET(cpu, &set) })
         .collect();
     (!cpus.is_empty()).then_some(cpus)
@@ -36,12 +44,12 @@ pub(super) fn allowed_cpus() -> Option<Vec<usize>> {
 /// unpinned rather than not at all.
 #[cfg(target_os = "linux")]
 pub(super) fn pin_current_thread(cpu: usize) -> bool {
-    if cpu >= libc::CPU_SETSIZE as usize {
+    if cpu >= SET_BITS {
         return false;
     }
     // SAFETY: `cpu_set_t` is plain data, valid all zeroes.
     let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
-    // SAFETY: `cpu` is below CPU_SETSIZE (checked above), the set's capacity.
+    // SAFETY: `cpu` is below the set's bit count (checked above).
     unsafe { libc::CPU_SET(cpu, &mut set) };
     // SAFETY: `set` is a valid `cpu_set_t` of the size passed; pid 0 is this thread.
     unsafe { libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set) == 0 }

@@ -370,11 +370,19 @@ impl PoolBuilder {
     /// Why: on virtual machines whose idle processors read as preempted to the guest, Linux
     /// may queue a woken worker on its waker's busy processor rather than the idle one, so a
     /// job spawned for another worker waits out its spawner (up to the whole of a long
-    /// parent). Pinned, the worker is woken on its own processor. What it costs: a pinned
-    /// worker cannot move off a processor that other work keeps busy, so pin a pool only
-    /// where it has the processors it pins to (one pool per machine, or pools built on
-    /// disjoint sets, e.g. from threads already restricted with `taskset`). The lab's
-    /// `ember-pinned` row in `micro`'s successor-hold table measures the difference.
+    /// parent). Pinned, the worker is woken on its own processor. The lab's `ember-pinned`
+    /// row in `micro`'s successor-hold table measures the difference.
+    ///
+    /// What it costs:
+    /// - A pinned worker cannot move off a processor that other work keeps busy, so pin a
+    ///   pool only where it has the processors it pins to: one pool per machine, or pools
+    ///   built on disjoint sets from threads already restricted (`taskset`, a cpuset). A
+    ///   container whose CPU quota is below the host's processors still sees them all, and
+    ///   several such processes would pin to the same first ones.
+    /// - Threads inherit their creator's processors: a thread started from inside a pinned
+    ///   worker, or a pool built there (the global pool included, if first used there), is
+    ///   confined to that worker's one processor. Start them from outside the pool.
+    /// - Machines with more than 1024 processors are not pinned.
     ///
     /// ```
     /// let pool = ember::Pool::builder().threads(2).pin_workers(true).build().unwrap();

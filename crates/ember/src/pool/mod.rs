@@ -3,6 +3,7 @@
 //! | file | holds |
 //! | --- | --- |
 //! | `builder.rs` | [`PoolBuilder`]: configuration and start-up |
+//! | `affinity.rs` | pinning workers to processors (`pin_workers`) |
 //! | `ambient.rs` | the free functions on the current pool, and the global pool |
 //! | `broadcast.rs` | running a closure once on every worker: per-worker queues, targeted wake-ups |
 //! | `registry.rs` | what the workers share: queues, sleep state, counters, shutdown |
