@@ -163,7 +163,7 @@ fn dropping_a_clone_keeps_the_pool_running() {
 #[test]
 fn a_job_running_at_drop_may_spawn_and_wait() {
     for (name, policy) in common::unbiased_policies() {
-        for (_, defer) in (0..20).flat_map(|round| [(round, false), (round, true)]) {
+        for defer in (0..20).flat_map(|_| [false, true]) {
             let what = format!("{name}, deferring: {defer}");
             let pool = common::pool_deferring(policy, 2, defer);
             let (started_tx, started_rx) = mpsc::channel();

@@ -68,7 +68,7 @@ use super::baton::{hop_ember, hop_tokio, Baton, Report};
 use super::ember_rows::EmberPolicy;
 use super::peers::tokio_runtime;
 use super::{oversubscription, params, rate, trial};
-use crate::experiment::{Experiment, Group, LabOpts, Metrics, Trial};
+use crate::experiment::{Experiment, Group, LabOpts, Metrics};
 use crate::{go_peer, systems};
 
 /// The `cycle` experiment.
@@ -181,10 +181,9 @@ fn group(shape: Shape, cores: usize) -> Group {
         ("hops", hops.into()),
     ]);
 
-    let mut trials: Vec<Trial> = EmberPolicy::SPAWNING
-        .iter()
-        .map(|&policy| trial(policy.system(), move || run_ember(shape, policy)))
-        .collect();
+    let mut trials = EmberPolicy::trials(&EmberPolicy::SPAWNING, move |policy| {
+        run_ember(shape, policy)
+    });
     trials.push(trial(systems::TOKIO, move || run_tokio(shape)));
     trials.push(trial(systems::STD_THREADS, move || run_std_threads(shape)));
     trials.push(trial(systems::SINGLE_THREADED, move || {

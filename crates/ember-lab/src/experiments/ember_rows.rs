@@ -4,6 +4,8 @@
 //! (`defer_wakeups(true)`), `ember-deferred-1ms` (`defer_wakeups_for(1 ms)`) and
 //! `ember-pinned` (`pin_workers(true)`).
 
+use super::trial;
+use crate::experiment::{Metrics, Trial};
 use crate::systems::{self, System};
 use ember::{Pool, PoolBuilder, WakePolicy};
 
@@ -78,6 +80,17 @@ impl EmberPolicy {
             EmberPolicy::Deferred1ms => b.defer_wakeups_for(std::time::Duration::from_millis(1)),
             EmberPolicy::Pinned => b.pin_workers(true),
         }
+    }
+
+    /// One trial per policy of `policies`, each running `run` with it.
+    pub fn trials(
+        policies: &[EmberPolicy],
+        run: impl Fn(EmberPolicy) -> Metrics + Copy + 'static,
+    ) -> Vec<Trial> {
+        policies
+            .iter()
+            .map(|&policy| trial(policy.system(), move || run(policy)))
+            .collect()
     }
 
     /// A pool of `threads` workers with this policy.

@@ -1,8 +1,8 @@
 //! `micro`: scheduler micro-benchmarks against the pools people use today.
 //!
 //! Six workloads: spawn-many (measured from outside and from inside a task), fork-join,
-//! ping-pong, chained spawn, successor hold, each with `cores` worker threads, and the tree-sum at three sizes
-//! with 1 and 2 workers. Each run builds its pool, times
+//! ping-pong, chained spawn, successor hold, each with `cores` worker threads, and the
+//! tree-sum at three sizes with 1 and 2 workers. Each run builds its pool, times
 //! the workload alone, then shuts the pool down and waits for its threads to exit (the
 //! harness's wall and CPU time include start-up and shut-down; `ns_per_op` does not).
 //!
@@ -302,10 +302,7 @@ impl Micro {
 
 /// One trial per ember policy and the deferred wake-ups rows, each running `run`.
 fn ember_trials(run: impl Fn(EmberPolicy) -> Metrics + Copy + 'static) -> Vec<Trial> {
-    EmberPolicy::SPAWNING
-        .iter()
-        .map(|&policy| trial(policy.system(), move || run(policy)))
-        .collect()
+    EmberPolicy::trials(&EmberPolicy::SPAWNING, run)
 }
 
 /// The fork-join rows of `work` with `workers` workers: ember (every policy for `fib`, the
@@ -490,14 +487,15 @@ fn spawn_group(s: Sizes, origin: Origin) -> Group {
         ]),
         // No deferred row: spawns from outside go to the global queue, and those from
         // inside are a burst, not a chain.
-        trials: EmberPolicy::ALL
-            .iter()
-            .map(|&policy| trial(policy.system(), move || spawn_ember(s, origin, policy)))
-            .chain([
-                trial(systems::RAYON, move || spawn_rayon(s, origin)),
-                trial(systems::TOKIO, move || spawn_tokio(s, origin)),
-            ])
-            .collect(),
+        trials: EmberPolicy::trials(&EmberPolicy::ALL, move |policy| {
+            spawn_ember(s, origin, policy)
+        })
+        .into_iter()
+        .chain([
+            trial(systems::RAYON, move || spawn_rayon(s, origin)),
+            trial(systems::TOKIO, move || spawn_tokio(s, origin)),
+        ])
+        .collect(),
     }
 }
 

@@ -159,9 +159,10 @@ impl PoolBuilder {
     /// timer that soon, a system call that reprograms the processor's timer, every 80 µs;
     /// on the virtual machines the lab runs on that call takes 5–17 µs (under 1 µs for one
     /// due after the next scheduler tick), and chains run slower than with a wake-up per
-    /// spawn, whose woken worker mostly spins beside them. Off by default for that reason. The lab's `ember-deferred` rows
-    /// (`micro`'s chained spawn and successor hold, `cycle`) show the trade: far less CPU and
-    /// fewer context switches, more wall time per link on such machines.
+    /// spawn, whose woken worker mostly spins beside them. Off by default for that reason.
+    /// The lab's `ember-deferred` rows (`micro`'s chained spawn and successor hold, `cycle`)
+    /// show the trade: far less CPU and fewer context switches, more wall time per link on
+    /// such machines.
     /// [`defer_wakeups_for`](Self::defer_wakeups_for) sets a longer bound, which costs less.
     ///
     /// ```
@@ -560,32 +561,7 @@ impl PoolBuilder {
                 }
             }
         }
-        if let Some(watch) = registry.sleep.watch() {
-            // The alarm's thread (`wake/deferred.rs`): blocked but for a spawned job's owed
-            // wake-up past its bound. Without it nothing is deferred, so a failure to start
-            // it costs only that. It holds the pool only while it pays: it drops the pool's
-            // state (the user's handlers among it) only if the last worker exits during such
-            // a pass, rarely (180 of 27,444 pools dropped from inside a job whose exit
-            // handler kept a debt owed), and then on the workers' stack size.
-            let pool = Arc::downgrade(&registry);
-            let mut builder =
-                std::thread::Builder::new().name(format!("{}-alarm", self.name.replace('\0', "")));
-            if let Some(bytes) = self.stack_size {
-                builder = builder.stack_size(bytes);
-            }
-            if let Ok(handle) = builder.spawn(move || {
-                crate::sync::clock::calibrate_clock();
-                watch.run(|| match pool.upgrade() {
-                    Some(registry) => {
-                        registry.sleep.alarm_fired(crate::sync::clock::now_ns());
-                        true
-                    }
-                    None => false,
-                })
-            }) {
-                handles.push(handle);
-            }
-        }
+        handles.extend(start_alarm_thread(&registry, &self.name, self.stack_size));
         let inner = Arc::new(PoolInner {
             registry,
             handles: std::sync::Mutex::new(handles),
@@ -594,6 +570,37 @@ impl PoolBuilder {
         gate.open(true);
         Ok(Pool { inner })
     }
+}
+
+/// Starts the alarm's thread of a pool that defers wake-ups (`wake/deferred.rs`): blocked but
+/// for a spawned job's owed wake-up past its bound. Without it nothing is deferred, so a
+/// failure to start it costs only that. It holds the pool only while it pays: it drops the
+/// pool's state (the user's handlers among it) only if the last worker exits during such a
+/// pass, rarely (180 of 27,444 pools dropped from inside a job whose exit handler kept a debt
+/// owed), and then on the workers' stack size.
+fn start_alarm_thread(
+    registry: &Arc<Registry>,
+    name: &str,
+    stack_size: Option<usize>,
+) -> Option<std::thread::JoinHandle<()>> {
+    let watch = registry.sleep.watch()?;
+    let pool = Arc::downgrade(registry);
+    let mut builder = std::thread::Builder::new().name(format!("{}-alarm", name.replace('\0', "")));
+    if let Some(bytes) = stack_size {
+        builder = builder.stack_size(bytes);
+    }
+    builder
+        .spawn(move || {
+            crate::sync::clock::calibrate_clock();
+            watch.run(|| match pool.upgrade() {
+                Some(registry) => {
+                    registry.sleep.alarm_fired(crate::sync::clock::now_ns());
+                    true
+                }
+                None => false,
+            })
+        })
+        .ok()
 }
 
 /// Holds every worker back until the build has started them all, so that no user code (a

@@ -493,13 +493,9 @@ impl WorkerThread {
             return None;
         }
         if fairness {
-            let until_injector = self.until_injector.get() - 1;
-            self.until_injector.set(until_injector);
-            if until_injector == 0 {
-                if let Some(job) = self.injector_first() {
-                    self.pay_owed_wake();
-                    return Some(job);
-                }
+            if let Some(job) = self.fairness_turn() {
+                self.pay_owed_wake();
+                return Some(job);
             }
         }
         self.pop_local()
@@ -565,12 +561,8 @@ impl WorkerThread {
             self.found_work();
             return Some(job);
         }
-        let until_injector = self.until_injector.get() - 1;
-        self.until_injector.set(until_injector);
-        if until_injector == 0 {
-            if let Some(job) = self.injector_first() {
-                return Some(job);
-            }
+        if let Some(job) = self.fairness_turn() {
+            return Some(job);
         }
         if let Some(job) = self.pop_local() {
             return Some(job);
@@ -697,6 +689,19 @@ impl WorkerThread {
             .found_work(&mut wake, || self.registry.has_work())
         {
             self.wake.set(wake);
+        }
+    }
+
+    /// Counts down to the fairness check and makes it when its turn comes (every
+    /// [`INJECTOR_EVERY`]th look for work).
+    #[inline(always)]
+    fn fairness_turn(&self) -> Option<JobRef> {
+        let until_injector = self.until_injector.get() - 1;
+        self.until_injector.set(until_injector);
+        if until_injector == 0 {
+            self.injector_first()
+        } else {
+            None
         }
     }
 

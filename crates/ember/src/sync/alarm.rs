@@ -1,5 +1,6 @@
-//! A one-shot alarm on the monotonic clock: one thread waits for it, any thread may set, move
-//! or clear it without waking that thread. It bounds deferred wake-ups (`wake/deferred.rs`).
+//! A one-shot alarm, set in [`now_ns`](super::clock::now_ns) time: one thread waits for it,
+//! any thread may set, move or clear it without waking that thread. It bounds deferred
+//! wake-ups (`wake/deferred.rs`).
 //!
 //! Why not a condition variable with a timeout: its waiter chose its timeout when it blocked,
 //! so moving the deadline later means waking it, a context switch each time — the very cost

@@ -164,34 +164,31 @@ impl Debts {
         // is later by less). Such a debt's deadline would lie past the jump: it is due at
         // once, an early wake-up rather than a held one.
         let stamped_ahead = |owed: u64| owed > now.saturating_add(DUE_SLOP_NS);
+        let due = |owed: u64| {
+            owed.saturating_add(self.defer_ns) <= now.saturating_add(DUE_SLOP_NS)
+                || stamped_ahead(owed)
+        };
         let mut next = u64::MAX;
         for (worker, since) in self.since.iter().enumerate() {
             let mut owed = since.load(Ordering::Relaxed);
-            if owed == 0 {
-                continue;
-            }
-            if let Some(pay) = pay {
-                let due = owed.saturating_add(self.defer_ns) <= now.saturating_add(DUE_SLOP_NS);
-                if due || stamped_ahead(owed) {
-                    if since
-                        .compare_exchange(owed, 0, Ordering::SeqCst, Ordering::SeqCst)
-                        .is_ok()
-                    {
-                        self.record(now.saturating_sub(owed));
-                        pay(worker);
-                        continue;
-                    }
-                    // Settled, and maybe owed again since: a new debt, not yet due.
-                    owed = since.load(Ordering::Relaxed);
-                    if owed == 0 {
-                        continue;
-                    }
+            if let Some(pay) = pay.filter(|_| owed != 0 && due(owed)) {
+                if since
+                    .compare_exchange(owed, 0, Ordering::SeqCst, Ordering::SeqCst)
+                    .is_ok()
+                {
+                    self.record(now.saturating_sub(owed));
+                    pay(worker);
+                    continue;
                 }
+                // Settled, and maybe owed again since: a new debt, not yet due.
+                owed = since.load(Ordering::Relaxed);
             }
-            next = next.min(match stamped_ahead(owed) {
-                true => now,
-                false => owed.saturating_add(self.defer_ns),
-            });
+            if owed != 0 {
+                next = next.min(match stamped_ahead(owed) {
+                    true => now,
+                    false => owed.saturating_add(self.defer_ns),
+                });
+            }
         }
         if next == u64::MAX {
             self.watch.alarm.set(0);
@@ -256,8 +253,7 @@ impl Sleep {
             let since = debts.claim(me);
             if since != 0 {
                 debts.record(now_ns().saturating_sub(since));
-                self.counters[me].paid.fetch_add(1, Ordering::Relaxed);
-                self.notify_searching();
+                self.make_owed_wake(me);
             }
         }
     }
@@ -280,13 +276,13 @@ impl Sleep {
     /// The alarm fired at `now`: pays the debts due, sets it for the next one.
     pub(crate) fn alarm_fired(&self, now: u64) {
         let Some(debts) = &self.debts else { return };
-        debts.rearm(
-            now,
-            Some(&|worker| {
-                self.counters[worker].paid.fetch_add(1, Ordering::Relaxed);
-                self.notify_searching();
-            }),
-        );
+        debts.rearm(now, Some(&|worker| self.make_owed_wake(worker)));
+    }
+
+    /// Makes the wake-up worker `worker` owed, claimed by its owner or the alarm.
+    fn make_owed_wake(&self, worker: usize) {
+        self.counters[worker].paid.fetch_add(1, Ordering::Relaxed);
+        self.notify_searching();
     }
 
     /// Every worker has exited: the watching thread returns.
