@@ -157,3 +157,41 @@ fn without_trace_nothing_is_recorded() {
     labelled_graph(&off);
     assert!(off.trace().events().is_empty());
 }
+
+/// A task that panics still gets its span, with its label, as does every spawned job; the
+/// pool and the trace are fine afterwards.
+#[test]
+fn panicking_tasks_and_jobs_are_recorded_too() {
+    let pool = Pool::builder()
+        .threads(2)
+        .trace(true)
+        .panic_handler(|_| {})
+        .build()
+        .unwrap();
+    let failed = pool
+        .task(|| -> u64 { panic!("a traced task panics") })
+        .label("fails")
+        .spawn();
+    assert!(failed.join().is_err());
+    for i in 0..10 {
+        pool.spawn(move || {
+            if i % 2 == 0 {
+                panic!("a traced job panics");
+            }
+        });
+    }
+    pool.wait_idle();
+    let events = pool.trace().events().to_vec();
+    let tasks: Vec<_> = events
+        .iter()
+        .filter(|e| e.kind == TraceKind::Task)
+        .collect();
+    assert_eq!(tasks.len(), 11, "one span per task and job: {tasks:?}");
+    assert_eq!(
+        tasks
+            .iter()
+            .filter(|e| e.label.as_deref() == Some("fails"))
+            .count(),
+        1
+    );
+}

@@ -605,9 +605,9 @@ where
 {
     let job = HeapJob::new(move |runner: job::Runner<'_>| {
         runner.start_counted();
-        let span = runner.registry.trace.task_span(runner.worker, None);
-        let outcome = panic::catch_unwind(AssertUnwindSafe(f));
-        drop(span);
+        let outcome = runner.registry.trace.in_task_span(runner.worker, None, || {
+            panic::catch_unwind(AssertUnwindSafe(f))
+        });
         runner.registry.finish_spawned(runner.worker, outcome.err());
     });
     // SAFETY: `f` is 'static, so nothing it holds can end before it runs.

@@ -74,9 +74,11 @@ impl<T: Send + 'static> TaskNode<T> {
             .take()
             .expect("a task runs once, when its last permit is taken");
         // The span ends before the ending is published, so a joiner sees it in the trace.
-        let span = registry.trace.task_span(worker, self.label.as_ref());
-        let outcome = panic::catch_unwind(AssertUnwindSafe(func));
-        drop(span);
+        let outcome = registry
+            .trace
+            .in_task_span(worker, self.label.as_ref(), || {
+                panic::catch_unwind(AssertUnwindSafe(func))
+            });
         let ending = match outcome {
             Ok(value) => {
                 *lock(&self.result) = Some(Ok(value));
