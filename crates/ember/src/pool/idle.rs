@@ -87,6 +87,8 @@ impl Registry {
     }
 
     /// Books the end of a spawned task on `worker`: its panic, if any, and its completion.
+    /// Inline: every spawned job ends here.
+    #[inline]
     pub(crate) fn finish_spawned(&self, worker: usize, panic: Option<super::job::Panic>) {
         if let Some(payload) = panic {
             self.report_panic(payload);
@@ -95,6 +97,7 @@ impl Registry {
     }
 
     /// Counts a task out on `worker`, and makes a look due (module doc).
+    #[inline]
     fn count_completion(&self, worker: usize) {
         let counters = &self.counters[worker];
         bump(&counters.completed);

@@ -238,6 +238,7 @@ impl Registry {
 
     /// A panic of user code that nobody waits for (`unwind.rs`): counted, and passed to the
     /// panic handler, whose own panic is counted and dropped; with no handler, dropped.
+    #[cold]
     pub(crate) fn report_panic(&self, payload: Panic) {
         self.count_panics_here(1);
         let dropped_panics = match &self.handlers.panic {

@@ -540,6 +540,7 @@ impl WorkerThread {
         guard.disarm();
     }
 
+    #[inline]
     pub(crate) fn count_spawn(&self) {
         bump(&self.registry.counters[self.index].spawned);
     }
@@ -547,7 +548,26 @@ impl WorkerThread {
     /// Own deque first (the global queue first every [`INJECTOR_EVERY`]th time); then, as the
     /// policy allows, the global queue and other workers, spinning briefly and then yielding
     /// once before giving up.
+    #[inline(always)]
     fn find_work(&self, done: &dyn Fn() -> bool, looking: Looking) -> Option<JobRef> {
+        // The common case inline: no wake-up owed, no held successor, the fairness turn not
+        // due, a job on the own deque. Exactly what the full look below does in that case
+        // (its countdown ticks once, and only if a job is taken here), without the call into
+        // a function that saves every register it may need for stealing and spinning.
+        let until_injector = self.until_injector.get();
+        if until_injector > 1 && !self.owes_wake.get() && self.held.is_empty() {
+            if let Some(job) = self.local.pop() {
+                self.until_injector.set(until_injector - 1);
+                self.found_work();
+                return Some(job);
+            }
+        }
+        self.find_work_in_full(done, looking)
+    }
+
+    /// [`find_work`](Self::find_work) in full.
+    #[inline(never)]
+    fn find_work_in_full(&self, done: &dyn Fn() -> bool, looking: Looking) -> Option<JobRef> {
         // Delay-kick: the first held successor is this worker's; the rest go to thieves. First
         // of all, so that a worker never runs anything else while it holds successors that
         // no thief can see (`task/kick.rs`). Before that, an owed wake-up is settled.
