@@ -20,6 +20,8 @@
 //! * `spawn N`: N `Pool::spawn`s of empty jobs from inside a pool job (onto the worker's own
 //!   deque), then `wait_idle`.
 //! * `spawn-outside N`: the same, spawned from the main thread (onto the global queue).
+//! * `chain N`: a chain of N jobs, each spawning the next as its last act (the lab's
+//!   chained spawn on one worker): a spawn, a look for work and a run per link.
 
 use std::hint::black_box;
 
@@ -28,7 +30,7 @@ fn main() {
     let (what, n) = match (args.next(), args.next().map(|n| n.parse::<u64>())) {
         (Some(what), Some(Ok(n))) => (what, n),
         _ => {
-            eprintln!("usage: hot_paths join|pool-join|spawn|spawn-outside N");
+            eprintln!("usage: hot_paths join|pool-join|spawn|spawn-outside|chain N");
             std::process::exit(2);
         }
     };
@@ -73,9 +75,22 @@ fn main() {
             }
             pool.wait_idle();
         }
+        "chain" => {
+            let inner = pool.clone();
+            pool.spawn(move || link(inner, n));
+            pool.wait_idle();
+        }
         other => {
-            eprintln!("unknown hot path `{other}`: join, pool-join, spawn or spawn-outside");
+            eprintln!("unknown hot path `{other}`: join, pool-join, spawn, spawn-outside or chain");
             std::process::exit(2);
         }
+    }
+}
+
+/// One link of `chain`: spawns the next while any are left.
+fn link(pool: ember::Pool, left: u64) {
+    if left > 0 {
+        let next = pool.clone();
+        pool.spawn(move || link(next, black_box(left - 1)));
     }
 }
