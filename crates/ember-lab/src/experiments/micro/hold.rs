@@ -21,6 +21,11 @@
 //! spawner's processor, and every system's `hold_max_us`, rayon's included, near the
 //! parent's run in such runs. The `ember-pinned` row (`pin_workers(true)`) pins each worker
 //! to its own processor, where the kernel must wake it.
+//!
+//! The `floor` row measures that floor with no pool: a parent thread hands each successor
+//! over a channel to a thread parked on it, which is woken as a pool wakes a sleeping worker,
+//! and spins as the parents do. Its `hold_max_us` is what the kernel alone makes the longest
+//! hold on this machine; a pool's longest hold above it is the pool's own.
 
 use super::*;
 
@@ -30,7 +35,7 @@ const PARENT: Duration = Duration::from_millis(1);
 /// The pause between parents: long enough for every worker to spin out and sleep.
 const GAP: Duration = Duration::from_millis(2);
 
-/// The rows: every ember policy, the deferred and pinned rows, rayon and tokio.
+/// The rows: every ember policy, the deferred and pinned rows, rayon and tokio, and the floor.
 pub(super) fn hold_group(s: Sizes) -> Group {
     let parents = s.hold_parents;
     Group {
@@ -52,6 +57,7 @@ pub(super) fn hold_group(s: Sizes) -> Group {
                 }),
                 trial(systems::RAYON, move || hold_rayon(s)),
                 trial(systems::TOKIO, move || hold_tokio(s)),
+                trial(systems::FLOOR, move || hold_floor(s)),
             ])
             .collect(),
     }
@@ -123,5 +129,45 @@ fn hold_tokio(s: Sizes) -> Metrics {
         });
     });
     drop(rt);
+    metrics
+}
+
+/// The floor (module doc): two threads and no pool. The parent thread runs each parent; its
+/// successor goes over a channel to the other thread, parked on that channel, which runs it.
+fn hold_floor(s: Sizes) -> Metrics {
+    type Successor = Box<dyn FnOnce() + Send>;
+    let (to_parent, parents) = crossbeam_channel::unbounded::<Sender<Duration>>();
+    let (to_successor, successors) = crossbeam_channel::unbounded::<Successor>();
+    let successor_thread = std::thread::Builder::new()
+        .name("hold-successor".into())
+        .spawn(move || successors.iter().for_each(|successor| successor()))
+        .expect("micro: successor hold: could not start the floor's successor thread");
+    let parent_thread = std::thread::Builder::new()
+        .name("hold-parent".into())
+        .spawn(move || {
+            for tx in parents {
+                parent(
+                    |successor| {
+                        to_successor
+                            .send(successor)
+                            .expect("micro: successor hold: the floor's successor thread died");
+                    },
+                    tx,
+                );
+            }
+        })
+        .expect("micro: successor hold: could not start the floor's parent thread");
+    let metrics = measure(s.hold_parents, systems::FLOOR.name, |tx| {
+        to_parent
+            .send(tx)
+            .expect("micro: successor hold: the floor's parent thread died");
+    });
+    drop(to_parent);
+    parent_thread
+        .join()
+        .expect("micro: successor hold: the floor's parent thread panicked");
+    successor_thread
+        .join()
+        .expect("micro: successor hold: the floor's successor thread panicked");
     metrics
 }
