@@ -195,3 +195,41 @@ fn panicking_tasks_and_jobs_are_recorded_too() {
         1
     );
 }
+
+/// A span covers its task: a task or job that sleeps 3 ms has a span at least that long, and
+/// a task's span is in the trace once `join` has returned (it ends before the task's ending
+/// is published).
+#[test]
+fn a_span_covers_its_task_and_is_recorded_before_the_task_ends() {
+    let pool = Pool::builder().threads(2).trace(true).build().unwrap();
+    let nap = std::time::Duration::from_millis(3);
+    let napping = pool
+        .task(move || std::thread::sleep(nap))
+        .label("naps")
+        .spawn();
+    napping.join().unwrap();
+    let spans = |label: Option<&str>| -> Vec<u64> {
+        pool.trace()
+            .events()
+            .iter()
+            .filter(|e| e.kind == TraceKind::Task && e.label.as_deref() == label)
+            .map(|e| e.duration_ns)
+            .collect()
+    };
+    let task_spans = spans(Some("naps"));
+    assert_eq!(task_spans.len(), 1, "the task's span, right after join");
+    assert!(
+        task_spans[0] >= nap.as_nanos() as u64,
+        "the task's span ({} ns) is shorter than its nap",
+        task_spans[0]
+    );
+    pool.spawn(move || std::thread::sleep(nap));
+    pool.wait_idle();
+    let job_spans = spans(None);
+    assert_eq!(job_spans.len(), 1, "the job's span, right after wait_idle");
+    assert!(
+        job_spans[0] >= nap.as_nanos() as u64,
+        "the job's span ({} ns) is shorter than its nap",
+        job_spans[0]
+    );
+}

@@ -510,17 +510,22 @@ impl WorkerThread {
     #[inline]
     pub(crate) fn pop_local(&self) -> Option<JobRef> {
         let job = self.local.pop();
-        if self.owes_wake.get() {
-            // While this worker owes a wake-up, the job it owes it for is the only one on its
-            // deque: this pop took it back, or found it stolen (`settle_owed_wake`, or a
-            // `join` taking back what its first half left above its stolen second half).
-            // Either way nobody needs waking for it.
-            self.owes_wake.set(false);
-            self.registry.sleep.void_debt(self.index);
-        }
+        self.void_owed_wake();
         let job = job?;
         self.found_work();
         Some(job)
+    }
+
+    /// After a pop of the own deque: while this worker owes a wake-up, the job it owes it for
+    /// is the only one on its deque, so the pop took it back, or found it stolen
+    /// (`settle_owed_wake`, or a `join` taking back what its first half left above its
+    /// stolen second half). Either way nobody needs waking for it.
+    #[inline(always)]
+    fn void_owed_wake(&self) {
+        if self.owes_wake.get() {
+            self.owes_wake.set(false);
+            self.registry.sleep.void_debt(self.index);
+        }
     }
 
     pub(crate) fn run_job(&self, job: JobRef) {
@@ -550,14 +555,17 @@ impl WorkerThread {
     /// once before giving up.
     #[inline(always)]
     fn find_work(&self, done: &dyn Fn() -> bool, looking: Looking) -> Option<JobRef> {
-        // The common case inline: no wake-up owed, no held successor, the fairness turn not
-        // due, a job on the own deque. Exactly what the full look below does in that case
-        // (its countdown ticks once, and only if a job is taken here), without the call into
-        // a function that saves every register it may need for stealing and spinning.
+        // The common case inline: no held successor, the fairness turn not due, a job on the
+        // own deque. Exactly what the full look below does in that case (its countdown ticks
+        // once, and only if a job is taken here; an owed wake-up is voided, as `pop_local`
+        // voids it, since the job popped is the one it was owed for), without the call into
+        // a function that saves every register it may need for stealing and spinning. An
+        // empty pop changes nothing, and the full look pops again.
         let until_injector = self.until_injector.get();
-        if until_injector > 1 && !self.owes_wake.get() && self.held.is_empty() {
+        if until_injector > 1 && self.held.is_empty() {
             if let Some(job) = self.local.pop() {
                 self.until_injector.set(until_injector - 1);
+                self.void_owed_wake();
                 self.found_work();
                 return Some(job);
             }
@@ -571,7 +579,11 @@ impl WorkerThread {
         // Delay-kick: the first held successor is this worker's; the rest go to thieves. First
         // of all, so that a worker never runs anything else while it holds successors that
         // no thief can see (`task/kick.rs`). Before that, an owed wake-up is settled.
+        // Settling took this look's fairness turn if nothing was held (`settle_owed_wake`):
+        // if it found its job stolen, the look goes on without a second turn.
+        let mut turn_taken = false;
         if self.owes_wake.get() {
+            turn_taken = self.held.is_empty();
             if let Some(job) = self.settle_owed_wake(true) {
                 return Some(job);
             }
@@ -581,8 +593,10 @@ impl WorkerThread {
             self.found_work();
             return Some(job);
         }
-        if let Some(job) = self.fairness_turn() {
-            return Some(job);
+        if !turn_taken {
+            if let Some(job) = self.fairness_turn() {
+                return Some(job);
+            }
         }
         if let Some(job) = self.pop_local() {
             return Some(job);
@@ -664,8 +678,8 @@ impl WorkerThread {
         } else {
             None
         };
-        // Not `find_work`'s code for held successors: a second caller of it would keep the
-        // compiler from inlining it there, where every job pays for it.
+        // Not `find_work`'s: that one also counts down the fairness turn and looks at the
+        // broadcast queue, which a yield does not.
         let job = owed
             .or_else(|| {
                 self.held.take_and_kick(|job| self.kick(job)).inspect(|_| {
