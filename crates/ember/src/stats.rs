@@ -82,6 +82,11 @@ pub struct WorkerStats {
     pub deferred_wakeups: u64,
     /// Owed wake-ups made after all.
     pub deferred_wakeups_made: u64,
+    /// The processor this worker is pinned to
+    /// ([`PoolBuilder::pin_workers`](crate::PoolBuilder::pin_workers)), once it has started;
+    /// `None` if pinning was not asked for, or the system refused it (the worker then runs
+    /// unpinned).
+    pub pinned_to: Option<usize>,
 }
 
 impl PoolStats {

@@ -5,7 +5,8 @@
 //!   parallelism; `delay_kick` and `panic_handler` build working pools.
 //! * `Pool` is `Clone + Send + Sync` and clones share one pool.
 //! * `pin_workers(true)` pins worker `i` to the `i`-th allowed processor, round-robin, before
-//!   its start handler runs; without it workers keep every allowed processor.
+//!   its start handler runs, and `WorkerStats::pinned_to` says so; without it workers keep
+//!   every allowed processor, and `pinned_to` is `None`.
 //! * `PoolStats`: pool-wide totals equal the sums over `per_worker`; `tasks` counts at least
 //!   every spawned task.
 
@@ -273,9 +274,10 @@ fn can_pin(cpu: usize) -> bool {
     .expect("the probe thread")
 }
 
-/// Each worker's affinity as its start handler sees it, for a pool of `threads`.
+/// Each worker's affinity as its start handler sees it, for a pool of `threads`, and where
+/// the pool's stats say each worker is pinned once every start handler has run.
 #[cfg(target_os = "linux")]
-fn worker_affinities(threads: usize, pin: bool) -> Vec<Vec<usize>> {
+fn worker_affinities(threads: usize, pin: bool) -> (Vec<Vec<usize>>, Vec<Option<usize>>) {
     let (tx, rx) = mpsc::channel();
     let tx = std::sync::Mutex::new(tx);
     let pool = Pool::builder()
@@ -295,7 +297,13 @@ fn worker_affinities(threads: usize, pin: bool) -> Vec<Vec<usize>> {
             .expect("every worker's start handler ran");
         seen[index] = cpus;
     }
-    seen
+    let pinned_to = pool
+        .stats()
+        .per_worker
+        .iter()
+        .map(|w| w.pinned_to)
+        .collect();
+    (seen, pinned_to)
 }
 
 #[cfg(target_os = "linux")]
@@ -312,13 +320,15 @@ fn pinned_workers_each_get_one_allowed_processor_round_robin() {
         return;
     }
     let threads = allowed.len() + 1;
-    let seen = worker_affinities(threads, true);
+    let (seen, pinned_to) = worker_affinities(threads, true);
     for (index, cpus) in seen.iter().enumerate() {
+        let cpu = allowed[index % allowed.len()];
         assert_eq!(
             cpus,
-            &vec![allowed[index % allowed.len()]],
+            &vec![cpu],
             "worker {index} of {threads} on processors {allowed:?}"
         );
+        assert_eq!(pinned_to[index], Some(cpu), "worker {index}'s stats");
     }
 }
 
@@ -326,7 +336,9 @@ fn pinned_workers_each_get_one_allowed_processor_round_robin() {
 #[test]
 fn unpinned_workers_keep_every_allowed_processor() {
     let allowed = affinity();
-    for (index, cpus) in worker_affinities(2, false).iter().enumerate() {
+    let (seen, pinned_to) = worker_affinities(2, false);
+    for (index, cpus) in seen.iter().enumerate() {
         assert_eq!(cpus, &allowed, "worker {index}");
+        assert_eq!(pinned_to[index], None, "worker {index}'s stats");
     }
 }

@@ -366,7 +366,8 @@ impl PoolBuilder {
     /// Pins each worker to one processor (default off): worker `i` to the `i`-th of the
     /// processors the building thread may run on, round-robin when there are more workers
     /// than processors. Linux only; elsewhere, or where the system refuses, workers run
-    /// unpinned.
+    /// unpinned. [`WorkerStats::pinned_to`](crate::WorkerStats::pinned_to) says where each
+    /// worker is pinned.
     ///
     /// Why: on virtual machines whose idle processors read as preempted to the guest, Linux
     /// may queue a woken worker on its waker's busy processor rather than the idle one, so a
@@ -540,7 +541,11 @@ impl PoolBuilder {
             let body = move || {
                 // Before anything runs on the worker, its start handler included.
                 if let Some(cpu) = cpu {
-                    super::affinity::pin_current_thread(cpu);
+                    if super::affinity::pin_current_thread(cpu) {
+                        worker_registry.counters[index]
+                            .pinned
+                            .store(cpu + 1, std::sync::atomic::Ordering::Relaxed);
+                    }
                 }
                 if worker_gate.wait() {
                     WorkerThread::run(worker_registry, index, local, spin);

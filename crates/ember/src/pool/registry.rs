@@ -56,6 +56,9 @@ pub(crate) struct WorkerCounters {
     pub(crate) waits: AtomicU64,
     /// A [`WorkerState`].
     state: AtomicU8,
+    /// One more than the processor this worker pinned itself to, or 0 (not asked, or
+    /// refused: `PoolBuilder::pin_workers`).
+    pub(crate) pinned: AtomicUsize,
 }
 
 impl WorkerCounters {
@@ -340,6 +343,7 @@ impl Registry {
                     kicks: c.kicks.load(Ordering::Relaxed),
                     deferred_wakeups: wake.deferred.load(Ordering::Relaxed),
                     deferred_wakeups_made: wake.paid.load(Ordering::Relaxed),
+                    pinned_to: c.pinned.load(Ordering::Relaxed).checked_sub(1),
                 }
             })
             .collect();
