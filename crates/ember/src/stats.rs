@@ -55,6 +55,8 @@ pub struct PoolStats {
     pub deferred_wakeups_made: u64,
     /// The longest time an owed wake-up stayed owed before it was made (the alarm makes it
     /// the pool's bound after the spawn, 100 µs by default; its own latency comes on top).
+    /// Measured from the debt's stamp, which a worker may reuse from an earlier owe, so it
+    /// may read up to a tenth of the bound long.
     pub longest_deferral: std::time::Duration,
     /// The same counters per worker, indexed by worker number.
     pub per_worker: Vec<WorkerStats>,

@@ -604,8 +604,10 @@ impl WorkerThread {
         if let Some(job) = self.take_broadcast() {
             return Some(job);
         }
-        // Out of work of its own: with lazy joins, say so before looking elsewhere.
+        // Out of work of its own: with lazy joins, say so before looking elsewhere. With
+        // deferred wake-ups, the next owe, after however long, reads the clock afresh.
         self.count_wanting(true);
+        self.registry.sleep.forget_stamp(self.index);
         // A worker waiting for its own `join`'s stolen half (or any awaited condition) spins
         // for it without taking a searcher's place: its wait ends when the thief finishes,
         // and a searcher slot it held would keep an idle worker from spinning for pushed work

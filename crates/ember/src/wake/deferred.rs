@@ -17,6 +17,7 @@
 
 use crossbeam_utils::CachePadded;
 
+use super::stamp::StampCache;
 use super::{Sleep, WakePolicy};
 use crate::sync::alarm::Alarm;
 use crate::sync::atomic::{fence, AtomicBool, AtomicU64, Ordering};
@@ -53,8 +54,11 @@ pub(crate) struct Debts {
     /// moved as seldom as the bound allows; moved less often, it would fire between two
     /// debts and wake its thread for nothing.
     rearm_ns: u64,
-    /// When worker `i` began to owe a wake-up ([`now_ns`]), or 0.
+    /// When worker `i` began to owe a wake-up ([`now_ns`]), or 0. Never later than that
+    /// (`stamp.rs`): a reading reused from an owe before.
     since: Box<[CachePadded<AtomicU64>]>,
+    /// Each worker's last clock reading, reused for the owes that follow it (`stamp.rs`).
+    stamps: Box<[CachePadded<StampCache>]>,
     /// The deadline the alarm is set for, or 0 while it is clear.
     armed: CachePadded<AtomicU64>,
     /// Serialises setting the alarm with the look at `since` that chose its deadline.
@@ -81,6 +85,7 @@ impl Debts {
             since: (0..workers)
                 .map(|_| CachePadded::new(AtomicU64::new(0)))
                 .collect(),
+            stamps: (0..workers).map(|_| CachePadded::default()).collect(),
             armed: CachePadded::new(AtomicU64::new(0)),
             arming: Mutex::new(()),
             watch: Arc::new(Watch {
@@ -94,10 +99,12 @@ impl Debts {
         })
     }
 
-    /// Worker `me` owes a wake-up from `now` on. The store, then the look at `armed`, pairs
-    /// with [`rearm`](Self::rearm)'s store of 0, then its look at `since` (a Dekker pattern):
-    /// either this look sees the alarm cleared and sets it, or that look sees this debt.
-    pub(crate) fn owe(&self, me: usize, now: u64) {
+    /// Worker `me` owes a wake-up from `now` on (its stamp: the time, or a reading taken
+    /// before, `stamp.rs`); `clock` reads the time afresh, which this does only to set the
+    /// alarm. The store, then the look at `armed`, pairs with [`rearm`](Self::rearm)'s
+    /// store of 0, then its look at `since` (a Dekker pattern): either this look sees the
+    /// alarm cleared and sets it, or that look sees this debt.
+    pub(crate) fn owe(&self, me: usize, now: u64, clock: impl FnOnce() -> u64) {
         let steps = self.steps();
         self.since[me].store(now, Ordering::Relaxed);
         // StoreLoad: the debt before the look at the alarm (module doc, README).
@@ -115,8 +122,38 @@ impl Debts {
         let due_soon = armed > now && armed < now.saturating_add(self.rearm_ns);
         let too_late = armed > now.saturating_add(self.defer_ns);
         if steps.owe_sets_alarm && (clear || due_soon || too_late) {
-            self.rearm(now, None);
+            let fresh = clock();
+            if fresh.saturating_sub(now) > self.stale_ns() {
+                // A reused reading gone stale (a link far longer than those before it):
+                // stamped afresh, unless the alarm's pass claimed the debt meanwhile. An
+                // old stamp would make this debt, and the next ones, look due at once.
+                self.stamps[me].refresh(fresh);
+                if steps.restamp_if_owed {
+                    let _ = self.since[me].compare_exchange(
+                        now,
+                        fresh,
+                        Ordering::Relaxed,
+                        Ordering::Relaxed,
+                    );
+                } else {
+                    self.since[me].store(fresh, Ordering::Relaxed);
+                }
+            }
+            self.rearm(fresh, None);
         }
+    }
+
+    /// How old a reused reading may be (a tenth of the bound, `stamp.rs`): under the fifth
+    /// of it ahead at which an owner moves the alarm, so that at a steady pace the alarm is
+    /// moved before it fires.
+    fn stale_ns(&self) -> u64 {
+        self.defer_ns / 10
+    }
+
+    /// Worker `me`'s stamp for an owe now (`stamp.rs`).
+    #[inline]
+    fn stamp(&self, me: usize) -> u64 {
+        self.stamps[me].stamp(self.stale_ns(), now_ns)
     }
 
     /// The steps `owe` takes: all of them, but in a loom mutant.
@@ -232,7 +269,15 @@ impl Sleep {
             counters.deferred.load(Ordering::Relaxed) + 1,
             Ordering::Relaxed,
         );
-        debts.owe(me, now_ns());
+        debts.owe(me, debts.stamp(me), now_ns);
+    }
+
+    /// Worker `me` is out of work: its next owe, after however long, reads the clock.
+    #[inline]
+    pub(crate) fn forget_stamp(&self, me: usize) {
+        if let Some(debts) = &self.debts {
+            debts.stamps[me].forget();
+        }
     }
 
     /// Worker `me` took back the job whose wake-up it owed, or found it taken: nobody needs
@@ -250,6 +295,8 @@ impl Sleep {
     #[cold]
     pub(crate) fn pay_debt(&self, me: usize) {
         if let Some(debts) = &self.debts {
+            // The owes' run is broken: the next one reads the clock afresh.
+            debts.stamps[me].forget();
             let since = debts.claim(me);
             if since != 0 {
                 debts.record(now_ns().saturating_sub(since));
@@ -322,12 +369,16 @@ pub(crate) struct Steps {
     pub(crate) owe_fence: bool,
     /// Setting the alarm for the debt when it is clear, due soon, or too late.
     pub(crate) owe_sets_alarm: bool,
+    /// Replacing a stale stamp only if the debt is still the one stamped (a plain store
+    /// when off).
+    pub(crate) restamp_if_owed: bool,
 }
 
 impl Steps {
     pub(crate) const ALL: Steps = Steps {
         owe_fence: true,
         owe_sets_alarm: true,
+        restamp_if_owed: true,
     };
 }
 
@@ -391,7 +442,7 @@ mod tests {
         let debts = Debts::new(2, bound).expect("a timerfd");
         let now = 1_000_000_000;
         let future = now + 3_600_000_000_000;
-        debts.owe(1, future);
+        debts.owe(1, future, || future);
         debts.rearm(now, None);
         let armed = debts.armed.load(std::sync::atomic::Ordering::Relaxed);
         assert!(
@@ -415,7 +466,7 @@ mod tests {
         let bound = 100_000;
         let debts = Debts::new(2, bound).expect("a timerfd");
         let now = 1_000_000_000;
-        debts.owe(1, now + 3_600_000_000_000);
+        debts.owe(1, now + 3_600_000_000_000, || now + 3_600_000_000_000);
         for k in 0..5 {
             let later = now + k * bound * 4 / 5;
             debts.rearm(later, None);
@@ -427,13 +478,34 @@ mod tests {
         }
     }
 
+    /// A reused reading found stale when the owe sets the alarm (a long link since it was
+    /// taken) is replaced by the fresh one, so the debt is not taken for one long due; one
+    /// within a tenth of the bound is kept.
+    #[test]
+    fn a_stale_reused_stamp_is_renewed_when_the_alarm_is_set() {
+        use std::sync::atomic::Ordering::Relaxed;
+        let bound = 100_000;
+        let debts = Debts::new(2, bound).expect("a timerfd");
+        let stale = 1_000_000_000;
+        let now = stale + 5 * bound;
+        debts.owe(0, stale, || now);
+        assert_eq!(debts.since[0].load(Relaxed), now, "the stale stamp stayed");
+        assert_eq!(debts.armed.load(Relaxed), now + bound);
+        debts.void(0);
+        debts.rearm(now, None);
+        let recent = now - bound / 20;
+        debts.owe(1, recent, || now);
+        assert_eq!(debts.since[1].load(Relaxed), recent);
+        assert_eq!(debts.armed.load(Relaxed), recent + bound);
+    }
+
     /// A debt that is neither due nor in the future stays owed through the alarm's pass.
     #[test]
     fn a_young_debt_is_not_paid() {
         let bound = 100_000;
         let debts = Debts::new(2, bound).expect("a timerfd");
         let now = 1_000_000_000;
-        debts.owe(0, now);
+        debts.owe(0, now, || now);
         let paid = Cell::new(None);
         debts.rearm(now + bound / 2, Some(&|worker| paid.set(Some(worker))));
         assert_eq!(paid.get(), None);

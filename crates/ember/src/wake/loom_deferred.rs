@@ -74,12 +74,12 @@ fn mutant_debt_without_alarm() {
 fn debt_against(configure: fn(&mut Sleep), now: u64, other: fn(&ModelPool)) {
     model_bounded(3, move || {
         let pool = ModelPool::with_deferred_spawns(2, configure);
-        pool.sleep.debts().owe(1, 1);
+        pool.sleep.debts().owe(1, 1, || 1);
         let other = {
             let pool = pool.clone();
             thread::spawn(move || other(&pool))
         };
-        pool.sleep.debts().owe(0, now);
+        pool.sleep.debts().owe(0, now, || now);
         other.join().unwrap();
         let debts = pool.sleep.debts();
         assert!(
@@ -136,4 +136,51 @@ fn loom_debt_finding_the_alarm_due_is_seen_by_its_pass() {
 #[ignore = "fails by design: the model without the step it guards"]
 fn mutant_due_alarm_owe_unfenced() {
     debt_against_a_due_alarm(unfenced);
+}
+
+/// A stale stamp replaced while the alarm's pass pays the debt: worker 0 owes with a reading
+/// far older than its clock (a long link since), so setting the alarm it stamps afresh,
+/// while the pass pays every debt. Either the pass pays the debt, which then stays paid, or
+/// it sees the fresh stamp; a debt is never owed again after the alarm paid it.
+///
+/// Guards the compare-and-swap of the re-stamp (`Debts::owe`):
+/// `mutant_restamp_resurrects_a_paid_debt` stores the fresh stamp over the alarm's 0, and a
+/// debt already paid is owed again (to be paid a second time).
+fn restamp_against_a_paying_alarm(configure: fn(&mut Sleep)) {
+    model_bounded(3, move || {
+        let pool = ModelPool::with_deferred_spawns(2, configure);
+        let alarm = {
+            let pool = pool.clone();
+            thread::spawn(move || pool.sleep.alarm_fired(ALARM_NOW))
+        };
+        let stale = 1;
+        let fresh = stale + 1_000_000;
+        pool.sleep.debts().owe(0, stale, || fresh);
+        alarm.join().unwrap();
+        let paid = pool
+            .sleep
+            .counters(0)
+            .paid
+            .load(std::sync::atomic::Ordering::Relaxed);
+        let debts = pool.sleep.debts();
+        assert!(
+            !(paid == 1 && debts.owed(0)),
+            "a debt the alarm paid is owed again"
+        );
+        assert!(
+            !debts.owed(0) || debts.alarm_is_set(),
+            "a wake-up is owed and the alarm is clear"
+        );
+    });
+}
+
+#[test]
+fn loom_restamp_leaves_a_paid_debt_paid() {
+    restamp_against_a_paying_alarm(|_| {});
+}
+
+#[test]
+#[ignore = "fails by design: the model without the step it guards"]
+fn mutant_restamp_resurrects_a_paid_debt() {
+    restamp_against_a_paying_alarm(|sleep| sleep.debts_mut().steps.restamp_if_owed = false);
 }

@@ -23,6 +23,7 @@
 mod biased;
 mod deferred;
 mod searching;
+mod stamp;
 
 pub(crate) use deferred::DEFAULT_DEFER_NS;
 
