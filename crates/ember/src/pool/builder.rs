@@ -158,11 +158,12 @@ impl PoolBuilder {
     /// What it costs: keeping the alarm 100 µs ahead of a chain of spawns means setting a
     /// timer that soon, a system call that reprograms the processor's timer, every 80 µs;
     /// on the virtual machines the lab runs on that call takes 5–17 µs (under 1 µs for one
-    /// due after the next scheduler tick), and chains run slower than with a wake-up per
-    /// spawn, whose woken worker mostly spins beside them. Off by default for that reason.
-    /// The lab's `ember-deferred` rows (`micro`'s chained spawn and successor hold, `cycle`)
-    /// show the trade: far less CPU and fewer context switches, more wall time per link on
-    /// such machines.
+    /// due after the next scheduler tick). Off by default: a job that spawns and then runs
+    /// on holds its successor for the bound before a sleeper is woken for it, parallelism
+    /// a program that spawns and computes would lose on every spawn. The lab's
+    /// `ember-deferred` rows (`micro`'s chained spawn and successor hold, `cycle`) show the
+    /// trade: far less CPU and fewer context switches on chains, a successor of a long parent
+    /// held for about the bound.
     /// [`defer_wakeups_for`](Self::defer_wakeups_for) sets a longer bound, which costs less.
     ///
     /// ```
