@@ -56,7 +56,8 @@ pub struct PoolStats {
     /// The longest time an owed wake-up stayed owed before it was made (the alarm makes it
     /// the pool's bound after the spawn, 100 µs by default; its own latency comes on top).
     /// Measured from the debt's stamp, which a worker may reuse from an earlier owe, so it
-    /// may read up to a tenth of the bound long.
+    /// may read long: usually by under a tenth of the bound, by up to the bound where a link
+    /// far longer than those before it left an old stamp in place.
     pub longest_deferral: std::time::Duration,
     /// The same counters per worker, indexed by worker number.
     pub per_worker: Vec<WorkerStats>,

@@ -153,7 +153,13 @@ impl Debts {
     /// Worker `me`'s stamp for an owe now (`stamp.rs`).
     #[inline]
     fn stamp(&self, me: usize) -> u64 {
-        self.stamps[me].stamp(self.stale_ns(), now_ns)
+        self.stamp_with(me, now_ns)
+    }
+
+    /// [`stamp`](Self::stamp) from `clock`.
+    #[inline]
+    fn stamp_with(&self, me: usize, clock: impl FnOnce() -> u64) -> u64 {
+        self.stamps[me].stamp(self.stale_ns(), clock)
     }
 
     /// The steps `owe` takes: all of them, but in a loom mutant.
@@ -174,9 +180,11 @@ impl Debts {
         }
     }
 
-    /// Claims worker `me`'s debt for payment; returns when it began (0: none, or the alarm
-    /// claimed it first). A swap, as the alarm's compare-and-swap: each debt is paid once.
+    /// Worker `me` claims its own debt for payment; returns when it began (0: none, or the
+    /// alarm claimed it first). A swap, as the alarm's compare-and-swap: each debt is paid
+    /// once. The run of owes is broken: the next one reads the clock afresh (`stamp.rs`).
     fn claim(&self, me: usize) -> u64 {
+        self.stamps[me].forget();
         if self.since[me].load(Ordering::Relaxed) == 0 {
             return 0;
         }
@@ -217,7 +225,9 @@ impl Debts {
                     pay(worker);
                     continue;
                 }
-                // Settled, and maybe owed again since: a new debt, not yet due.
+                // Settled, and maybe owed again since: a new debt. (One owed again under the
+                // same reused stamp passes the compare-and-swap above as the old one would:
+                // due by that stamp, it is paid all the same.)
                 owed = since.load(Ordering::Relaxed);
             }
             if owed != 0 {
@@ -295,8 +305,6 @@ impl Sleep {
     #[cold]
     pub(crate) fn pay_debt(&self, me: usize) {
         if let Some(debts) = &self.debts {
-            // The owes' run is broken: the next one reads the clock afresh.
-            debts.stamps[me].forget();
             let since = debts.claim(me);
             if since != 0 {
                 debts.record(now_ns().saturating_sub(since));
@@ -497,6 +505,40 @@ mod tests {
         debts.owe(1, recent, || now);
         assert_eq!(debts.since[1].load(Relaxed), recent);
         assert_eq!(debts.armed.load(Relaxed), recent + bound);
+    }
+
+    /// A re-stamp also renews the worker's reading, and a payment by the owner forgets it:
+    /// either way its next owe reads the clock instead of reusing the old reading.
+    #[test]
+    fn a_re_stamp_or_a_payment_ends_the_reuse_of_a_reading() {
+        let bound = 100_000;
+        let debts = Debts::new(1, bound).expect("a timerfd");
+        let primed = |at: u64| {
+            // Two readings 100 ns apart: the second is reused for the next 99 owes.
+            debts.stamps[0].forget();
+            debts.stamp_with(0, || at);
+            debts.stamp_with(0, || at + 100);
+            assert_eq!(debts.stamp_with(0, || unreachable!("reused")), at + 100);
+            at + 100
+        };
+        let stamp = primed(1_000_000_000);
+        let fresh = stamp + 5 * bound;
+        debts.owe(0, stamp, || fresh);
+        assert_eq!(
+            debts.stamp_with(0, || fresh + 7),
+            fresh + 7,
+            "reused after a re-stamp"
+        );
+        debts.void(0);
+        debts.rearm(fresh, None);
+        let stamp = primed(fresh + 1_000);
+        debts.owe(0, stamp, || stamp);
+        assert_eq!(debts.claim(0), stamp);
+        assert_eq!(
+            debts.stamp_with(0, || stamp + 9),
+            stamp + 9,
+            "reused after a payment"
+        );
     }
 
     /// A debt that is neither due nor in the future stays owed through the alarm's pass.

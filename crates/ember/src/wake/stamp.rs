@@ -10,12 +10,16 @@
 //! **Why a reused reading keeps the bound.** A reading is taken before every owe it stamps,
 //! so a stamp is never later than its owe: a debt can only look older than it is, and is
 //! paid at most the bound after it began. What an old stamp can cost is a wake-up made
-//! early. At a steady pace a stamp is at most a tenth of the bound old, so the owner still
-//! moves the alarm before it fires (it moves it when it is due within a fifth of the
-//! bound). A link far longer than those before it leaves the next stamps old; the owner
-//! reads the clock whenever it sets the alarm, and there it notices and stamps afresh
-//! (`Debts::owe`). A worker that runs out of work forgets its reading
-//! ([`StampCache::forget`]), so the next chain starts with a fresh one.
+//! early, or the alarm firing for nothing. At a steady pace a stamp is at most a tenth of
+//! the bound old, so the owner still moves the alarm before it fires (it moves it when it
+//! is due within a fifth of the bound); a reading is reused only where at least
+//! [`MIN_REUSE`] owes fit into that tenth, so that a few longer links do not undo that. A
+//! link far longer than those before it (or the worker preempted) leaves the next stamps
+//! old: if one of them sets the alarm, the owner, which reads the clock to set it, notices
+//! and stamps afresh (`Debts::owe`); if the alarm is already set within the debt's bound,
+//! it keeps the old stamp and may be paid early. A worker that runs out of work, or pays a
+//! debt, forgets its reading ([`StampCache::forget`]), so the next run of owes starts with
+//! a fresh one.
 //!
 //! Owner-only state, in plain atomics that only the owning worker touches (the alarm and
 //! the loom models never do): nothing here is a protocol between threads.
@@ -24,6 +28,12 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 /// Most owes one reading stamps.
 const MAX_REUSE: u64 = 256;
+
+/// Fewest owes a reading is reused for, or it stamps only its own: at a pace that fits
+/// only two or three into the budget, a few links a little longer than the last ones
+/// already leave a stamp older than the fifth of the bound ahead at which the owner moves
+/// the alarm, and the alarm fires for nothing.
+const MIN_REUSE: u64 = 4;
 
 /// One worker's last clock reading and how many more owes may use it.
 #[derive(Debug, Default)]
@@ -61,7 +71,10 @@ impl StampCache {
             None | Some(0) => 1,
             Some(elapsed) => {
                 let owes = self.reuse.load(Ordering::Relaxed);
-                (budget_ns.saturating_mul(owes) / elapsed).clamp(1, MAX_REUSE)
+                match budget_ns.saturating_mul(owes) / elapsed {
+                    fits if fits < MIN_REUSE => 1,
+                    fits => fits.min(MAX_REUSE),
+                }
             }
         };
         self.restart(now, reuse);
@@ -142,6 +155,19 @@ mod tests {
         let (reads, oldest) = owe_at_pace(&cache, &clock, 100, BUDGET);
         assert_eq!(reads, 100);
         assert_eq!(oldest, 0);
+    }
+
+    #[test]
+    fn a_pace_that_fits_fewer_than_the_minimum_reads_every_owe() {
+        let cache = StampCache::default();
+        let clock = Cell::new(1_000_000);
+        // Three owes fit into the budget: below the minimum, no reuse.
+        let (reads, oldest) = owe_at_pace(&cache, &clock, 100, BUDGET / 3);
+        assert_eq!(reads, 100);
+        assert_eq!(oldest, 0);
+        // Five do: reuse.
+        let (reads, _) = owe_at_pace(&cache, &clock, 100, BUDGET / 5);
+        assert!(reads < 50, "{reads} reads for 100 owes at five per budget");
     }
 
     #[test]
