@@ -10,6 +10,7 @@
 use loom::thread;
 
 use super::model_deque::ModelPool;
+use super::stamp::Stamp;
 use super::Sleep;
 use crate::pool::loom_support::model_bounded;
 
@@ -74,12 +75,12 @@ fn mutant_debt_without_alarm() {
 fn debt_against(configure: fn(&mut Sleep), now: u64, other: fn(&ModelPool)) {
     model_bounded(3, move || {
         let pool = ModelPool::with_deferred_spawns(2, configure);
-        pool.sleep.debts().owe(1, 1, || 1);
+        pool.sleep.debts().owe(1, Stamp::fresh(1), || 1);
         let other = {
             let pool = pool.clone();
             thread::spawn(move || other(&pool))
         };
-        pool.sleep.debts().owe(0, now, || now);
+        pool.sleep.debts().owe(0, Stamp::fresh(now), || now);
         other.join().unwrap();
         let debts = pool.sleep.debts();
         assert!(
@@ -155,7 +156,14 @@ fn restamp_against_a_paying_alarm(configure: fn(&mut Sleep)) {
         };
         let stale = 1;
         let fresh = stale + 1_000_000;
-        pool.sleep.debts().owe(0, stale, || fresh);
+        pool.sleep.debts().owe(
+            0,
+            Stamp {
+                at: stale,
+                reused: true,
+            },
+            || fresh,
+        );
         alarm.join().unwrap();
         let paid = pool
             .sleep
