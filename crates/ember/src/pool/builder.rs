@@ -156,7 +156,8 @@ impl PoolBuilder {
     /// [`ember::spawn`](crate::spawn) inside the pool; `join` and `scope` are unaffected.
     ///
     /// What it costs: keeping the alarm 100 µs ahead of a chain of spawns means setting a
-    /// timer that soon, a system call that reprograms the processor's timer, every 80 µs;
+    /// timer that soon, a system call that reprograms the processor's timer, about every
+    /// 75 µs;
     /// on the virtual machines the lab runs on that call takes 5–17 µs (under 1 µs for one
     /// due after the next scheduler tick). Off by default: a job that spawns and then runs
     /// on holds its successor for the bound before a sleeper is woken for it, parallelism

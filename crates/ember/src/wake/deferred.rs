@@ -12,8 +12,9 @@
 //!
 //! The alarm is one per pool (`sync/alarm.rs`), waited for by one thread that sleeps while
 //! no debt is old. Owing workers move it later only when it is due within a fifth of the
-//! bound, so a chain of short jobs costs one system call per four fifths of the bound (80 µs
-//! by default) and no wake-up at all.
+//! bound (three tenths with a reused stamp, `stamp.rs`), so a chain of short jobs costs one
+//! system call per three quarters of the bound or so (about 75 µs by default) and no
+//! wake-up at all.
 
 use crossbeam_utils::CachePadded;
 
@@ -49,8 +50,8 @@ pub(crate) struct Debts {
     /// How long a wake-up may stay owed before the alarm makes it.
     defer_ns: u64,
     /// A worker that owes a wake-up moves the alarm only when it is due within this (a fifth
-    /// of `defer_ns`), or later than its own debt allows: once per four fifths of the bound
-    /// of debts made back to back. Setting an alarm due that soon costs a system call that
+    /// of `defer_ns`; three tenths with a reused stamp), or later than its own debt allows:
+    /// about once per three quarters of the bound of debts made back to back. Setting an alarm due that soon costs a system call that
     /// reprograms the processor's timer (5–17 µs for one 50 µs ahead on a virtual machine
     /// measured here, under 1 µs for one due after the next 4 ms scheduler tick, and on
     /// hardware), so the alarm is
@@ -629,11 +630,13 @@ mod tests {
         (for_nothing, early, reads.get())
     }
 
-    /// Reused readings keep the alarm ahead of a chain at steady and jittery paces (it never
-    /// fires for nothing, no debt is paid early) and read the clock for a few owes in a
-    /// hundred at 100 ns a link. A pace that swings between short and 50 times longer links
-    /// makes it fire for nothing now and then, a cost the docs state; a fresh reading per
-    /// owe would not.
+    /// Reused readings keep the alarm ahead of a chain at steady and jittery paces with links
+    /// well under a fifth of the bound (it never fires for nothing, no debt is paid early)
+    /// and read the clock for a few owes in a hundred at 100 ns a link. A pace that swings
+    /// between short and 50 times longer links makes it fire for nothing now and then, and
+    /// pay a few debts early, costs the docs state; a fresh reading per owe would not. (Each
+    /// debt stays owed for its whole link, as a job's that spawns and runs on; a chain's
+    /// would be voided at the next pop.)
     #[test]
     fn reused_stamps_keep_the_alarm_ahead_of_a_chain() {
         let links = 100_000;
@@ -643,6 +646,8 @@ mod tests {
             (600, 550),
             (1_250, 1_000),
             (2_500, 2_000),
+            (3_000, 2_900),
+            (5_000, 4_900),
             (9_000, 4_500),
         ] {
             let (for_nothing, early, reads) =
@@ -661,7 +666,7 @@ mod tests {
             |random| if random() % 10 == 0 { 10_000 } else { 200 },
         );
         assert!(
-            for_nothing < links / 1_000 && early == 0,
+            for_nothing < links / 1_000 && early < links / 10_000,
             "a swinging pace: {for_nothing} firings for nothing, {early} early payments"
         );
     }

@@ -28,8 +28,9 @@
 //!   ([`StampCache::forget`]), so that the next run of owes starts afresh.
 //!
 //! A chain whose links swing between short and fifty times longer still lets the alarm fire
-//! for nothing now and then (`reused_stamps_keep_the_alarm_ahead_of_a_chain` in
-//! `deferred.rs` drives such chains on a fake clock); steady or jittery ones do not.
+//! for nothing now and then, and pays a few debts early
+//! (`reused_stamps_keep_the_alarm_ahead_of_a_chain` in `deferred.rs` drives such chains on a
+//! fake clock); steady or jittery ones, with links well under a fifth of the bound, do not.
 //!
 //! Owner-only state, in plain atomics that only the owning worker touches (the alarm and
 //! the loom models never do): nothing here is a protocol between threads.
