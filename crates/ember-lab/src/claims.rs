@@ -244,6 +244,9 @@ const fn chili_claim(
     }
 }
 
+/// `micro`'s chained spawn: chains of spawns, each job spawning the next as its last act.
+const CHAINED_SPAWN: &[(&str, &str)] = &[("benchmark", "chained-spawn")];
+
 const PAR_SUM: &[(&str, &str)] = &[("benchmark", "par-iter"), ("workload", "sum-of-squares")];
 const PAR_SORT: &[(&str, &str)] = &[("benchmark", "par-iter"), ("workload", "sort")];
 const PAR_COLLECT: &[(&str, &str)] = &[
@@ -454,6 +457,42 @@ pub const CLAIMS: &[Claim] = &[
         "… the tree-sum, 2^24 nodes, 2 workers",
         tree_sum!(16777215, 2),
     ),
+    Claim {
+        id: "successor-spawn-switches",
+        source: EMBER,
+        claim: "A spawned successor wakes nobody it does not need: a chain of spawns under the default policy costs at most 1.2× the context switches of Biased, which leaves a worker's own pushes to it",
+        published: "ember's claim (bar: median ≤ 1.20, CI high ≤ 1.20)",
+        experiment: "micro",
+        check: Comparison {
+            table: CHAINED_SPAWN,
+            metric: "ctx_switches",
+            subject: "ember",
+            baseline: Baseline::Row("ember-biased"),
+        },
+        direction: Direction::AtMost,
+        median: 1.2,
+        ci: 1.2,
+        min_cores: 2,
+        ember: ember_vs_best_peer(CHAINED_SPAWN, "ctx_switches"),
+    },
+    Claim {
+        id: "successor-spawn-speed",
+        source: EMBER,
+        claim: "… and runs at least as fast as rayon's",
+        published: "ember's claim (bar: median ≤ 1.00, CI high ≤ 1.05)",
+        experiment: "micro",
+        check: Comparison {
+            table: CHAINED_SPAWN,
+            metric: "ns_per_op",
+            subject: "ember",
+            baseline: Baseline::Row("rayon"),
+        },
+        direction: Direction::AtMost,
+        median: 1.0,
+        ci: 1.05,
+        min_cores: 2,
+        ember: ember_vs_best_peer(CHAINED_SPAWN, "ns_per_op"),
+    },
     par_iter_claim(
         "par-iter-sum",
         "ember's parallel iterators keep up with rayon's: a sum of squares over 10^7 u64",
