@@ -51,9 +51,11 @@
 //! finds nothing (or steals the chain away to a cold core); `Biased` keeps such chains, and
 //! streams of jobs, on the fewest threads. [`PoolBuilder::defer_wakeups`] makes `Searching`
 //! owe that wake-up until the spawner's next scheduling point, or 100 µs: far less CPU and
-//! fewer switches for chains, but a timer to keep ahead of them, which costs wall time on
-//! machines where setting one is slow (off by default; the lab's `ember-deferred` rows in
-//! `cycle`, `micro`'s chained spawn and successor hold give the figures). Whatever the
+//! fewer switches for chains, at about the time per link of a wake-up per spawn, but the
+//! successor of a job that spawns and then runs on waits the 100 µs before anybody is woken
+//! for it (off by default; the lab's `ember-deferred` rows in `cycle`, `micro`'s chained
+//! spawn and successor hold give the figures, and its claims table says whether the default
+//! meets its own bar on chains of spawns). Whatever the
 //! policy, a woken worker starts only when the kernel runs it: on virtual machines that may
 //! be after its waker's job, on the waker's processor; [`PoolBuilder::pin_workers`] pins each
 //! worker to its own processor, where it is woken (the `ember-pinned` successor-hold row).
