@@ -46,7 +46,9 @@ pub(crate) struct PrivateHalves {
     top: AtomicUsize,
     /// One past the newest half. Written only by the owner.
     bottom: AtomicUsize,
-    slots: Box<[Slot]>,
+    /// A fixed array, so that an index taken modulo its length needs no bounds check on
+    /// every `join`.
+    slots: Box<[Slot; CAPACITY]>,
 }
 
 impl PrivateHalves {
@@ -54,12 +56,10 @@ impl PrivateHalves {
         PrivateHalves {
             top: AtomicUsize::new(0),
             bottom: AtomicUsize::new(0),
-            slots: (0..CAPACITY)
-                .map(|_| Slot {
-                    data: AtomicPtr::new(std::ptr::null_mut()),
-                    execute: AtomicPtr::new(std::ptr::null_mut()),
-                })
-                .collect(),
+            slots: Box::new(std::array::from_fn(|_| Slot {
+                data: AtomicPtr::new(std::ptr::null_mut()),
+                execute: AtomicPtr::new(std::ptr::null_mut()),
+            })),
         }
     }
 
