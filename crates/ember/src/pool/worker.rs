@@ -451,9 +451,10 @@ impl WorkerThread {
     /// than made, where the pool defers them (`wake/README.md`, "Deferred wake-ups"): a job
     /// that spawns its successor as its last act runs it next itself, and nobody is woken for
     /// it. The debt is settled at this worker's next scheduling point: its next push makes the
-    /// wake-up, its next look for work takes the job back or finds it taken
-    /// (`settle_owed_wake`). If the spawning job runs longer than that, the pool's alarm makes
-    /// it the pool's bound (100 µs by default) after the spawn.
+    /// wake-up, its next look for work takes the job back or finds it taken (`pop_local`), or
+    /// makes the wake-up if it runs something else first (`take_held`, `fairness_turn`). If
+    /// the spawning job runs longer than that, the pool's alarm makes it the pool's bound
+    /// (100 µs by default) after the spawn.
     #[inline]
     pub(crate) fn push_spawned(&self, job: JobRef) {
         self.offer_all_private();
@@ -478,27 +479,19 @@ impl WorkerThread {
         }
     }
 
-    /// The first step of a look for work while this worker owes a wake-up: the job it owes it
-    /// for is the only one on its deque, since every later push paid the debt. If this worker
-    /// runs it next, nobody needs waking: it pops it back (or finds it stolen) and the debt
-    /// is void. If something else runs first — held successors, or what the fairness turn
-    /// finds in the global or broadcast queue (`fairness`: `find_work`'s turn, which this
-    /// counts down as `find_work` would, so that a chain owing every link's wake-up still
-    /// takes it) — the wake-up is made. Otherwise `pop_local` takes the job back (or finds it
-    /// stolen) and voids the debt.
-    #[inline(never)]
-    fn settle_owed_wake(&self, fairness: bool) -> Option<JobRef> {
-        if !self.held.is_empty() {
-            self.pay_owed_wake();
+    /// Delay-kick: the first held successor, for this worker; the rest go to thieves
+    /// (`task/kick.rs`). Taken before anything else, so that a worker never runs other work
+    /// while it holds successors no thief can see. It runs before the job this worker may owe
+    /// a wake-up for, which is below it on the deque: that wake-up is made first.
+    fn take_held(&self) -> Option<JobRef> {
+        if self.held.is_empty() {
             return None;
         }
-        if fairness {
-            if let Some(job) = self.fairness_turn() {
-                self.pay_owed_wake();
-                return Some(job);
-            }
-        }
-        self.pop_local()
+        self.pay_owed_wake();
+        let job = self.held.take_and_kick(|job| self.kick(job))?;
+        unbump(&self.registry.counters[self.index].held);
+        self.found_work();
+        Some(job)
     }
 
     /// A job run from inside a `join` returns to it: a check point (`idle.rs`).
@@ -518,8 +511,8 @@ impl WorkerThread {
 
     /// After a pop of the own deque: while this worker owes a wake-up, the job it owes it for
     /// is the only one on its deque, so the pop took it back, or found it stolen
-    /// (`settle_owed_wake`, or a `join` taking back what its first half left above its
-    /// stolen second half). Either way nobody needs waking for it.
+    /// (a look for work, or a `join` taking back what its first half left above its stolen
+    /// second half). Either way nobody needs waking for it.
     #[inline(always)]
     fn void_owed_wake(&self) {
         if self.owes_wake.get() {
@@ -576,27 +569,13 @@ impl WorkerThread {
     /// [`find_work`](Self::find_work) in full.
     #[inline(never)]
     fn find_work_in_full(&self, done: &dyn Fn() -> bool, looking: Looking) -> Option<JobRef> {
-        // Delay-kick: the first held successor is this worker's; the rest go to thieves. First
-        // of all, so that a worker never runs anything else while it holds successors that
-        // no thief can see (`task/kick.rs`). Before that, an owed wake-up is settled.
-        // Settling took this look's fairness turn if nothing was held (`settle_owed_wake`):
-        // if it found its job stolen, the look goes on without a second turn.
-        let mut turn_taken = false;
-        if self.owes_wake.get() {
-            turn_taken = self.held.is_empty();
-            if let Some(job) = self.settle_owed_wake(true) {
-                return Some(job);
-            }
-        }
-        if let Some(job) = self.held.take_and_kick(|job| self.kick(job)) {
-            unbump(&self.registry.counters[self.index].held);
-            self.found_work();
+        // An owed wake-up is settled on the way: made before held successors or a fairness
+        // turn's job run, voided when the own deque is popped (`pop_local`).
+        if let Some(job) = self.take_held() {
             return Some(job);
         }
-        if !turn_taken {
-            if let Some(job) = self.fairness_turn() {
-                return Some(job);
-            }
+        if let Some(job) = self.fairness_turn() {
+            return Some(job);
         }
         if let Some(job) = self.pop_local() {
             return Some(job);
@@ -675,20 +654,9 @@ impl WorkerThread {
     pub(crate) fn yield_once(&self, local_only: bool) -> bool {
         // A caller polling for its own `join`'s second half (lazy joins) must find it.
         self.offer_all_private();
-        let owed = if self.owes_wake.get() {
-            self.settle_owed_wake(false)
-        } else {
-            None
-        };
-        // Not `find_work`'s: that one also counts down the fairness turn and looks at the
-        // broadcast queue, which a yield does not.
-        let job = owed
-            .or_else(|| {
-                self.held.take_and_kick(|job| self.kick(job)).inspect(|_| {
-                    unbump(&self.registry.counters[self.index].held);
-                    self.found_work();
-                })
-            })
+        // Not `find_work`: that one also counts down the fairness turn, which a yield does not.
+        let job = self
+            .take_held()
             .or_else(|| self.pop_local())
             .or_else(|| self.take_broadcast())
             .or_else(|| {
@@ -729,13 +697,14 @@ impl WorkerThread {
     }
 
     /// Counts down to the fairness check and makes it when its turn comes (every
-    /// [`INJECTOR_EVERY`]th look for work).
+    /// [`INJECTOR_EVERY`]th look for work). A job it finds runs before the one this worker
+    /// may owe a wake-up for: that wake-up is made first.
     #[inline(always)]
     fn fairness_turn(&self) -> Option<JobRef> {
         let until_injector = self.until_injector.get() - 1;
         self.until_injector.set(until_injector);
         if until_injector == 0 {
-            self.injector_first()
+            self.injector_first().inspect(|_| self.pay_owed_wake())
         } else {
             None
         }

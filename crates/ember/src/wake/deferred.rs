@@ -38,9 +38,6 @@ pub(crate) const MIN_DEFER_NS: u64 = 10_000;
 /// spawner is a hang in all but name, and deadlines stay far from overflowing.
 pub(crate) const MAX_DEFER_NS: u64 = 1_000_000_000;
 
-/// How many tenths of the bound earlier an owe with a reused stamp moves the alarm.
-const STALE_MARGIN: u64 = 1;
-
 /// The alarm pays a debt that falls due within this of its firing, rather than setting
 /// itself again for a few microseconds.
 const DUE_SLOP_NS: u64 = 2_000;
@@ -128,7 +125,7 @@ impl Debts {
         // pace (`stamp.rs`): the alarm counts as due soon that much earlier, so that it is
         // moved before it fires without a clock read to tell how soon it is due.
         let soon_ns = match stamp.reused {
-            true => self.rearm_ns + STALE_MARGIN * self.stale_ns(),
+            true => self.rearm_ns + self.stale_ns(),
             false => self.rearm_ns,
         };
         let clear = armed == 0;
@@ -164,16 +161,10 @@ impl Debts {
         self.defer_ns / 10
     }
 
-    /// Worker `me`'s stamp for an owe now (`stamp.rs`): readings reused for as many owes
-    /// as fit into half of `stale_ns`.
+    /// Worker `me`'s stamp for an owe now, `clock` read if a new reading is due
+    /// (`stamp.rs`): readings are reused for as many owes as fit into half of `stale_ns`.
     #[inline]
-    fn stamp(&self, me: usize) -> Stamp {
-        self.stamp_with(me, now_ns)
-    }
-
-    /// [`stamp`](Self::stamp) from `clock`.
-    #[inline]
-    fn stamp_with(&self, me: usize, clock: impl FnOnce() -> u64) -> Stamp {
+    fn stamp(&self, me: usize, clock: impl FnOnce() -> u64) -> Stamp {
         self.stamps[me].stamp(self.stale_ns() / 2, clock)
     }
 
@@ -294,7 +285,7 @@ impl Sleep {
             counters.deferred.load(Ordering::Relaxed) + 1,
             Ordering::Relaxed,
         );
-        debts.owe(me, debts.stamp(me), now_ns);
+        debts.owe(me, debts.stamp(me, now_ns), now_ns);
     }
 
     /// Worker `me` is out of work: its next owe, after however long, reads the clock.
@@ -456,20 +447,26 @@ mod tests {
     use super::{Debts, Stamp};
     use std::cell::Cell;
 
+    /// The bound of every test's debts (the default, 100 µs).
+    const BOUND: u64 = 100_000;
+
+    fn debts(workers: usize) -> Debts {
+        Debts::new(workers, BOUND).expect("a timerfd")
+    }
+
     /// A debt stamped after the alarm's "now" (a clock that jumped back) is paid at the
     /// alarm's next pass, and meanwhile the alarm is set no later than the bound from that
     /// "now": a stamp past the jump must not put its deadline past it too.
     #[test]
     fn a_debt_stamped_in_the_future_is_paid_not_held() {
-        let bound = 100_000;
-        let debts = Debts::new(2, bound).expect("a timerfd");
+        let debts = debts(2);
         let now = 1_000_000_000;
         let future = now + 3_600_000_000_000;
         debts.owe(1, Stamp::fresh(future), || future);
         debts.rearm(now, None);
         let armed = debts.armed.load(std::sync::atomic::Ordering::Relaxed);
         assert!(
-            armed != 0 && armed <= now + bound,
+            armed != 0 && armed <= now + BOUND,
             "alarm set for {armed}, past the bound from {now}"
         );
         let paid = Cell::new(None);
@@ -486,14 +483,13 @@ mod tests {
     /// leaves the alarm due at once.
     #[test]
     fn re_arms_do_not_slide_a_future_stamped_debt() {
-        let bound = 100_000;
-        let debts = Debts::new(2, bound).expect("a timerfd");
+        let debts = debts(2);
         let now = 1_000_000_000;
         debts.owe(1, Stamp::fresh(now + 3_600_000_000_000), || {
             now + 3_600_000_000_000
         });
         for k in 0..5 {
-            let later = now + k * bound * 4 / 5;
+            let later = now + k * BOUND * 4 / 5;
             debts.rearm(later, None);
             let armed = debts.armed.load(std::sync::atomic::Ordering::Relaxed);
             assert!(
@@ -509,34 +505,32 @@ mod tests {
     #[test]
     fn a_stale_reused_stamp_is_renewed_when_the_alarm_is_set() {
         use std::sync::atomic::Ordering::Relaxed;
-        let bound = 100_000;
-        let debts = Debts::new(2, bound).expect("a timerfd");
+        let debts = debts(2);
         let stale = 1_000_000_000;
-        let now = stale + 5 * bound;
+        let now = stale + 5 * BOUND;
         let reused = |at| Stamp { at, reused: true };
         debts.owe(0, reused(stale), || now);
         assert_eq!(debts.since[0].load(Relaxed), now, "the stale stamp stayed");
-        assert_eq!(debts.armed.load(Relaxed), now + bound);
+        assert_eq!(debts.armed.load(Relaxed), now + BOUND);
         debts.void(0);
         debts.rearm(now, None);
-        let recent = now - bound / 20;
+        let recent = now - BOUND / 20;
         debts.owe(1, reused(recent), || now);
         assert_eq!(debts.since[1].load(Relaxed), recent);
-        assert_eq!(debts.armed.load(Relaxed), recent + bound);
+        assert_eq!(debts.armed.load(Relaxed), recent + BOUND);
     }
 
     /// A re-stamp also renews the worker's reading, and a payment by the owner forgets it:
     /// either way its next owe reads the clock instead of reusing the old reading.
     #[test]
     fn a_re_stamp_or_a_payment_ends_the_reuse_of_a_reading() {
-        let bound = 100_000;
-        let debts = Debts::new(1, bound).expect("a timerfd");
+        let debts = debts(1);
         let primed = |at: u64| {
             // Two readings 100 ns apart: the second is reused for the next owe.
             debts.stamps[0].forget();
-            debts.stamp_with(0, || at);
-            debts.stamp_with(0, || at + 100);
-            let reused = debts.stamp_with(0, || unreachable!("reused"));
+            debts.stamp(0, || at);
+            debts.stamp(0, || at + 100);
+            let reused = debts.stamp(0, || unreachable!("reused"));
             assert_eq!(
                 reused,
                 Stamp {
@@ -547,10 +541,10 @@ mod tests {
             reused
         };
         let stamp = primed(1_000_000_000);
-        let fresh = stamp.at + 5 * bound;
+        let fresh = stamp.at + 5 * BOUND;
         debts.owe(0, stamp, || fresh);
         assert_eq!(
-            debts.stamp_with(0, || fresh + 7).at,
+            debts.stamp(0, || fresh + 7).at,
             fresh + 7,
             "reused after a re-stamp"
         );
@@ -560,7 +554,7 @@ mod tests {
         debts.owe(0, stamp, || stamp.at);
         assert_eq!(debts.claim(0), stamp.at);
         assert_eq!(
-            debts.stamp_with(0, || stamp.at + 9).at,
+            debts.stamp(0, || stamp.at + 9).at,
             stamp.at + 9,
             "reused after a payment"
         );
@@ -569,16 +563,15 @@ mod tests {
     /// A debt that is neither due nor in the future stays owed through the alarm's pass.
     #[test]
     fn a_young_debt_is_not_paid() {
-        let bound = 100_000;
-        let debts = Debts::new(2, bound).expect("a timerfd");
+        let debts = debts(2);
         let now = 1_000_000_000;
         debts.owe(0, Stamp::fresh(now), || now);
         let paid = Cell::new(None);
-        debts.rearm(now + bound / 2, Some(&|worker| paid.set(Some(worker))));
+        debts.rearm(now + BOUND / 2, Some(&|worker| paid.set(Some(worker))));
         assert_eq!(paid.get(), None);
         assert_eq!(
             debts.armed.load(std::sync::atomic::Ordering::Relaxed),
-            now + bound
+            now + BOUND
         );
     }
 
@@ -589,8 +582,7 @@ mod tests {
     /// clock reads).
     fn chain(links: u64, mut link: impl FnMut(&mut dyn FnMut() -> u64) -> u64) -> (u64, u64, u64) {
         use std::sync::atomic::Ordering::Relaxed;
-        let bound = 100_000;
-        let debts = Debts::new(1, bound).expect("a timerfd");
+        let debts = debts(1);
         let clock = Cell::new(1_000_000_000u64);
         let reads = Cell::new(0);
         let read = || {
@@ -617,14 +609,14 @@ mod tests {
                 debts.rearm(clock.get(), Some(&|_| paid.set(true)));
                 if !paid.get() {
                     for_nothing += 1;
-                } else if clock.get() - owed_at < bound {
+                } else if clock.get() - owed_at < BOUND {
                     early += 1;
                 }
             }
             clock.set(end);
             debts.void(0);
             owed_at = clock.get();
-            let stamp = debts.stamp_with(0, read);
+            let stamp = debts.stamp(0, read);
             debts.owe(0, stamp, read);
         }
         (for_nothing, early, reads.get())
