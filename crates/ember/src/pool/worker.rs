@@ -481,8 +481,8 @@ impl WorkerThread {
 
     /// Delay-kick: the first held successor, for this worker; the rest go to thieves
     /// (`task/kick.rs`). Taken before anything else, so that a worker never runs other work
-    /// while it holds successors no thief can see. It runs before the job this worker may owe
-    /// a wake-up for, which is below it on the deque: that wake-up is made first.
+    /// while it holds successors no thief can see. The job this worker may owe a wake-up for,
+    /// on its deque, runs after it: that wake-up is made before it runs.
     fn take_held(&self) -> Option<JobRef> {
         if self.held.is_empty() {
             return None;
@@ -698,7 +698,7 @@ impl WorkerThread {
 
     /// Counts down to the fairness check and makes it when its turn comes (every
     /// [`INJECTOR_EVERY`]th look for work). A job it finds runs before the one this worker
-    /// may owe a wake-up for: that wake-up is made first.
+    /// may owe a wake-up for: that wake-up is made before it runs.
     #[inline(always)]
     fn fairness_turn(&self) -> Option<JobRef> {
         let until_injector = self.until_injector.get() - 1;
