@@ -47,6 +47,12 @@ impl<'r> Latch<'r> {
         self.done.load(Ordering::Acquire)
     }
 
+    /// Whether the waiter is held by reference ([`Waiter::Worker`]): such a latch owns
+    /// nothing, and may be forgotten instead of dropped.
+    pub(crate) fn waits_by_reference(&self) -> bool {
+        matches!(self.waiter, Waiter::Worker { .. })
+    }
+
     /// Sets the latch and wakes its waiter.
     ///
     /// # Safety
