@@ -145,7 +145,7 @@ where
     guard.disarm();
     if taken_back {
         let both = run_b_here(&worker.registry, result_a, &mut job_b);
-        forget_run_here(job_b);
+        job_b.forget_run_inline();
         return both;
     }
     finish(&worker.registry, result_a, job_b.into_result())
@@ -177,14 +177,15 @@ where
     guard.disarm();
     if taken_back {
         let both = run_b_here(&worker.registry, result_a, &mut job_b);
-        forget_run_here(job_b);
+        job_b.forget_run_inline();
         return both;
     }
     finish(&worker.registry, result_a, job_b.into_result())
 }
 
 /// Runs `b`, taken back before anybody else could run it, on this thread, and returns both
-/// results (or re-raises the first panic).
+/// results (or re-raises the first panic). `job_b`'s `JobRef` must have been taken back out
+/// of every queue (`take_back`, `pop_private`).
 #[inline(always)]
 fn run_b_here<B, RA, RB>(
     registry: &Registry,
@@ -200,32 +201,16 @@ where
         // value, dropped on the way, has a panic of its `Drop` contained.
         Ok(value_a) => {
             let value_a = DropContainedOnUnwind::new(value_a, registry);
-            let value_b = job_b.run_inline();
+            // SAFETY: the caller took `job_b`'s ref back before anybody executed it.
+            let value_b = unsafe { job_b.run_inline() };
             (value_a.into_inner(), value_b)
         }
         Err(payload) => {
-            let result_b = panic::catch_unwind(AssertUnwindSafe(|| job_b.run_inline()));
+            // SAFETY: as above.
+            let result_b = panic::catch_unwind(AssertUnwindSafe(|| unsafe { job_b.run_inline() }));
             reraise(registry, Err::<RA, _>(payload), result_b)
         }
     }
-}
-
-/// Forgets `job`, taken back and run on this thread by `run_b_here`. Nothing in it needs
-/// dropping any more (its closure ran, its result was never written, and its latch, built by
-/// `job_for`, waits for a worker by reference), but the compiler cannot see that past the
-/// `JobRef` that escaped to the deque, and would check every field on every `join`: 12
-/// instructions of a private `join`'s 102 (callgrind, `hot_paths join`).
-#[inline(always)]
-fn forget_run_here<B, RB>(mut job: StackJob<'_, B, RB>)
-where
-    B: FnOnce() -> RB + Send,
-    RB: Send,
-{
-    debug_assert!(
-        job.needs_no_drop(),
-        "a join half forgotten with something to drop"
-    );
-    std::mem::forget(job);
 }
 
 /// Both results, or the first panic re-raised.
