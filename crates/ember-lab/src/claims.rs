@@ -181,8 +181,8 @@ macro_rules! tree_sum {
     };
 }
 
-/// An `as_fast_as_rayon` claim on the table `fib` or `tree NODES` with `WORKERS` workers, which is
-/// also the number of cores the claim needs.
+/// An `as_fast_as_rayon` claim on the table `fib` or `tree NODES` with `WORKERS` workers,
+/// which is also the number of cores the claim needs.
 macro_rules! fork_join {
     ($id:literal, $claim:literal, fib, $workers:literal) => {
         as_fast_as_rayon($id, $claim, fib!($workers), $workers)

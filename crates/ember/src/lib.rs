@@ -55,15 +55,14 @@
 //! successor of a job that spawns and then runs on waits the 100 µs before anybody is woken
 //! for it (off by default; the lab's `ember-deferred` rows in `cycle`, `micro`'s chained
 //! spawn and successor hold give the figures, and its claims table says whether the default
-//! meets its own bar on chains of spawns). Whatever the
-//! policy, a woken worker starts only when the kernel runs it: on virtual machines that may
-//! be after its waker's job, on the waker's processor; [`PoolBuilder::pin_workers`] pins each
-//! worker to its own processor, where it is woken (the `ember-pinned` successor-hold row).
-//! `Biased`, by
-//! design, runs coarse fork-join serially (`join` of two 200 ms halves on an idle pool:
-//! 400 ms, against 200 ms; `examples/idle_cost.rs` times it under the default) and lets a job
-//! that blocks hold up the jobs queued behind it. The numbers behind
-//! this, for every policy against rayon, crossbeam, tokio, chili and Go, are the lab's:
+//! meets its own bar on chains of spawns). Whatever the policy, a woken worker starts only
+//! when the kernel runs it: on virtual machines that may be after its waker's job, on the
+//! waker's processor; [`PoolBuilder::pin_workers`] pins each worker to its own processor,
+//! where it is woken (the `ember-pinned` successor-hold row). `Biased`, by design, runs
+//! coarse fork-join serially (`join` of two 200 ms halves on an idle pool: 400 ms, against
+//! 200 ms; `examples/idle_cost.rs` times it under the default) and lets a job that blocks
+//! hold up the jobs queued behind it. The numbers behind this, for every policy against
+//! rayon, crossbeam, tokio, chili and Go, are the lab's:
 //! `cargo run --release -p ember-lab` prints them (the `micro`, `cycle`, `light-load` and
 //! `producer-consumer` tables), with a claims table that says, with confidence intervals,
 //! where ember leads and where it trails. On a machine with fewer cores than workers the lab

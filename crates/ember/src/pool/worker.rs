@@ -549,17 +549,14 @@ impl WorkerThread {
     #[inline(always)]
     fn find_work(&self, done: &dyn Fn() -> bool, looking: Looking) -> Option<JobRef> {
         // The common case inline: no held successor, the fairness turn not due, a job on the
-        // own deque. Exactly what the full look below does in that case (its countdown ticks
-        // once, and only if a job is taken here; an owed wake-up is voided, as `pop_local`
-        // voids it, since the job popped is the one it was owed for), without the call into
-        // a function that saves every register it may need for stealing and spinning. An
-        // empty pop changes nothing, and the full look pops again.
+        // own deque. Exactly what the full look below does in that case (`pop_local`, its
+        // countdown ticked once, and only if a job is taken here), without the call into a
+        // function that saves every register it may need for stealing and spinning. An empty
+        // pop voids an owed wake-up, as the full look's would; that look pops again.
         let until_injector = self.until_injector.get();
         if until_injector > 1 && self.held.is_empty() {
-            if let Some(job) = self.local.pop() {
+            if let Some(job) = self.pop_local() {
                 self.until_injector.set(until_injector - 1);
-                self.void_owed_wake();
-                self.found_work();
                 return Some(job);
             }
         }

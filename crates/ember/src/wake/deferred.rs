@@ -48,12 +48,12 @@ pub(crate) struct Debts {
     defer_ns: u64,
     /// A worker that owes a wake-up moves the alarm only when it is due within this (a fifth
     /// of `defer_ns`; three tenths with a reused stamp), or later than its own debt allows:
-    /// about once per three quarters of the bound of debts made back to back. Setting an alarm due that soon costs a system call that
-    /// reprograms the processor's timer (5–17 µs for one 50 µs ahead on a virtual machine
-    /// measured here, under 1 µs for one due after the next 4 ms scheduler tick, and on
-    /// hardware), so the alarm is
-    /// moved as seldom as the bound allows; moved less often, it would fire between two
-    /// debts and wake its thread for nothing.
+    /// about once per three quarters of the bound of debts made back to back. Setting an
+    /// alarm due that soon costs a system call that reprograms the processor's timer (5–17 µs
+    /// for one 50 µs ahead on a virtual machine measured here, under 1 µs for one due after
+    /// the next 4 ms scheduler tick, and on hardware), so the alarm is moved as seldom as the
+    /// bound allows; moved less often, it would fire between two debts and wake its thread
+    /// for nothing.
     rearm_ns: u64,
     /// When worker `i` began to owe a wake-up ([`now_ns`]), or 0. Never later than that
     /// (`stamp.rs`): a reading reused from an owe before.
@@ -124,9 +124,10 @@ impl Debts {
         // A reused stamp is older than the owe, by under a tenth of the bound at a steady
         // pace (`stamp.rs`): the alarm counts as due soon that much earlier, so that it is
         // moved before it fires without a clock read to tell how soon it is due.
-        let soon_ns = match stamp.reused {
-            true => self.rearm_ns + self.stale_ns(),
-            false => self.rearm_ns,
+        let soon_ns = if stamp.reused {
+            self.rearm_ns + self.stale_ns()
+        } else {
+            self.rearm_ns
         };
         let clear = armed == 0;
         let due_soon = armed > now && armed < now.saturating_add(soon_ns);

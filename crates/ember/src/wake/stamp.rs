@@ -95,16 +95,15 @@ impl StampCache {
     fn read(&self, budget_ns: u64, now: u64) -> u64 {
         let at = self.at.load(Ordering::Relaxed);
         let reuse = match now.checked_sub(at) {
-            // Forgotten, or a clock that stood still or went back: no pace to go by.
-            _ if at == 0 => 1,
-            None | Some(0) => 1,
-            Some(elapsed) => {
+            Some(elapsed) if at != 0 && elapsed > 0 => {
                 let owes = self.reuse.load(Ordering::Relaxed);
                 match budget_ns.saturating_mul(owes) / elapsed {
                     fits if fits < MIN_REUSE => 1,
                     fits => fits.min(MAX_REUSE).min(2 * owes),
                 }
             }
+            // Forgotten, or a clock that stood still or went back: no pace to go by.
+            _ => 1,
         };
         self.restart(now, reuse);
         now

@@ -51,10 +51,10 @@ pub(super) fn hold_group(s: Sizes) -> Group {
         ]),
         trials: ember_trials(move |policy| hold_ember(s, policy))
             .into_iter()
+            .chain(EmberPolicy::trials(&[EmberPolicy::Pinned], move |policy| {
+                hold_ember(s, policy)
+            }))
             .chain([
-                trial(systems::EMBER_PINNED, move || {
-                    hold_ember(s, EmberPolicy::Pinned)
-                }),
                 trial(systems::RAYON, move || hold_rayon(s)),
                 trial(systems::TOKIO, move || hold_tokio(s)),
                 trial(systems::FLOOR, move || hold_floor(s)),
