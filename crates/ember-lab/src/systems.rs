@@ -45,8 +45,8 @@ registry! {
     EMBER_SEARCHING = "ember-searching", Ember, "ember::Pool, WakePolicy::Searching";
     EMBER_EAGER = "ember-eager", Ember, "ember::Pool, WakePolicy::Eager (wakes a sleeper per push)";
     EMBER_NO_DELAY_KICK = "ember-no-delay-kick", Ember, "ember::Pool, default policy, delay_kick(false)";
-    EMBER_DEFERRED = "ember-deferred", Ember, "ember::Pool, default policy, defer_wakeups(true): a job spawned onto its worker's empty deque owes its wake-up until the spawner's next push or look for work, or 100 µs";
-    EMBER_DEFERRED_1MS = "ember-deferred-1ms", Ember, "ember::Pool, default policy, defer_wakeups_for(1 ms): as ember-deferred, the alarm 1 ms after the spawn";
+    EMBER_NO_DEFER = "ember-no-defer", Ember, "ember::Pool, default policy, defer_wakeups(false): a job spawned onto its worker's empty deque wakes a sleeper at once if nobody is searching (the default owes that wake-up until the spawner's next push or look for work, or 100 µs)";
+    EMBER_DEFERRED_1MS = "ember-deferred-1ms", Ember, "ember::Pool, default policy, defer_wakeups_for(1 ms): as the default, the alarm 1 ms after the spawn instead of 100 µs";
     EMBER_PINNED = "ember-pinned", Ember, "ember::Pool, default policy, pin_workers(true): worker i pinned to the i-th allowed processor";
     EMBER_OFFERED = "ember-offered", Ember, "ember::Pool, default policy, lazy_joins(false): every join offers its second half on the deque at once (the default keeps it private while no worker wants work)";
     EMBER_BIASED_CONSUMERS = "ember-biased-consumers", Ember, "ember::biased::spawn_consumers over a crossbeam channel";

@@ -47,15 +47,17 @@
 //! | a baseline to compare against | [`WakePolicy::Eager`] | a wake-up per push that finds a sleeper, as a channel-fed pool does |
 //!
 //! `Searching` is the default because it has no failure mode, not because it wins every
-//! table. Under `Searching` a job that spawns its successor and ends wakes a sleeper that
-//! finds nothing (or steals the chain away to a cold core); `Biased` keeps such chains, and
-//! streams of jobs, on the fewest threads. [`PoolBuilder::defer_wakeups`] makes `Searching`
-//! owe that wake-up until the spawner's next scheduling point, or 100 µs: far less CPU and
-//! fewer switches for chains, at about the time per link of a wake-up per spawn, but the
-//! successor of a job that spawns and then runs on waits the 100 µs before anybody is woken
-//! for it (off by default; the lab's `ember-deferred` rows in `cycle`, `micro`'s chained
-//! spawn and successor hold give the figures, and its claims table says whether the default
-//! meets its own bar on chains of spawns). Whatever the policy, a woken worker starts only
+//! table. A job that spawns its successor and ends would wake a sleeper under it that finds
+//! nothing (or steals the chain away to a cold core), so by default a spawn onto the
+//! worker's empty deque owes that wake-up until the spawner's next scheduling point, or
+//! 100 µs ([`PoolBuilder::defer_wakeups`], Linux): chains of spawns stay on one thread, with
+//! about `Biased`'s context switches. The successor of a job that spawns and then runs on
+//! waits the 100 µs before anybody is woken for it, once: the alarm having had to wake for
+//! a worker, that worker's next 16 spawns wake at once. `defer_wakeups(false)` wakes at
+//! every spawn, as rayon does (the lab's `ember-no-defer` rows in `cycle`, `micro`'s
+//! chained spawn and successor hold give the figures, and its claims table says whether
+//! the default meets its own bar on chains of spawns). `Biased` keeps chains and streams
+//! of jobs on the fewest threads without a timer. Whatever the policy, a woken worker starts only
 //! when the kernel runs it: on virtual machines that may be after its waker's job, on the
 //! waker's processor; [`PoolBuilder::pin_workers`] pins each worker to its own processor,
 //! where it is woken (the `ember-pinned` successor-hold row). `Biased`, by design, runs

@@ -131,16 +131,19 @@ fn chains_of_spawns_run_every_link_once() {
     }
 }
 
-/// A chain on an otherwise idle pool owes the wake-ups its links' spawns would have made;
-/// a pool that does not ask for it (the default), or under another policy, or of one
-/// worker, never defers one.
+/// A chain on an otherwise idle pool owes the wake-ups its links' spawns would have made, by
+/// default; a pool told not to, or under another policy, or of one worker, never defers one.
 #[test]
-fn only_searching_pools_that_ask_defer() {
+fn searching_pools_defer_unless_told_not_to() {
     let chain = |pool: &Pool| {
         chain_on_an_idle_pool(pool);
         pool.stats()
     };
     // The alarm is a Linux `timerfd`: elsewhere nothing is deferred.
+    assert_eq!(
+        chain(&Pool::builder().threads(2).build().unwrap()).deferred_wakeups > 0,
+        cfg!(target_os = "linux")
+    );
     assert_eq!(
         chain(&common::pool_deferring(WakePolicy::Searching, 2, true)).deferred_wakeups > 0,
         cfg!(target_os = "linux")
@@ -178,5 +181,38 @@ fn a_bound_past_the_ceiling_is_lowered_to_one_second() {
             tx.send(inner_rx.recv().unwrap()).unwrap();
         });
         assert_eq!(rx.recv().unwrap(), 7);
+    });
+}
+
+/// Once the alarm has had to make a spawner's owed wake-up (the spawner ran on past the
+/// bound), that worker's next spawns wake a sleeper at once instead of owing it again, so a
+/// job that spawns and then runs on holds its successor for the bound once in so many
+/// spawns, not at every spawn. Each round spawns a successor while the other worker sleeps,
+/// then blocks on it outside ember; only the first round's spawn owes its wake-up (each
+/// would, with every spawn left to owe).
+#[test]
+fn after_the_alarm_made_a_wake_up_the_next_spawns_wake_at_once() {
+    const ROUNDS: u64 = 4;
+    let pool = Pool::builder().threads(2).build().unwrap();
+    common::no_deadlock("spawner running on", move || {
+        let handle = pool.clone();
+        let (done_tx, done_rx) = mpsc::channel();
+        pool.spawn(move || {
+            let me = ember::current_thread_index();
+            for _ in 0..ROUNDS {
+                // The other worker spins out and sleeps: a spawn now would wake it.
+                std::thread::sleep(Duration::from_millis(20));
+                let (tx, rx) = mpsc::channel();
+                handle.spawn(move || tx.send(ember::current_thread_index()).unwrap());
+                // No scheduling point while blocked here: the other worker runs it.
+                assert_ne!(rx.recv().unwrap(), me);
+            }
+            done_tx.send(handle.stats()).unwrap();
+        });
+        let stats = done_rx.recv().unwrap();
+        // The alarm is a Linux `timerfd`: elsewhere nothing is deferred.
+        let owed = u64::from(cfg!(target_os = "linux"));
+        assert_eq!(stats.deferred_wakeups, owed, "owed: {stats:?}");
+        assert_eq!(stats.deferred_wakeups_made, owed, "made: {stats:?}");
     });
 }

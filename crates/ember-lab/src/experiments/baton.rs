@@ -43,19 +43,13 @@ impl Baton {
     }
 }
 
-/// One task of a chain on an ember pool: spawns the next, or reports the chain done.
-pub fn hop_ember(pool: ember::Pool, baton: Baton, tx: Sender<Report>) {
+/// One task of a chain on an ember pool: spawns the next on the pool it runs on
+/// ([`ember::spawn`], the counterpart of the `rayon::spawn` and `tokio::spawn` the peers'
+/// tasks call), or reports the chain done.
+pub fn hop_ember(baton: Baton, tx: Sender<Report>) {
     match baton.pass() {
-        Some(next) => {
-            let handle = pool.clone();
-            pool.spawn(move || hop_ember(handle, next, tx));
-        }
-        None => {
-            // Let go of the pool before the run can end, so that the run's own handle is
-            // the last one and dropping it joins the workers from the measuring thread.
-            drop(pool);
-            baton.report(&tx);
-        }
+        Some(next) => ember::spawn(move || hop_ember(next, tx)),
+        None => baton.report(&tx),
     }
 }
 

@@ -21,11 +21,11 @@
 //!
 //! # Systems
 //!
-//! - `ember`, `ember-deferred`, `ember-deferred-1ms`, `ember-biased`, `ember-searching`,
+//! - `ember`, `ember-no-defer`, `ember-deferred-1ms`, `ember-biased`, `ember-searching`,
 //!   `ember-eager`: an [`ember::Pool`] of `p` threads (default policy; the default with
-//!   `defer_wakeups(true)`, then `defer_wakeups_for(1 ms)`; then each [`ember::WakePolicy`];
+//!   `defer_wakeups(false)`, then `defer_wakeups_for(1 ms)`; then each [`ember::WakePolicy`];
 //!   biased with `batch` 20);
-//!   the next task is `pool.spawn`ed from inside the current one, so it lands on that
+//!   the next task is `ember::spawn`ed from inside the current one, so it lands on that
 //!   worker's local deque.
 //! - `tokio`: a multi-thread runtime with `p` worker threads; the next task is
 //!   `tokio::spawn`ed from inside the current one.
@@ -227,9 +227,8 @@ fn run_ember(shape: Shape, policy: EmberPolicy) -> Metrics {
     let (tx, rx) = crossbeam_channel::unbounded();
     let mut metrics = waves(shape, || {
         for token in shape.tokens() {
-            let handle = pool.clone();
             let tx = tx.clone();
-            pool.spawn(move || hop_ember(handle, token, tx));
+            pool.spawn(move || hop_ember(token, tx));
         }
         collect_reports(shape, &rx);
     });

@@ -1,7 +1,7 @@
 //! The ember `Pool` rows every experiment shows: the default policy (`ember`) and each
 //! `WakePolicy` by name, built the same way everywhere; and four variants of the default that
-//! some tables add, `ember-offered` (`lazy_joins(false)`), `ember-deferred`
-//! (`defer_wakeups(true)`), `ember-deferred-1ms` (`defer_wakeups_for(1 ms)`) and
+//! some tables add, `ember-offered` (`lazy_joins(false)`), `ember-no-defer`
+//! (`defer_wakeups(false)`), `ember-deferred-1ms` (`defer_wakeups_for(1 ms)`) and
 //! `ember-pinned` (`pin_workers(true)`).
 
 use super::trial;
@@ -23,8 +23,9 @@ pub enum EmberPolicy {
     /// The default policy with `lazy_joins(false)`: every `join` offers its second half at
     /// once (fork-join rows only).
     Offered,
-    /// The default policy with `defer_wakeups(true)` (the tables of chains of spawns).
-    Deferred,
+    /// The default policy with `defer_wakeups(false)`: spawned jobs wake sleepers at once
+    /// (the tables of chains of spawns).
+    NoDefer,
     /// The same with a bound of 1 ms (`defer_wakeups_for`).
     Deferred1ms,
     /// The default policy with `pin_workers(true)` (the successor-hold table).
@@ -39,11 +40,11 @@ impl EmberPolicy {
         EmberPolicy::Eager,
     ];
 
-    /// [`ALL`](Self::ALL) and the deferred wake-ups rows, for the tables where jobs spawn
+    /// [`ALL`](Self::ALL) and the rows that vary deferred wake-ups, for the tables where jobs spawn
     /// jobs on the pool's workers (chains, rings, a parent's successor).
     pub const SPAWNING: [EmberPolicy; 6] = [
         EmberPolicy::Default,
-        EmberPolicy::Deferred,
+        EmberPolicy::NoDefer,
         EmberPolicy::Deferred1ms,
         EmberPolicy::Biased,
         EmberPolicy::Searching,
@@ -58,7 +59,7 @@ impl EmberPolicy {
             EmberPolicy::Searching => systems::EMBER_SEARCHING,
             EmberPolicy::Eager => systems::EMBER_EAGER,
             EmberPolicy::Offered => systems::EMBER_OFFERED,
-            EmberPolicy::Deferred => systems::EMBER_DEFERRED,
+            EmberPolicy::NoDefer => systems::EMBER_NO_DEFER,
             EmberPolicy::Deferred1ms => systems::EMBER_DEFERRED_1MS,
             EmberPolicy::Pinned => systems::EMBER_PINNED,
         }
@@ -76,7 +77,7 @@ impl EmberPolicy {
             EmberPolicy::Searching => b.wake(WakePolicy::Searching),
             EmberPolicy::Eager => b.wake(WakePolicy::Eager),
             EmberPolicy::Offered => b.lazy_joins(false),
-            EmberPolicy::Deferred => b.defer_wakeups(true),
+            EmberPolicy::NoDefer => b.defer_wakeups(false),
             EmberPolicy::Deferred1ms => b.defer_wakeups_for(std::time::Duration::from_millis(1)),
             EmberPolicy::Pinned => b.pin_workers(true),
         }

@@ -32,7 +32,8 @@
 //! - **ping-pong**: 1,000 pairs of tasks each bouncing a ball back and forth: the task that
 //!   receives the ball spawns its partner with it, until the pair has made `bounces` task
 //!   runs. All pairs start at once from outside. ember / rayon / tokio spawn the partner
-//!   (`tokio::spawn` for tokio); `tokio-mpsc` is the usual tokio shape instead: two
+//!   with the spawn of the pool a task runs on (`ember::spawn`, `rayon::spawn`,
+//!   `tokio::spawn`); `tokio-mpsc` is the usual tokio shape instead: two
 //!   long-lived tasks per pair and a `tokio::sync::mpsc` channel each way. An op is one
 //!   bounce (one task run, or one message received).
 //! - **chained spawn**: a chain of 1,000 tasks, each spawning the next; the last reports.
@@ -300,7 +301,7 @@ impl Micro {
     }
 }
 
-/// One trial per ember policy and the deferred wake-ups rows, each running `run`.
+/// One trial per ember policy and the rows that vary deferred wake-ups, each running `run`.
 fn ember_trials(run: impl Fn(EmberPolicy) -> Metrics + Copy + 'static) -> Vec<Trial> {
     EmberPolicy::trials(&EmberPolicy::SPAWNING, run)
 }
@@ -485,8 +486,8 @@ fn spawn_group(s: Sizes, origin: Origin) -> Group {
             ("tasks", s.spawn_tasks.into()),
             ("rounds", s.spawn_rounds.into()),
         ]),
-        // No deferred row: spawns from outside go to the global queue, and those from
-        // inside are a burst, not a chain.
+        // No row that varies deferral: spawns from outside go to the global queue, and those
+        // from inside are a burst, not a chain.
         trials: EmberPolicy::trials(&EmberPolicy::ALL, move |policy| {
             spawn_ember(s, origin, policy)
         })
@@ -536,7 +537,9 @@ fn spawn_ember(s: Sizes, origin: Origin, policy: EmberPolicy) -> Metrics {
                             counter.fetch_add(1, Ordering::Relaxed);
                         });
                     }
-                    // The run's handle must stay the last one (see `baton::hop_ember`).
+                    // Let go of the pool before the run can end, so that the run's own handle
+                    // is the last one and dropping it joins the workers from the measuring
+                    // thread.
                     drop(handle);
                 });
             }

@@ -71,7 +71,7 @@ impl Default for PoolBuilder {
             threads: None,
             wake: WakePolicy::default(),
             delay_kick: true,
-            defer_wakeups: None,
+            defer_wakeups: Some(Duration::from_nanos(crate::wake::DEFAULT_DEFER_NS)),
             lazy_joins: None,
             pin_workers: false,
             name: "ember".to_owned(),
@@ -133,17 +133,18 @@ impl PoolBuilder {
     }
 
     /// Whether successors released by a task finishing on a worker stay with that worker
-    /// until it next looks for work (default `true`; `task` module, "Delay-kick"). Plain
-    /// spawns have their own knob, [`defer_wakeups`](Self::defer_wakeups).
+    /// until it next looks for work (default `true`; `task` module, "Delay-kick"). A plain
+    /// spawn's successor has its own knob, [`defer_wakeups`](Self::defer_wakeups), also on
+    /// by default.
     pub fn delay_kick(mut self, on: bool) -> Self {
         self.delay_kick = on;
         self
     }
 
     /// Whether a job spawned on a worker onto its empty deque, whose push would wake a
-    /// sleeper, owes that wake-up instead (default `false`; [`WakePolicy::Searching`] on
+    /// sleeper, owes that wake-up instead (default `true`; [`WakePolicy::Searching`] on
     /// Linux, on pools of several workers only: elsewhere, under the other policies, and
-    /// with one worker, this changes nothing).
+    /// with one worker, this changes nothing, and no alarm thread is started).
     ///
     /// The job is stealable at once; only the wake-up waits. The spawner's next push makes
     /// it, and its next look for work voids it by taking the job back, so a job that spawns
@@ -156,20 +157,24 @@ impl PoolBuilder {
     /// [`ember::spawn`](crate::spawn) inside the pool; `join` and `scope` are unaffected.
     ///
     /// What it costs: keeping the alarm 100 µs ahead of a chain of spawns means setting a
-    /// timer that soon, a system call that reprograms the processor's timer, about every
-    /// 75 µs;
-    /// on the virtual machines the lab runs on that call takes 5–17 µs (under 1 µs for one
-    /// due after the next scheduler tick). Off by default: a job that spawns and then runs
-    /// on holds its successor for the bound before a sleeper is woken for it, parallelism
-    /// a program that spawns and computes would lose on every spawn. The lab's
-    /// `ember-deferred` rows (`micro`'s chained spawn and successor hold, `cycle`) show the
-    /// trade: far less CPU and fewer context switches on chains, a successor of a long parent
-    /// held for about the bound.
-    /// [`defer_wakeups_for`](Self::defer_wakeups_for) sets a longer bound, which costs less.
+    /// timer that soon, a system call that reprograms the processor's timer, at a chain's
+    /// start and then about every 75 µs; on the virtual machines the lab runs on that call
+    /// takes 3–17 µs (under 1 µs for one due after the next scheduler tick). A job that
+    /// spawns and then runs on holds its successor for the bound before a sleeper is woken
+    /// for it; once the alarm has had to make one of a worker's wake-ups, that worker's next
+    /// 16 spawns wake a sleeper at once, so a job that spawns and computes loses the bound
+    /// once in 17 spawns, not at every one. `defer_wakeups(false)` wakes at every such spawn,
+    /// as rayon does. The lab's `ember-no-defer` rows (`micro`'s chained spawn and successor
+    /// hold, `cycle`) show the trade against the default: far less CPU and fewer context
+    /// switches on chains, a successor of a long parent held for about the bound now and
+    /// then. [`defer_wakeups_for`](Self::defer_wakeups_for) sets a longer bound, which
+    /// costs less.
     ///
     /// ```
     /// use std::sync::mpsc;
-    /// let pool = ember::Pool::builder().threads(2).defer_wakeups(true).build().unwrap();
+    /// let pool = ember::Pool::builder().threads(2).build().unwrap(); // deferring
+    /// let eager_spawns = ember::Pool::builder().threads(2).defer_wakeups(false).build();
+    /// assert!(eager_spawns.is_ok());
     /// let (tx, rx) = mpsc::channel();
     /// let handle = pool.clone();
     /// pool.spawn(move || {

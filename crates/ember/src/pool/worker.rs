@@ -52,7 +52,7 @@ use super::unwind::{guarded_frame, AbortOnUnwind};
 use super::wait::{self, Sleeper};
 use crate::task::kick::Held;
 use crate::trace::TraceKind;
-use crate::wake::WakeState;
+use crate::wake::{WakeState, SPAWNS_WAKING_AFTER_ALARM};
 
 /// One look for work in this many starts at the global queue (tokio checks it every 61 ticks;
 /// a prime keeps the check from falling into step with a periodic workload).
@@ -111,6 +111,9 @@ pub(crate) struct WorkerThread {
     /// Whether this worker owes the wake-up of the job it spawned last, which is alone on
     /// its deque (`push_spawned`).
     owes_wake: Cell<bool>,
+    /// Spawns left that wake a sleeper at once rather than owe it: set when the alarm made
+    /// one of this worker's owed wake-ups (`SPAWNS_WAKING_AFTER_ALARM`).
+    spawns_waking: Cell<u32>,
     spin: Duration,
     spin_governor: SpinGovernor,
 }
@@ -177,6 +180,7 @@ impl WorkerThread {
             // its half.
             wanting: Cell::new(registry_lazy_joins),
             owes_wake: Cell::new(false),
+            spawns_waking: Cell::new(0),
             spin,
             spin_governor: SpinGovernor::default(),
         };
@@ -455,15 +459,23 @@ impl WorkerThread {
     /// makes the wake-up if it runs something else first (`take_held`, `fairness_turn`). If
     /// the spawning job runs longer than that, the pool's alarm makes it the pool's bound
     /// (100 µs by default) after the spawn.
+    ///
+    /// Once the alarm has had to make one of this worker's wake-ups, its next
+    /// [`SPAWNS_WAKING_AFTER_ALARM`] spawns wake a sleeper at once: a job that spawns and then
+    /// computes holds each successor for the bound only once in so many spawns.
     #[inline]
     pub(crate) fn push_spawned(&self, job: JobRef) {
         self.offer_all_private();
         self.pay_owed_wake();
         self.local.push(job);
+        let waking = self.spawns_waking.get();
+        if waking != 0 {
+            self.spawns_waking.set(waking - 1);
+        }
         if self
             .registry
             .sleep
-            .notify_spawned(self.index, || self.local.len())
+            .notify_spawned(self.index, waking == 0, || self.local.len())
         {
             self.owes_wake.set(true);
         }
@@ -475,8 +487,16 @@ impl WorkerThread {
     fn pay_owed_wake(&self) {
         if self.owes_wake.get() {
             self.owes_wake.set(false);
-            self.registry.sleep.pay_debt(self.index);
+            if self.registry.sleep.pay_debt(self.index) {
+                self.alarm_made_owed_wake();
+            }
         }
+    }
+
+    /// The alarm made a wake-up this worker owed: its spawning job ran past the bound.
+    #[cold]
+    fn alarm_made_owed_wake(&self) {
+        self.spawns_waking.set(SPAWNS_WAKING_AFTER_ALARM);
     }
 
     /// Delay-kick: the first held successor, for this worker; the rest go to thieves
@@ -517,7 +537,9 @@ impl WorkerThread {
     fn void_owed_wake(&self) {
         if self.owes_wake.get() {
             self.owes_wake.set(false);
-            self.registry.sleep.void_debt(self.index);
+            if self.registry.sleep.void_debt(self.index) {
+                self.alarm_made_owed_wake();
+            }
         }
     }
 

@@ -30,10 +30,11 @@
 //! look for. The worker holds them; when it next looks for work it takes the first for
 //! itself and only then *kicks* the rest (pushes them and lets the wake policy wake workers
 //! for them). A chain of tasks thus stays on one warm thread. Successors made runnable from
-//! outside the pool (an [`Event`] completed by an IO thread) are pushed as usual. (Plain
-//! spawns can get the same treatment by other means: a spawn onto the worker's empty deque
-//! owes its wake-up; see
-//! [`PoolBuilder::defer_wakeups`](crate::PoolBuilder::defer_wakeups).)
+//! outside the pool (an [`Event`] completed by an IO thread) are pushed as usual. A plain
+//! spawn has successors too — a job that spawns the next as its last act — and by default
+//! gets the same treatment by other means: a spawn onto the worker's empty deque owes its
+//! wake-up until the worker's next scheduling point, or 100 µs; see
+//! [`PoolBuilder::defer_wakeups`](crate::PoolBuilder::defer_wakeups).
 //!
 //! # Failure
 //!

@@ -38,6 +38,12 @@ pub(crate) const MIN_DEFER_NS: u64 = 10_000;
 /// spawner is a hang in all but name, and deadlines stay far from overflowing.
 pub(crate) const MAX_DEFER_NS: u64 = 1_000_000_000;
 
+/// After the alarm made one of a worker's wake-ups (its spawning job ran past the bound), the
+/// worker's next this many spawns wake at once: a job that spawns and then computes is
+/// likely to do so again, and its successors should not each wait out the bound. A chain
+/// that merely ran one long link pays at most this many wake-ups before it defers again.
+pub(crate) const SPAWNS_WAKING_AFTER_ALARM: u32 = 16;
+
 /// The alarm pays a debt that falls due within this of its firing, rather than setting
 /// itself again for a few microseconds.
 const DUE_SLOP_NS: u64 = 2_000;
@@ -180,11 +186,14 @@ impl Debts {
 
     /// Voids worker `me`'s debt, if it has one: nobody will be woken for it by this worker.
     /// Only 0 is ever stored by others (the alarm's compare-and-swap), so a plain store is
-    /// enough; a debt the alarm made meanwhile cost one needless wake-up.
-    fn void(&self, me: usize) {
+    /// enough; a debt the alarm made meanwhile cost one needless wake-up. Returns whether
+    /// the alarm had claimed it (`since` already 0).
+    fn void(&self, me: usize) -> bool {
         if self.since[me].load(Ordering::Relaxed) != 0 {
             self.since[me].store(0, Ordering::Relaxed);
+            return false;
         }
+        true
     }
 
     /// Worker `me` claims its own debt for payment; returns when it began (0: none, or the
@@ -259,9 +268,17 @@ impl Sleep {
     /// defers wake-ups (Searching, `defer_wakeups`, an alarm) and the job is alone on the deque, a
     /// wake-up the push would make is owed instead: then returns `true`, and the caller
     /// settles it ([`void_debt`](Self::void_debt) or [`pay_debt`](Self::pay_debt)).
+    ///
+    /// With `may_owe` false (the spawner's last debt outlived the bound, `push_spawned`) the
+    /// wake-up is made at once, as without deferral.
     #[inline]
-    pub(crate) fn notify_spawned(&self, me: usize, local_len: impl FnOnce() -> usize) -> bool {
-        let Some(debts) = &self.debts else {
+    pub(crate) fn notify_spawned(
+        &self,
+        me: usize,
+        may_owe: bool,
+        local_len: impl FnOnce() -> usize,
+    ) -> bool {
+        let Some(debts) = self.debts.as_ref().filter(|_| may_owe) else {
             self.notify_local(local_len);
             return false;
         };
@@ -299,25 +316,30 @@ impl Sleep {
 
     /// Worker `me` took back the job whose wake-up it owed, or found it taken: nobody needs
     /// waking for it. (No clock is read here, on the path of every link of a chain: the
-    /// longest deferral is measured on debts that were paid.)
+    /// longest deferral is measured on debts that were paid.) Returns whether the alarm had
+    /// made the wake-up already: the spawning job ran past the bound.
     #[inline]
-    pub(crate) fn void_debt(&self, me: usize) {
-        if let Some(debts) = &self.debts {
-            debts.void(me);
+    pub(crate) fn void_debt(&self, me: usize) -> bool {
+        match &self.debts {
+            Some(debts) => debts.void(me),
+            None => false,
         }
     }
 
     /// Worker `me` goes on to something else before the job whose wake-up it owes: the
-    /// wake-up is made now.
+    /// wake-up is made now. Returns whether the alarm had made it already.
     #[cold]
-    pub(crate) fn pay_debt(&self, me: usize) {
-        if let Some(debts) = &self.debts {
-            let since = debts.claim(me);
-            if since != 0 {
-                debts.record(now_ns().saturating_sub(since));
-                self.make_owed_wake(me);
-            }
+    pub(crate) fn pay_debt(&self, me: usize) -> bool {
+        let Some(debts) = &self.debts else {
+            return false;
+        };
+        let since = debts.claim(me);
+        if since == 0 {
+            return true;
         }
+        debts.record(now_ns().saturating_sub(since));
+        self.make_owed_wake(me);
+        false
     }
 
     /// About to park: clears the alarm unless a debt needs it, so that it does not wake the

@@ -197,7 +197,8 @@ impl ModelPool {
     /// returns whether it owes the wake-up.
     pub(crate) fn push_spawned(&self, me: usize, job: usize) -> bool {
         self.deques[me].push(job);
-        self.sleep.notify_spawned(me, || self.deques[me].len())
+        self.sleep
+            .notify_spawned(me, true, || self.deques[me].len())
     }
 
     /// Worker `me` pushes `job` on its own deque (`WorkerThread::push`).

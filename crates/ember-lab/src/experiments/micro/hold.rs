@@ -35,7 +35,7 @@ const PARENT: Duration = Duration::from_millis(1);
 /// The pause between parents: long enough for every worker to spin out and sleep.
 const GAP: Duration = Duration::from_millis(2);
 
-/// The rows: every ember policy, the deferred and pinned rows, rayon and tokio, and the floor.
+/// The rows: every ember policy, the rows that vary deferral, the pinned row, rayon and tokio, and the floor.
 pub(super) fn hold_group(s: Sizes) -> Group {
     let parents = s.hold_parents;
     Group {

@@ -75,7 +75,8 @@ impl Relays {
     }
 }
 
-/// The rows of a relay benchmark: every ember policy and the deferred rows, rayon and tokio.
+/// The rows of a relay benchmark: every ember policy and the rows that vary deferral, rayon and
+/// tokio.
 pub(super) fn relay_trials(s: Sizes, relays: Relays) -> Vec<Trial> {
     ember_trials(move |v| relays_ember(s, relays, v))
         .into_iter()
@@ -92,9 +93,8 @@ fn relays_ember(s: Sizes, relays: Relays, policy: EmberPolicy) -> Metrics {
     let start = Instant::now();
     for _ in 0..relays.waves {
         for baton in relays.batons() {
-            let handle = pool.clone();
             let tx = tx.clone();
-            pool.spawn(move || hop_ember(handle, baton, tx));
+            pool.spawn(move || hop_ember(baton, tx));
         }
         relays.collect(&rx, policy.system().name);
     }
