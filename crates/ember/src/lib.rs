@@ -52,9 +52,11 @@
 //! worker's empty deque owes that wake-up until the spawner's next scheduling point, or
 //! 100 µs ([`PoolBuilder::defer_wakeups`], Linux): chains of spawns stay on one thread, with
 //! about `Biased`'s context switches. The successor of a job that spawns and then runs on
-//! waits the 100 µs before anybody is woken for it, once: the alarm having had to wake for
-//! a worker, that worker's next 16 spawns wake at once. `defer_wakeups(false)` wakes at
-//! every spawn, as rayon does (the lab's `ember-no-defer` rows in `cycle`, `micro`'s
+//! waits the 100 µs (and the alarm's own latency) before anybody is woken for it, but not
+//! at every such spawn: once the alarm has had to wake for a worker, that worker's next 16
+//! spawns that would owe a wake-up make it at once, so such a job holds a successor about
+//! once in 17 spawns. `defer_wakeups(false)` makes the wake-up at the push whenever
+//! Searching's rule asks for one (the lab's `ember-no-defer` rows in `cycle`, `micro`'s
 //! chained spawn and successor hold give the figures, and its claims table says whether
 //! the default meets its own bar on chains of spawns). `Biased` keeps chains and streams
 //! of jobs on the fewest threads without a timer. Whatever the policy, a woken worker starts only
@@ -80,7 +82,7 @@
 //! not offered it (its first half runs long, or blocks on that very half outside ember),
 //! behind a process-wide barrier (`membarrier`) that the owner's side never pays
 //! (`wake/README.md`, "Private steals"). chili's crate makes the same trade with a
-//! heartbeat; ember needs no timer and no extra thread.
+//! heartbeat; lazy joins need no timer and no extra thread.
 //!
 //! An offered half goes on the worker's deque and is popped back (rayon's path). The pop
 //! carries a `SeqCst` fence, as in rayon. The push must be ordered before its wake-up check

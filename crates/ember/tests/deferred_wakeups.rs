@@ -149,7 +149,7 @@ fn searching_pools_defer_unless_told_not_to() {
         cfg!(target_os = "linux")
     );
     assert_eq!(
-        chain(&common::pool(WakePolicy::Searching, 2)).deferred_wakeups,
+        chain(&common::pool_deferring(WakePolicy::Searching, 2, false)).deferred_wakeups,
         0
     );
     assert_eq!(

@@ -120,7 +120,8 @@ fn drive(tasks: usize, interval: Duration, mut spawn: impl FnMut(usize, Instant)
     }
 }
 
-/// CPU of one pool's worker threads over a run (`pool_cpu_s`), found by thread name.
+/// CPU of one pool's threads over a run (`pool_cpu_s`: its workers and, for an ember pool
+/// that defers wake-ups, its alarm thread), found by thread name.
 struct PoolCpu {
     prefix: &'static str,
     start_ns: Option<u64>,

@@ -162,9 +162,10 @@ impl PoolBuilder {
     /// takes 3–17 µs (under 1 µs for one due after the next scheduler tick). A job that
     /// spawns and then runs on holds its successor for the bound before a sleeper is woken
     /// for it; once the alarm has had to make one of a worker's wake-ups, that worker's next
-    /// 16 spawns wake a sleeper at once, so a job that spawns and computes loses the bound
-    /// once in 17 spawns, not at every one. `defer_wakeups(false)` wakes at every such spawn,
-    /// as rayon does. The lab's `ember-no-defer` rows (`micro`'s chained spawn and successor
+    /// 16 spawns that would owe one make it at once, so a job that spawns and computes loses
+    /// the bound about once in 17 spawns, not at every one. `defer_wakeups(false)` makes the
+    /// wake-up at the push whenever Searching's rule asks for one. The lab's `ember-no-defer`
+    /// rows (`micro`'s chained spawn and successor
     /// hold, `cycle`) show the trade against the default: far less CPU and fewer context
     /// switches on chains, a successor of a long parent held for about the bound now and
     /// then. [`defer_wakeups_for`](Self::defer_wakeups_for) sets a longer bound, which
@@ -257,9 +258,11 @@ impl PoolBuilder {
         self
     }
 
-    /// Prefix of the worker threads' names: `name-0`, `name-1`, … (default `ember`).
-    /// [`thread_name`](Self::thread_name) overrides it for the threads themselves; the prefix
-    /// still names the pool in traces.
+    /// Prefix of the worker threads' names: `name-0`, `name-1`, … (default `ember`), and the
+    /// name of the pool's alarm thread, `name-alarm`, where it defers wake-ups
+    /// ([`defer_wakeups`](Self::defer_wakeups)). [`thread_name`](Self::thread_name)
+    /// overrides it for the workers; the prefix still names the alarm thread, and the pool
+    /// in traces.
     pub fn name(mut self, name: impl Into<String>) -> Self {
         self.name = name.into();
         self
@@ -409,7 +412,8 @@ impl PoolBuilder {
         self
     }
 
-    /// Stack size of each worker thread, in bytes (default: the standard library's).
+    /// Stack size of each worker thread, and of the alarm thread where the pool defers
+    /// wake-ups (it runs no user code), in bytes (default: the standard library's).
     pub fn stack_size(mut self, bytes: usize) -> Self {
         self.stack_size = Some(bytes);
         self
@@ -603,6 +607,12 @@ fn start_alarm_thread(
     }
     builder
         .spawn(move || {
+            // A pool dropped before this thread ran has nothing to defer: it skips the
+            // first pool's clock calibration (a millisecond's sleep or more), which its drop
+            // would wait for.
+            if watch.is_stopped() {
+                return;
+            }
             crate::sync::clock::calibrate_clock();
             watch.run(|| match pool.upgrade() {
                 Some(registry) => {

@@ -21,8 +21,9 @@
 //!   its jobs to end, so the last indirection has left the queue when the scope returns; the
 //!   pool's queues live in its registry, which every worker (the only runners of its refs)
 //!   keeps alive.
-//! * **Wake-ups** are the ordinary ones: the indirection is pushed with `push_shared`, like a
-//!   spawned job (`wake/README.md`), and found by the ordinary look at the own deque or by a
+//! * **Wake-ups** are the ordinary ones: the indirection is pushed as a spawned job is
+//!   (`push_spawned` for `Pool::spawn_fifo`, whose wake-up may be owed, `push_shared` for a
+//!   scope's; `wake/README.md`), and found by the ordinary look at the own deque or by a
 //!   thief's steal.
 //!
 //! An indirection is neither a counted task nor a check point for `wait_idle`

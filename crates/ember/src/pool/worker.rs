@@ -52,7 +52,7 @@ use super::unwind::{guarded_frame, AbortOnUnwind};
 use super::wait::{self, Sleeper};
 use crate::task::kick::Held;
 use crate::trace::TraceKind;
-use crate::wake::{WakeState, SPAWNS_WAKING_AFTER_ALARM};
+use crate::wake::{SpawnWake, WakeState, SPAWNS_WAKING_AFTER_ALARM};
 
 /// One look for work in this many starts at the global queue (tokio checks it every 61 ticks;
 /// a prime keeps the check from falling into step with a periodic workload).
@@ -461,23 +461,22 @@ impl WorkerThread {
     /// (100 µs by default) after the spawn.
     ///
     /// Once the alarm has had to make one of this worker's wake-ups, its next
-    /// [`SPAWNS_WAKING_AFTER_ALARM`] spawns wake a sleeper at once: a job that spawns and then
-    /// computes holds each successor for the bound only once in so many spawns.
+    /// [`SPAWNS_WAKING_AFTER_ALARM`] spawns that would owe one make it at once instead: a job
+    /// that spawns and then computes holds a successor for the bound only once in so many.
     #[inline]
     pub(crate) fn push_spawned(&self, job: JobRef) {
         self.offer_all_private();
         self.pay_owed_wake();
         self.local.push(job);
         let waking = self.spawns_waking.get();
-        if waking != 0 {
-            self.spawns_waking.set(waking - 1);
-        }
-        if self
+        match self
             .registry
             .sleep
             .notify_spawned(self.index, waking == 0, || self.local.len())
         {
-            self.owes_wake.set(true);
+            SpawnWake::Settled => {}
+            SpawnWake::MadeInsteadOfOwed => self.spawns_waking.set(waking - 1),
+            SpawnWake::Owed => self.owes_wake.set(true),
         }
     }
 

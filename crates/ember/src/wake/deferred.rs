@@ -1,9 +1,9 @@
 //! Deferred wake-ups of spawned jobs, under Searching (README, "Deferred wake-ups").
 //!
 //! A job that spawns its successor as its last act and ends would, under Searching, wake a
-//! sleeper for a job its own worker is about to run. So, in a pool built with
-//! `PoolBuilder::defer_wakeups(true)`, a spawn onto the worker's empty deque that would wake a
-//! sleeper *owes* that wake-up instead: the job is on the deque, stealable
+//! sleeper for a job its own worker is about to run. So, in a pool that defers wake-ups
+//! (`PoolBuilder::defer_wakeups`, the default), a spawn onto the worker's empty deque that
+//! would wake a sleeper *owes* that wake-up instead: the job is on the deque, stealable
 //! as always, and only the wake-up waits. The worker settles the debt at its next scheduling
 //! point — its next push pays it, its next look for work takes the job back and voids it —
 //! and an alarm pays it if the spawning job is still running the pool's bound later (100 µs
@@ -43,6 +43,17 @@ pub(crate) const MAX_DEFER_NS: u64 = 1_000_000_000;
 /// likely to do so again, and its successors should not each wait out the bound. A chain
 /// that merely ran one long link pays at most this many wake-ups before it defers again.
 pub(crate) const SPAWNS_WAKING_AFTER_ALARM: u32 = 16;
+
+/// What a spawn did about the wake-up its push asked for ([`Sleep::notify_spawned`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum SpawnWake {
+    /// Made it, or none was needed: the spawner owes nothing.
+    Settled,
+    /// Made it where, but for `may_owe`, it would have been owed.
+    MadeInsteadOfOwed,
+    /// Owes it: the spawner settles it later.
+    Owed,
+}
 
 /// The alarm pays a debt that falls due within this of its firing, rather than setting
 /// itself again for a few microseconds.
@@ -269,31 +280,35 @@ impl Sleep {
     /// wake-up the push would make is owed instead: then returns `true`, and the caller
     /// settles it ([`void_debt`](Self::void_debt) or [`pay_debt`](Self::pay_debt)).
     ///
-    /// With `may_owe` false (the spawner's last debt outlived the bound, `push_spawned`) the
-    /// wake-up is made at once, as without deferral.
+    /// With `may_owe` false (the spawner's last debt outlived the bound, `push_spawned`) a
+    /// wake-up that would have been owed is made at once, as without deferral.
     #[inline]
     pub(crate) fn notify_spawned(
         &self,
         me: usize,
         may_owe: bool,
         local_len: impl FnOnce() -> usize,
-    ) -> bool {
-        let Some(debts) = self.debts.as_ref().filter(|_| may_owe) else {
+    ) -> SpawnWake {
+        let Some(debts) = &self.debts else {
             self.notify_local(local_len);
-            return false;
+            return SpawnWake::Settled;
         };
         debug_assert_eq!(self.policy, WakePolicy::Searching);
         // StoreLoad, as every push (README, "Pushing").
         fence(Ordering::SeqCst);
         if !self.searcher_wanted() {
-            return false;
+            return SpawnWake::Settled;
         }
         if local_len() != 1 || !debts.watch.watched.load(Ordering::Relaxed) {
             self.wake_searcher();
-            return false;
+            return SpawnWake::Settled;
+        }
+        if !may_owe {
+            self.wake_searcher();
+            return SpawnWake::MadeInsteadOfOwed;
         }
         self.defer_wake(debts, me);
-        true
+        SpawnWake::Owed
     }
 
     #[cold]
@@ -429,6 +444,11 @@ pub(crate) struct Watch {
 }
 
 impl Watch {
+    /// Whether the pool's workers have all exited.
+    pub(crate) fn is_stopped(&self) -> bool {
+        self.stopped.load(Ordering::SeqCst)
+    }
+
     /// The watching thread's loop: calls `fired` each time the alarm fires (it pays the debts
     /// due: [`Sleep::alarm_fired`]), until the pool stops it ([`Sleep::stop_watching`]) or
     /// `fired` returns `false` (the pool is gone). Marks the alarm watched first.

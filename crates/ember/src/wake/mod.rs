@@ -25,7 +25,7 @@ mod deferred;
 mod searching;
 mod stamp;
 
-pub(crate) use deferred::{DEFAULT_DEFER_NS, SPAWNS_WAKING_AFTER_ALARM};
+pub(crate) use deferred::{SpawnWake, DEFAULT_DEFER_NS, SPAWNS_WAKING_AFTER_ALARM};
 
 use crossbeam_utils::CachePadded;
 

@@ -199,6 +199,7 @@ impl ModelPool {
         self.deques[me].push(job);
         self.sleep
             .notify_spawned(me, true, || self.deques[me].len())
+            == super::SpawnWake::Owed
     }
 
     /// Worker `me` pushes `job` on its own deque (`WorkerThread::push`).

@@ -27,9 +27,14 @@ pub fn unbiased_policies() -> Vec<(&'static str, WakePolicy)> {
         .collect()
 }
 
-/// A pool of `threads` workers under `policy`.
+/// A pool of `threads` workers under `policy`, otherwise as the builder's defaults make it
+/// (under Searching that defers spawned jobs' wake-ups, `PoolBuilder::defer_wakeups`).
 pub fn pool(policy: WakePolicy, threads: usize) -> Pool {
-    pool_deferring(policy, threads, false)
+    Pool::builder()
+        .threads(threads)
+        .wake(policy)
+        .build()
+        .expect("valid configuration")
 }
 
 /// A pool of `threads` workers under `policy` that defers spawned jobs' wake-ups if `defer`

@@ -118,11 +118,10 @@ fn a_thread_name_with_a_nul_byte_is_a_build_error() {
         "{prefix:?}"
     );
     // A pool name unused by the workers (they are named by the closure) may hold a NUL: it
-    // names no thread. (The alarm thread of a pool that defers wake-ups once took it as it
-    // was, and the build panicked.)
+    // names only the alarm thread of a pool that defers wake-ups (the default), with the NUL
+    // left out. (That thread once took it as it was, and the build panicked.)
     Pool::builder()
         .threads(2)
-        .defer_wakeups(true)
         .name("pool\0x")
         .thread_name(|i| format!("w{i}"))
         .build()
