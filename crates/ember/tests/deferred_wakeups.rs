@@ -216,3 +216,41 @@ fn after_the_alarm_made_a_wake_up_the_next_spawns_wake_at_once() {
         assert_eq!(stats.deferred_wakeups_made, owed, "made: {stats:?}");
     });
 }
+
+/// The window of wake-ups made at once after the alarm's counts only spawns that would have
+/// owed one: a burst of spawns onto the spawner's busy deque leaves it open. After the alarm
+/// makes the first round's wake-up, a burst of 20 spawns (one of them onto the empty deque)
+/// uses one place of the 16, so the next round's spawn still wakes at once and owes nothing.
+#[test]
+fn spawns_that_would_owe_nothing_leave_the_window_open() {
+    const BURST: u64 = 20;
+    let pool = Pool::builder().threads(2).build().unwrap();
+    common::no_deadlock("burst after the alarm", move || {
+        let handle = pool.clone();
+        let (done_tx, done_rx) = mpsc::channel();
+        pool.spawn(move || {
+            let spawn_and_wait = |jobs: u64| {
+                // The other worker spins out and sleeps: the first spawn would wake it.
+                std::thread::sleep(Duration::from_millis(20));
+                let (tx, rx) = mpsc::channel();
+                for _ in 0..jobs {
+                    let tx = tx.clone();
+                    handle.spawn(move || tx.send(()).unwrap());
+                }
+                // No scheduling point while blocked here: the other worker runs them all.
+                for _ in 0..jobs {
+                    rx.recv().unwrap();
+                }
+            };
+            spawn_and_wait(1);
+            spawn_and_wait(BURST);
+            spawn_and_wait(1);
+            done_tx.send(handle.stats()).unwrap();
+        });
+        let stats = done_rx.recv().unwrap();
+        // The alarm is a Linux `timerfd`: elsewhere nothing is deferred.
+        let owed = u64::from(cfg!(target_os = "linux"));
+        assert_eq!(stats.deferred_wakeups, owed, "owed: {stats:?}");
+        assert_eq!(stats.deferred_wakeups_made, owed, "made: {stats:?}");
+    });
+}

@@ -413,7 +413,7 @@ impl PoolBuilder {
     }
 
     /// Stack size of each worker thread, and of the alarm thread where the pool defers
-    /// wake-ups (it runs no user code), in bytes (default: the standard library's).
+    /// wake-ups (it runs no jobs), in bytes (default: the standard library's).
     pub fn stack_size(mut self, bytes: usize) -> Self {
         self.stack_size = Some(bytes);
         self

@@ -475,7 +475,9 @@ impl WorkerThread {
             .notify_spawned(self.index, waking == 0, || self.local.len())
         {
             SpawnWake::Settled => {}
-            SpawnWake::MadeInsteadOfOwed => self.spawns_waking.set(waking - 1),
+            // Only with `waking` above 0 (`may_owe` false); saturating all the same, so that
+            // no change elsewhere can wrap it and stop deferral for good.
+            SpawnWake::MadeInsteadOfOwed => self.spawns_waking.set(waking.saturating_sub(1)),
             SpawnWake::Owed => self.owes_wake.set(true),
         }
     }

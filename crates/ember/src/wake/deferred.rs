@@ -39,9 +39,11 @@ pub(crate) const MIN_DEFER_NS: u64 = 10_000;
 pub(crate) const MAX_DEFER_NS: u64 = 1_000_000_000;
 
 /// After the alarm made one of a worker's wake-ups (its spawning job ran past the bound), the
-/// worker's next this many spawns wake at once: a job that spawns and then computes is
-/// likely to do so again, and its successors should not each wait out the bound. A chain
-/// that merely ran one long link pays at most this many wake-ups before it defers again.
+/// worker's next this many spawns that would owe a wake-up make it at once: a job that
+/// spawns and then computes is likely to do so again, and its successors should not each
+/// wait out the bound. A chain that merely ran one long link pays at most this many
+/// wake-ups before it defers again. Spawns that would owe nothing (onto a busy deque, or
+/// with a worker searching) leave the count alone, however long it waits to be spent.
 pub(crate) const SPAWNS_WAKING_AFTER_ALARM: u32 = 16;
 
 /// What a spawn did about the wake-up its push asked for ([`Sleep::notify_spawned`]).
@@ -276,12 +278,14 @@ impl Debts {
 impl Sleep {
     /// Worker-side: a job spawned on worker `me` was pushed on its own deque, which now holds
     /// `local_len()`. As [`notify_local`](Self::notify_local), except that where the pool
-    /// defers wake-ups (Searching, `defer_wakeups`, an alarm) and the job is alone on the deque, a
-    /// wake-up the push would make is owed instead: then returns `true`, and the caller
-    /// settles it ([`void_debt`](Self::void_debt) or [`pay_debt`](Self::pay_debt)).
+    /// defers wake-ups (Searching, `defer_wakeups`, an alarm) and the job is alone on the
+    /// deque, a wake-up the push would make is owed instead: then returns
+    /// [`SpawnWake::Owed`], and the caller settles it ([`void_debt`](Self::void_debt) or
+    /// [`pay_debt`](Self::pay_debt)).
     ///
     /// With `may_owe` false (the spawner's last debt outlived the bound, `push_spawned`) a
-    /// wake-up that would have been owed is made at once, as without deferral.
+    /// wake-up that would have been owed is made at once, as without deferral, and the
+    /// result is [`SpawnWake::MadeInsteadOfOwed`].
     #[inline]
     pub(crate) fn notify_spawned(
         &self,
