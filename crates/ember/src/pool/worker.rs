@@ -520,8 +520,11 @@ impl WorkerThread {
         self.registry.check_idle(self.index);
     }
 
-    /// Pops the job this worker pushed last, if it is still there.
-    #[inline]
+    /// Pops the job this worker pushed last, if it is still there. Always inlined: it is on
+    /// every `join`'s path, and once the void of an owed wake-up had grown by a branch the
+    /// compiler stopped inlining it there (callgrind: an offered `join` 152 -> 169
+    /// instructions, a spawn 200 -> 213; inlined again, 153 and 200).
+    #[inline(always)]
     pub(crate) fn pop_local(&self) -> Option<JobRef> {
         let job = self.local.pop();
         self.void_owed_wake();
