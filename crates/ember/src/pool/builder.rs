@@ -165,17 +165,16 @@ impl PoolBuilder {
     /// 16 spawns that would owe one make it at once, so a job that spawns and computes loses
     /// the bound about once in 17 spawns, not at every one. `defer_wakeups(false)` makes the
     /// wake-up at the push whenever Searching's rule asks for one. The lab's `ember-no-defer`
-    /// rows (`micro`'s chained spawn and successor
-    /// hold, `cycle`) show the trade against the default: far less CPU and fewer context
-    /// switches on chains, a successor of a long parent held for about the bound now and
-    /// then. [`defer_wakeups_for`](Self::defer_wakeups_for) sets a longer bound, which
-    /// costs less.
+    /// rows (`micro`'s chained spawn and successor hold, `cycle`) show the trade against the
+    /// default: far less CPU and fewer context switches on chains, a successor of a long
+    /// parent held for about the bound now and then.
+    /// [`defer_wakeups_for`](Self::defer_wakeups_for) sets a longer bound, which costs less.
     ///
     /// ```
     /// use std::sync::mpsc;
     /// let pool = ember::Pool::builder().threads(2).build().unwrap(); // deferring
-    /// let eager_spawns = ember::Pool::builder().threads(2).defer_wakeups(false).build();
-    /// assert!(eager_spawns.is_ok());
+    /// let waking_at_once = ember::Pool::builder().threads(2).defer_wakeups(false).build();
+    /// assert!(waking_at_once.is_ok());
     /// let (tx, rx) = mpsc::channel();
     /// let handle = pool.clone();
     /// pool.spawn(move || {
