@@ -131,21 +131,68 @@ fn chains_of_spawns_run_every_link_once() {
     }
 }
 
+/// Chains of short links on an otherwise idle pool, until one owes a wake-up (at most
+/// `tries`): the first spawn that would owe one starts the alarm's thread instead, and
+/// spawns owe only once that thread watches the alarm. Returns the pool's counters.
+fn chains_until_one_defers(pool: &Pool, tries: usize) -> ember::PoolStats {
+    for _ in 0..tries {
+        std::thread::sleep(Duration::from_millis(5));
+        let (tx, rx) = mpsc::channel();
+        let handle = pool.clone();
+        pool.spawn(move || short_link(handle, 200, tx));
+        rx.recv().unwrap();
+        if pool.stats().deferred_wakeups > 0 {
+            break;
+        }
+    }
+    pool.stats()
+}
+
+/// One link of a chain of links that end as soon as they have spawned the next.
+fn short_link(pool: Pool, left: u64, done: mpsc::Sender<()>) {
+    if left == 0 {
+        // Let go of the pool first, so that the caller's handle can be the last one.
+        drop(pool);
+        done.send(()).unwrap();
+        return;
+    }
+    let next = pool.clone();
+    pool.spawn(move || short_link(next, left - 1, done));
+}
+
+/// A default pool of two workers whose alarm is watched (spawns owe), with no wake-up the
+/// alarm made yet, so that no worker's window of wake-ups made at once is open. (A link
+/// preempted past the bound has the alarm make one: then a new pool is tried.)
+fn watched_default_pool() -> Pool {
+    for _ in 0..10 {
+        let pool = Pool::builder().threads(2).build().unwrap();
+        let stats = chains_until_one_defers(&pool, 50);
+        if stats.deferred_wakeups_made == 0 {
+            return pool;
+        }
+    }
+    panic!("ten pools in a row had a chain link preempted past the bound");
+}
+
 /// A chain on an otherwise idle pool owes the wake-ups its links' spawns would have made, by
-/// default; a pool told not to, or under another policy, or of one worker, never defers one.
+/// default, once the first such spawn has started the alarm's thread; a pool told not to,
+/// under another policy, or of one worker, never defers one, and never starts that thread.
 #[test]
 fn searching_pools_defer_unless_told_not_to() {
+    assert_eq!(
+        chains_until_one_defers(&Pool::builder().threads(2).build().unwrap(), 50).deferred_wakeups
+            > 0,
+        cfg!(target_os = "linux")
+    );
     let chain = |pool: &Pool| {
         chain_on_an_idle_pool(pool);
         pool.stats()
     };
     // The alarm is a Linux `timerfd`: elsewhere nothing is deferred.
     assert_eq!(
-        chain(&Pool::builder().threads(2).build().unwrap()).deferred_wakeups > 0,
-        cfg!(target_os = "linux")
-    );
-    assert_eq!(
-        chain(&common::pool_deferring(WakePolicy::Searching, 2, true)).deferred_wakeups > 0,
+        chains_until_one_defers(&common::pool_deferring(WakePolicy::Searching, 2, true), 50)
+            .deferred_wakeups
+            > 0,
         cfg!(target_os = "linux")
     );
     assert_eq!(
@@ -193,8 +240,9 @@ fn a_bound_past_the_ceiling_is_lowered_to_one_second() {
 #[test]
 fn after_the_alarm_made_a_wake_up_the_next_spawns_wake_at_once() {
     const ROUNDS: u64 = 4;
-    let pool = Pool::builder().threads(2).build().unwrap();
     common::no_deadlock("spawner running on", move || {
+        let pool = watched_default_pool();
+        let before = pool.stats();
         let handle = pool.clone();
         let (done_tx, done_rx) = mpsc::channel();
         pool.spawn(move || {
@@ -212,32 +260,48 @@ fn after_the_alarm_made_a_wake_up_the_next_spawns_wake_at_once() {
         let stats = done_rx.recv().unwrap();
         // The alarm is a Linux `timerfd`: elsewhere nothing is deferred.
         let owed = u64::from(cfg!(target_os = "linux"));
-        assert_eq!(stats.deferred_wakeups, owed, "owed: {stats:?}");
-        assert_eq!(stats.deferred_wakeups_made, owed, "made: {stats:?}");
+        let made = stats.deferred_wakeups_made - before.deferred_wakeups_made;
+        assert_eq!(
+            stats.deferred_wakeups - before.deferred_wakeups,
+            owed,
+            "owed: {stats:?}"
+        );
+        assert_eq!(made, owed, "made: {stats:?}");
     });
 }
 
 /// The window of wake-ups made at once after the alarm's counts only spawns that would have
-/// owed one: a burst of spawns onto the spawner's busy deque leaves it open. After the alarm
-/// makes the first round's wake-up, a burst of 20 spawns (one of them onto the empty deque)
-/// uses one place of the 16, so the next round's spawn still wakes at once and owes nothing.
+/// owed one: a burst of spawns that find the other worker awake leaves it open. After the
+/// alarm makes the first round's wake-up, a burst of 20 spawns uses one place of the 16
+/// (its first job, which wakes the other worker and holds it until the burst is pushed, so
+/// that no later spawn of the burst finds a sleeper), and the next round's spawn still
+/// wakes at once and owes nothing.
 #[test]
 fn spawns_that_would_owe_nothing_leave_the_window_open() {
     const BURST: u64 = 20;
-    let pool = Pool::builder().threads(2).build().unwrap();
     common::no_deadlock("burst after the alarm", move || {
+        let pool = watched_default_pool();
+        let before = pool.stats();
         let handle = pool.clone();
         let (done_tx, done_rx) = mpsc::channel();
         pool.spawn(move || {
+            // `jobs` spawns, the first of them held until all are pushed, then a wait for
+            // them all outside ember (no scheduling point): the other worker runs them.
             let spawn_and_wait = |jobs: u64| {
                 // The other worker spins out and sleeps: the first spawn would wake it.
                 std::thread::sleep(Duration::from_millis(20));
                 let (tx, rx) = mpsc::channel();
-                for _ in 0..jobs {
+                let (release_tx, release_rx) = mpsc::channel::<()>();
+                let first = tx.clone();
+                handle.spawn(move || {
+                    release_rx.recv().unwrap();
+                    first.send(()).unwrap();
+                });
+                for _ in 1..jobs {
                     let tx = tx.clone();
                     handle.spawn(move || tx.send(()).unwrap());
                 }
-                // No scheduling point while blocked here: the other worker runs them all.
+                release_tx.send(()).unwrap();
                 for _ in 0..jobs {
                     rx.recv().unwrap();
                 }
@@ -250,7 +314,65 @@ fn spawns_that_would_owe_nothing_leave_the_window_open() {
         let stats = done_rx.recv().unwrap();
         // The alarm is a Linux `timerfd`: elsewhere nothing is deferred.
         let owed = u64::from(cfg!(target_os = "linux"));
-        assert_eq!(stats.deferred_wakeups, owed, "owed: {stats:?}");
-        assert_eq!(stats.deferred_wakeups_made, owed, "made: {stats:?}");
+        let made = stats.deferred_wakeups_made - before.deferred_wakeups_made;
+        assert_eq!(
+            stats.deferred_wakeups - before.deferred_wakeups,
+            owed,
+            "owed: {stats:?}"
+        );
+        assert_eq!(made, owed, "made: {stats:?}");
+    });
+}
+
+/// Whether this process has a thread named `name` (Linux: `/proc/self/task/*/comm`).
+#[cfg(target_os = "linux")]
+fn thread_named(name: &str) -> bool {
+    std::fs::read_dir("/proc/self/task")
+        .unwrap()
+        .filter_map(|entry| std::fs::read_to_string(entry.ok()?.path().join("comm")).ok())
+        .any(|comm| comm.trim_end() == name)
+}
+
+/// A pool starts the alarm's thread only at the first spawn that would owe a wake-up: one
+/// that joins, scopes and takes spawns from outside never has it; a chain of spawns on it
+/// starts it, and the pool's drop joins it.
+#[cfg(target_os = "linux")]
+#[test]
+fn the_alarm_thread_starts_at_the_first_spawn_that_would_owe() {
+    let pool = Pool::builder()
+        .threads(2)
+        .name("lazyalarm")
+        .build()
+        .unwrap();
+    common::no_deadlock("lazy alarm thread", move || {
+        let sum: u64 = pool.install(|| {
+            let (a, b) = ember::join(|| 1u64, || 2u64);
+            let mut c = 0;
+            ember::scope(|s| s.spawn(|_| c = 3));
+            a + b + c
+        });
+        assert_eq!(sum, 6);
+        for _ in 0..100 {
+            pool.spawn(|| {});
+        }
+        pool.wait_idle();
+        assert!(
+            !thread_named("lazyalarm-alarm"),
+            "started without a spawn that owes"
+        );
+        let stats = chains_until_one_defers(&pool, 50);
+        assert!(stats.deferred_wakeups > 0, "{stats:?}");
+        assert!(
+            thread_named("lazyalarm-alarm"),
+            "deferring without the alarm's thread"
+        );
+        // Every job's captures, the chains' pool handles among them, are dropped before
+        // `wait_idle` returns: this handle is the last, and its drop joins the threads.
+        pool.wait_idle();
+        drop(pool);
+        assert!(
+            !thread_named("lazyalarm-alarm"),
+            "the drop left the alarm's thread running"
+        );
     });
 }

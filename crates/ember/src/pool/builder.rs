@@ -6,6 +6,7 @@ use std::time::Duration;
 
 use crossbeam_deque::Worker;
 
+use super::alarm_thread::AlarmThread;
 use super::handlers::{ContainedHandlers, Handlers, PanicHandler, ThreadHandler};
 use super::job::Panic;
 use super::registry::Registry;
@@ -151,7 +152,9 @@ impl PoolBuilder {
     /// its successor as its last act wakes nobody: a chain of spawns, or a token passed
     /// round a ring, stays on one thread while the others sleep. If the spawner runs on
     /// instead, an alarm makes the wake-up 100 µs after the spawn, plus the alarm's own
-    /// latency (a `timerfd`, and one more thread per pool, `NAME-alarm`, blocked on it).
+    /// latency (a `timerfd`, and one more thread per pool, `NAME-alarm`, blocked on it; it
+    /// starts at the first spawn that would owe a wake-up, which makes that one at once, so
+    /// a pool that only joins, scopes or takes spawns from outside never has it).
     /// [`PoolStats::longest_deferral`](crate::PoolStats) reports the longest a wake-up
     /// stayed owed. Applies to [`Pool::spawn`], [`spawn_fifo`](Pool::spawn_fifo) and
     /// [`ember::spawn`](crate::spawn) inside the pool; `join` and `scope` are unaffected.
@@ -521,6 +524,7 @@ impl PoolBuilder {
                 .unwrap_or(threads == 1 || crate::sync::asymmetric::available()),
             handlers,
             Tracer::new(self.trace, self.name.clone(), threads),
+            AlarmThread::new(&self.name, self.stack_size),
         ));
         let cpus = if self.pin_workers {
             super::affinity::allowed_cpus()
@@ -576,7 +580,6 @@ impl PoolBuilder {
                 }
             }
         }
-        handles.extend(start_alarm_thread(&registry, &self.name, self.stack_size));
         let inner = Arc::new(PoolInner {
             registry,
             handles: std::sync::Mutex::new(handles),
@@ -585,43 +588,6 @@ impl PoolBuilder {
         gate.open(true);
         Ok(Pool { inner })
     }
-}
-
-/// Starts the alarm's thread of a pool that defers wake-ups (`wake/deferred.rs`): blocked but
-/// for a spawned job's owed wake-up past its bound. Without it nothing is deferred, so a
-/// failure to start it costs only that. It holds the pool only while it pays: it drops the
-/// pool's state (the user's handlers among it) only if the last worker exits during such a
-/// pass, rarely (180 of 27,444 pools dropped from inside a job whose exit handler kept a debt
-/// owed), and then on the workers' stack size.
-fn start_alarm_thread(
-    registry: &Arc<Registry>,
-    name: &str,
-    stack_size: Option<usize>,
-) -> Option<std::thread::JoinHandle<()>> {
-    let watch = registry.sleep.watch()?;
-    let pool = Arc::downgrade(registry);
-    let mut builder = std::thread::Builder::new().name(format!("{}-alarm", name.replace('\0', "")));
-    if let Some(bytes) = stack_size {
-        builder = builder.stack_size(bytes);
-    }
-    builder
-        .spawn(move || {
-            // A pool dropped before this thread ran has nothing to defer: it skips the
-            // first pool's clock calibration (a millisecond's sleep or more), which its drop
-            // would wait for.
-            if watch.is_stopped() {
-                return;
-            }
-            crate::sync::clock::calibrate_clock();
-            watch.run(|| match pool.upgrade() {
-                Some(registry) => {
-                    registry.sleep.alarm_fired(crate::sync::clock::now_ns());
-                    true
-                }
-                None => false,
-            })
-        })
-        .ok()
 }
 
 /// Holds every worker back until the build has started them all, so that no user code (a

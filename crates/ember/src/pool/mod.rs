@@ -7,6 +7,7 @@
 //! | `ambient.rs` | the free functions on the current pool, and the global pool |
 //! | `broadcast.rs` | running a closure once on every worker: per-worker queues, targeted wake-ups |
 //! | `registry.rs` | what the workers share: queues, sleep state, counters, shutdown |
+//! | `alarm_thread.rs` | the thread waiting for the alarm of deferred wake-ups, started when first needed |
 //! | `worker.rs` | the worker loop: own deque, stealing, spinning, sleeping |
 //! | `spin.rs` | whether an idle worker spins before it sleeps |
 //! | `job.rs` | type-erased jobs on the stack or the heap |
@@ -22,6 +23,7 @@
 //! | `handlers.rs` | the user's panic, start and exit handlers, contained |
 
 mod affinity;
+mod alarm_thread;
 mod ambient;
 mod broadcast;
 mod builder;
@@ -653,5 +655,6 @@ impl Drop for PoolInner {
             // anyway has nothing left to report here.
             let _ = handle.join();
         }
+        self.registry.alarm_thread.join();
     }
 }

@@ -10,6 +10,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, AtomicUsize, Ordering};
 use crossbeam_deque::{Injector, Stealer};
 use crossbeam_utils::CachePadded;
 
+use super::alarm_thread::AlarmThread;
 use super::broadcast::BroadcastQueue;
 use super::fifo::Fifo;
 use super::handlers::{ContainedHandlers, Handlers};
@@ -136,9 +137,15 @@ pub(crate) struct Registry {
     /// The pool's handles, for `Pool::current` (set once the pool is built; dead once the
     /// last handle is dropped).
     pub(super) handle: std::sync::OnceLock<std::sync::Weak<super::PoolInner>>,
+    /// The thread that waits for the alarm of deferred wake-ups, started at the first spawn
+    /// that would owe one (`alarm_thread.rs`).
+    pub(super) alarm_thread: AlarmThread,
 }
 
 impl Registry {
+    /// One parameter per thing the builder decided; called from two places (the builder and
+    /// the loom models), each naming them all.
+    #[allow(clippy::too_many_arguments)]
     pub(crate) fn new(
         stealers: Vec<Stealer<JobRef>>,
         policy: WakePolicy,
@@ -147,6 +154,7 @@ impl Registry {
         lazy_joins: bool,
         handlers: Handlers,
         trace: Tracer,
+        alarm_thread: AlarmThread,
     ) -> Self {
         let workers = stealers.len();
         Registry {
@@ -180,6 +188,7 @@ impl Registry {
                 .collect(),
             trace,
             handle: std::sync::OnceLock::new(),
+            alarm_thread,
         }
     }
 

@@ -479,6 +479,7 @@ impl WorkerThread {
             // no change elsewhere can wrap it and stop deferral for good.
             SpawnWake::MadeInsteadOfOwed => self.spawns_waking.set(waking.saturating_sub(1)),
             SpawnWake::Owed => self.owes_wake.set(true),
+            SpawnWake::AlarmUnwatched => self.registry.alarm_thread.start_once(&self.registry),
         }
     }
 

@@ -11,7 +11,8 @@
 //! successor is never held hostage by a long parent.
 //!
 //! The alarm is one per pool (`sync/alarm.rs`), waited for by one thread that sleeps while
-//! no debt is old. Owing workers move it later only when it is due within a fifth of the
+//! no debt is old, started at the first spawn that would owe (`pool/alarm_thread.rs`);
+//! until it watches, no spawn owes. Owing workers move it later only when it is due within a fifth of the
 //! bound (three tenths with a reused stamp, `stamp.rs`), so a chain of short jobs costs one
 //! system call per three quarters of the bound or so (about 75 µs by default) and no
 //! wake-up at all.
@@ -55,6 +56,9 @@ pub(crate) enum SpawnWake {
     MadeInsteadOfOwed,
     /// Owes it: the spawner settles it later.
     Owed,
+    /// Made it because nothing watches the pool's alarm yet: the spawner starts the thread
+    /// that will, if nobody has (`pool/alarm_thread.rs`).
+    AlarmUnwatched,
 }
 
 /// The alarm pays a debt that falls due within this of its firing, rather than setting
@@ -303,9 +307,14 @@ impl Sleep {
         if !self.searcher_wanted() {
             return SpawnWake::Settled;
         }
-        if local_len() != 1 || !debts.watch.watched.load(Ordering::Relaxed) {
+        if local_len() != 1 {
             self.wake_searcher();
             return SpawnWake::Settled;
+        }
+        if !debts.watch.watched.load(Ordering::Relaxed) {
+            // Nothing watches the alarm yet: no debt may be made (`pool/alarm_thread.rs`).
+            self.wake_searcher();
+            return SpawnWake::AlarmUnwatched;
         }
         if !may_owe {
             self.wake_searcher();
