@@ -14,7 +14,7 @@ use std::sync::{mpsc, Arc, Mutex};
 
 mod common;
 use common::{policies, pool};
-use ember::Pool;
+use ember::{Pool, WakePolicy};
 
 const QUEUED: usize = 10_000;
 
@@ -157,15 +157,17 @@ fn dropping_a_clone_keeps_the_pool_running() {
 
 /// A job still running when the last handle is dropped spawns a helper and waits for it:
 /// the idle worker must not have left (it sleeps until the pool has drained), and runs it.
-/// Hung before: the idle worker left at its first empty look. With deferred wake-ups the
-/// spawn owes its wake-up and the alarm makes it, and the drop must end (the alarm's thread
-/// stops after the last worker); the first version of that thread could miss its stop here.
+/// Hung before: the idle worker left at its first empty look. With deferred wake-ups (the
+/// pool's alarm watched first: until then a spawn wakes at once) the spawn owes its wake-up
+/// and the alarm makes it, and the drop must end (the alarm's thread stops after the last
+/// worker); the first version of that thread could miss its stop here.
 #[test]
 fn a_job_running_at_drop_may_spawn_and_wait() {
     for (name, policy) in common::unbiased_policies() {
         for defer in (0..20).flat_map(|_| [false, true]) {
             let what = format!("{name}, deferring: {defer}");
             let pool = common::pool_deferring(policy, 2, defer);
+            watch_the_alarm(&pool, policy, defer, &what);
             let (started_tx, started_rx) = mpsc::channel();
             let (done_tx, done_rx) = mpsc::channel();
             pool.spawn(move || {
@@ -190,8 +192,8 @@ fn a_job_running_at_drop_may_spawn_and_wait() {
 #[test]
 fn an_exit_handler_may_spawn_and_wait() {
     for (name, policy) in common::unbiased_policies() {
-        // With deferred wake-ups the spawn owes its wake-up and the alarm makes it while the
-        // workers exit.
+        // With deferred wake-ups (the alarm watched first) the spawn owes its wake-up and the
+        // alarm makes it while the workers exit.
         for (threads, defer) in [(2, false), (3, false), (2, true), (3, true)] {
             let ran = Arc::new(AtomicUsize::new(0));
             let counter = Arc::clone(&ran);
@@ -214,6 +216,7 @@ fn an_exit_handler_may_spawn_and_wait() {
                 })
                 .build()
                 .unwrap();
+            watch_the_alarm(&pool, policy, defer, name);
             common::no_deadlock(name, move || drop(pool));
             assert_eq!(
                 ran.load(Ordering::SeqCst),
@@ -277,5 +280,18 @@ fn exit_handlers_may_broadcast() {
             .unwrap();
         common::no_deadlock(name, move || drop(pool));
         assert_eq!(ran.load(Ordering::SeqCst), 4, "{name}");
+    }
+}
+
+/// Where `pool` defers (Searching, `defer`, Linux), runs chains on it until one owes a
+/// wake-up: its alarm's thread, started by the first spawn that would owe one, then watches,
+/// and the scenario that follows can owe. Elsewhere does nothing.
+fn watch_the_alarm(pool: &Pool, policy: WakePolicy, defer: bool, what: &str) {
+    if defer && matches!(policy, WakePolicy::Searching) && cfg!(target_os = "linux") {
+        let stats = common::chains_until_one_defers(pool, 50);
+        assert!(
+            stats.deferred_wakeups > 0,
+            "{what}: never deferred: {stats:?}"
+        );
     }
 }

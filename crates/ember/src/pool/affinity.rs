@@ -42,20 +42,29 @@ pub(super) fn allowed_cpus() -> Option<Vec<usize>> {
 /// Pins the calling thread to processor `cpu`; whether the system agreed. A refusal (the
 /// processor went offline, a cgroup changed) leaves the thread where it was: a pool runs
 /// unpinned rather than not at all.
-#[cfg(target_os = "linux")]
 pub(super) fn pin_current_thread(cpu: usize) -> bool {
-    if cpu >= SET_BITS {
+    allow_current_thread(&[cpu])
+}
+
+/// Lets the calling thread run on `cpus` only; whether the system agreed (a refusal leaves
+/// it where it was). The alarm's thread of a pool of pinned workers, started from one of
+/// them, would otherwise inherit that worker's single processor.
+#[cfg(target_os = "linux")]
+pub(super) fn allow_current_thread(cpus: &[usize]) -> bool {
+    if cpus.is_empty() || cpus.iter().any(|&cpu| cpu >= SET_BITS) {
         return false;
     }
     // SAFETY: `cpu_set_t` is plain data, valid all zeroes.
     let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
-    // SAFETY: `cpu` is below the set's bit count (checked above).
-    unsafe { libc::CPU_SET(cpu, &mut set) };
+    for &cpu in cpus {
+        // SAFETY: `cpu` is below the set's bit count (checked above).
+        unsafe { libc::CPU_SET(cpu, &mut set) };
+    }
     // SAFETY: `set` is a valid `cpu_set_t` of the size passed; pid 0 is this thread.
     unsafe { libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set) == 0 }
 }
 
 #[cfg(not(target_os = "linux"))]
-pub(super) fn pin_current_thread(_cpu: usize) -> bool {
+pub(super) fn allow_current_thread(_cpus: &[usize]) -> bool {
     false
 }

@@ -9,7 +9,11 @@
 //! without deferral, and starts the thread; spawns owe only once it watches
 //! (`Watch::run`, which sets `watched`). Until then, and for ever if the system refuses the
 //! thread, nothing is deferred: every spawn wakes as without deferral, so no debt can exist
-//! without a thread to pay it.
+//! without a thread to pay it. A start the system refuses is not retried.
+//!
+//! Started from a worker, the thread inherits that worker's scheduling attributes (a nice
+//! value or policy a start handler gave it, say); only the affinity `pin_workers` gives a
+//! worker is undone, so that the alarm is not tied to one worker's processor.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
@@ -23,6 +27,9 @@ pub(crate) struct AlarmThread {
     name: String,
     /// The workers' stack size, if the builder set one.
     stack_size: Option<usize>,
+    /// The processors the pool was built to run on, where its workers are pinned: the
+    /// thread, started on a pinned worker, would otherwise inherit that worker's one.
+    cpus: Option<Vec<usize>>,
     /// Whether a worker has claimed the start (started, or failed to: never retried).
     claimed: AtomicBool,
     /// The started thread, for the pool's drop to join.
@@ -30,11 +37,16 @@ pub(crate) struct AlarmThread {
 }
 
 impl AlarmThread {
-    /// The alarm thread of a pool named `pool_name`, not started.
-    pub(crate) fn new(pool_name: &str, stack_size: Option<usize>) -> Self {
+    /// The alarm thread of a pool named `pool_name`, not started; `cpus`: see the field.
+    pub(crate) fn new(
+        pool_name: &str,
+        stack_size: Option<usize>,
+        cpus: Option<Vec<usize>>,
+    ) -> Self {
         AlarmThread {
             name: format!("{}-alarm", pool_name.replace('\0', "")),
             stack_size,
+            cpus,
             claimed: AtomicBool::new(false),
             handle: Mutex::new(None),
         }
@@ -55,6 +67,7 @@ impl AlarmThread {
             return;
         };
         let pool = Arc::downgrade(registry);
+        let cpus = self.cpus.clone();
         let mut builder = std::thread::Builder::new().name(self.name.clone());
         if let Some(bytes) = self.stack_size {
             builder = builder.stack_size(bytes);
@@ -64,6 +77,9 @@ impl AlarmThread {
             // defer: it skips the clock's calibration, which the pool's drop would wait for.
             if watch.is_stopped() {
                 return;
+            }
+            if let Some(cpus) = cpus {
+                super::affinity::allow_current_thread(&cpus);
             }
             crate::sync::clock::calibrate_clock();
             watch.run(|| match pool.upgrade() {
@@ -76,13 +92,17 @@ impl AlarmThread {
         };
         // `spawn` panics where it cannot set the stack size; that must not unwind through
         // the spawning job's push.
-        let spawned =
-            std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| builder.spawn(body)));
-        if let Ok(Ok(handle)) = spawned {
-            *self
-                .handle
-                .lock()
-                .unwrap_or_else(|poisoned| poisoned.into_inner()) = Some(handle);
+        match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| builder.spawn(body))) {
+            Ok(Ok(handle)) => {
+                *self
+                    .handle
+                    .lock()
+                    .unwrap_or_else(|poisoned| poisoned.into_inner()) = Some(handle);
+            }
+            Ok(Err(_refused)) => {}
+            Err(payload) => {
+                super::unwind::drop_payload(payload);
+            }
         }
     }
 

@@ -511,6 +511,11 @@ impl PoolBuilder {
         }
         let locals: Vec<Worker<_>> = (0..threads).map(|_| Worker::new_lifo()).collect();
         let stealers = locals.iter().map(Worker::stealer).collect();
+        let cpus = if self.pin_workers {
+            super::affinity::allowed_cpus()
+        } else {
+            None
+        };
         let registry = Arc::new(Registry::new(
             stealers,
             self.wake,
@@ -524,13 +529,8 @@ impl PoolBuilder {
                 .unwrap_or(threads == 1 || crate::sync::asymmetric::available()),
             handlers,
             Tracer::new(self.trace, self.name.clone(), threads),
-            AlarmThread::new(&self.name, self.stack_size),
+            AlarmThread::new(&self.name, self.stack_size, cpus.clone()),
         ));
-        let cpus = if self.pin_workers {
-            super::affinity::allowed_cpus()
-        } else {
-            None
-        };
         let gate = Arc::new(StartGate::default());
         // A panic out of the loop below (`std::thread::Builder::spawn` panics where it cannot
         // set the stack size) must not leave the started workers at the gate for ever.

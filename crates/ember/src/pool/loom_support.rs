@@ -32,6 +32,6 @@ pub(crate) fn registry(policy: WakePolicy, workers: usize) -> Arc<Registry> {
         false,
         Handlers::default(),
         Tracer::new(false, "loom".to_owned(), 0),
-        super::alarm_thread::AlarmThread::new("loom", None),
+        super::alarm_thread::AlarmThread::new("loom", None, None),
     ))
 }

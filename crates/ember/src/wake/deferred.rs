@@ -12,10 +12,10 @@
 //!
 //! The alarm is one per pool (`sync/alarm.rs`), waited for by one thread that sleeps while
 //! no debt is old, started at the first spawn that would owe (`pool/alarm_thread.rs`);
-//! until it watches, no spawn owes. Owing workers move it later only when it is due within a fifth of the
-//! bound (three tenths with a reused stamp, `stamp.rs`), so a chain of short jobs costs one
-//! system call per three quarters of the bound or so (about 75 µs by default) and no
-//! wake-up at all.
+//! until it watches, no spawn owes. Owing workers move it later only when it is due within
+//! a fifth of the bound (three tenths with a reused stamp, `stamp.rs`), so a chain of short
+//! jobs costs one system call per three quarters of the bound or so (about 75 µs by
+//! default) and no wake-up at all.
 
 use crossbeam_utils::CachePadded;
 
@@ -88,8 +88,8 @@ pub(crate) struct Debts {
     /// Serialises setting the alarm with the look at `since` that chose its deadline.
     arming: Mutex<()>,
     /// The alarm and its thread's flags, shared with that thread, which holds no more of the
-    /// pool than this while it waits, and the pool itself only while it pays (`builder.rs`
-    /// says when it may still be the one to drop the pool's state).
+    /// pool than this while it waits, and the pool itself only while it pays
+    /// (`pool/alarm_thread.rs` says when it may still be the one to drop the pool's state).
     watch: Arc<Watch>,
     /// The longest time a wake-up stayed owed before it was made, in ns.
     longest: AtomicU64,

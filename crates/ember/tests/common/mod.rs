@@ -100,3 +100,32 @@ pub fn blocked_joins(joins: u64, what: &str) {
         assert_eq!(got, 7, "{what}");
     }
 }
+
+/// Chains of short links on an otherwise idle pool, until one owes a wake-up (at most
+/// `tries`): the first spawn that would owe one starts the alarm's thread instead, and
+/// spawns owe only once that thread watches the alarm. Returns the pool's counters.
+pub fn chains_until_one_defers(pool: &Pool, tries: usize) -> ember::PoolStats {
+    for _ in 0..tries {
+        std::thread::sleep(std::time::Duration::from_millis(5));
+        let (tx, rx) = std::sync::mpsc::channel();
+        let handle = pool.clone();
+        pool.spawn(move || short_link(handle, 200, tx));
+        rx.recv().unwrap();
+        if pool.stats().deferred_wakeups > 0 {
+            break;
+        }
+    }
+    pool.stats()
+}
+
+/// One link of a chain of links that end as soon as they have spawned the next.
+fn short_link(pool: Pool, left: u64, done: std::sync::mpsc::Sender<()>) {
+    if left == 0 {
+        // Let go of the pool first, so that the caller's handle can be the last one.
+        drop(pool);
+        done.send(()).unwrap();
+        return;
+    }
+    let next = pool.clone();
+    pool.spawn(move || short_link(next, left - 1, done));
+}

@@ -119,13 +119,20 @@ fn a_thread_name_with_a_nul_byte_is_a_build_error() {
     );
     // A pool name unused by the workers (they are named by the closure) may hold a NUL: it
     // names only the alarm thread of a pool that defers wake-ups (the default), with the NUL
-    // left out. (That thread once took it as it was, and the build panicked.)
-    Pool::builder()
+    // left out. (That thread once took it as it was, and the build panicked; started from a
+    // worker, it would fail to start and the pool would silently never defer.)
+    let pool = Pool::builder()
         .threads(2)
         .name("pool\0x")
         .thread_name(|i| format!("w{i}"))
         .build()
         .expect("the workers' names are fine");
+    // The alarm is a Linux `timerfd`: elsewhere nothing is deferred.
+    assert_eq!(
+        crate::common::chains_until_one_defers(&pool, 50).deferred_wakeups > 0,
+        cfg!(target_os = "linux"),
+        "the alarm's thread did not start"
+    );
 }
 
 /// The start handler runs in a pool that exists: `Pool::current` is that pool. Was `None`
