@@ -152,25 +152,14 @@ fn watched_default_pool() -> Pool {
 /// under another policy, or of one worker, never defers one.
 #[test]
 fn searching_pools_defer_unless_told_not_to() {
-    assert_eq!(
-        common::chains_until_one_defers(&Pool::builder().threads(2).build().unwrap(), 50)
-            .deferred_wakeups
-            > 0,
-        cfg!(target_os = "linux")
-    );
+    common::watch_the_alarm(&Pool::builder().threads(2).build().unwrap(), "default");
     let chain = |pool: &Pool| {
         chain_on_an_idle_pool(pool);
         pool.stats()
     };
-    // The alarm is a Linux `timerfd`: elsewhere nothing is deferred.
-    assert_eq!(
-        common::chains_until_one_defers(
-            &common::pool_deferring(WakePolicy::Searching, 2, true),
-            50
-        )
-        .deferred_wakeups
-            > 0,
-        cfg!(target_os = "linux")
+    common::watch_the_alarm(
+        &common::pool_deferring(WakePolicy::Searching, 2, true),
+        "defer_wakeups(true)",
     );
     assert_eq!(
         chain(&common::pool_deferring(WakePolicy::Searching, 2, false)).deferred_wakeups,
@@ -217,21 +206,30 @@ fn a_bound_past_the_ceiling_is_lowered_to_one_second() {
 #[test]
 fn after_the_alarm_made_a_wake_up_the_next_spawns_wake_at_once() {
     const ROUNDS: u64 = 4;
-    common::no_deadlock("spawner running on", move || {
+    owes_once_on_a_watched_pool("spawner running on", |handle| {
+        let me = ember::current_thread_index();
+        for _ in 0..ROUNDS {
+            // The other worker spins out and sleeps: a spawn now would wake it.
+            std::thread::sleep(Duration::from_millis(20));
+            let (tx, rx) = mpsc::channel();
+            handle.spawn(move || tx.send(ember::current_thread_index()).unwrap());
+            // No scheduling point while blocked here: the other worker runs it.
+            assert_ne!(rx.recv().unwrap(), me);
+        }
+    });
+}
+
+/// Runs `rounds` as a job on a default pool whose alarm is watched, with a handle to that
+/// pool, then checks that exactly one of the job's spawns owed its wake-up and that the
+/// alarm (or the job) made it: none where nothing is deferred (not Linux).
+fn owes_once_on_a_watched_pool(what: &'static str, rounds: impl FnOnce(&Pool) + Send + 'static) {
+    common::no_deadlock(what, move || {
         let pool = watched_default_pool();
         let before = pool.stats();
         let handle = pool.clone();
         let (done_tx, done_rx) = mpsc::channel();
         pool.spawn(move || {
-            let me = ember::current_thread_index();
-            for _ in 0..ROUNDS {
-                // The other worker spins out and sleeps: a spawn now would wake it.
-                std::thread::sleep(Duration::from_millis(20));
-                let (tx, rx) = mpsc::channel();
-                handle.spawn(move || tx.send(ember::current_thread_index()).unwrap());
-                // No scheduling point while blocked here: the other worker runs it.
-                assert_ne!(rx.recv().unwrap(), me);
-            }
+            rounds(&handle);
             done_tx.send(handle.stats()).unwrap();
         });
         let stats = done_rx.recv().unwrap();
@@ -241,9 +239,9 @@ fn after_the_alarm_made_a_wake_up_the_next_spawns_wake_at_once() {
         assert_eq!(
             stats.deferred_wakeups - before.deferred_wakeups,
             owed,
-            "owed: {stats:?}"
+            "{what}, owed: {stats:?}"
         );
-        assert_eq!(made, owed, "made: {stats:?}");
+        assert_eq!(made, owed, "{what}, made: {stats:?}");
     });
 }
 
@@ -256,48 +254,31 @@ fn after_the_alarm_made_a_wake_up_the_next_spawns_wake_at_once() {
 #[test]
 fn spawns_that_would_owe_nothing_leave_the_window_open() {
     const BURST: u64 = 20;
-    common::no_deadlock("burst after the alarm", move || {
-        let pool = watched_default_pool();
-        let before = pool.stats();
-        let handle = pool.clone();
-        let (done_tx, done_rx) = mpsc::channel();
-        pool.spawn(move || {
-            // `jobs` spawns, the first of them held until all are pushed, then a wait for
-            // them all outside ember (no scheduling point): the other worker runs them.
-            let spawn_and_wait = |jobs: u64| {
-                // The other worker spins out and sleeps: the first spawn would wake it.
-                std::thread::sleep(Duration::from_millis(20));
-                let (tx, rx) = mpsc::channel();
-                let (release_tx, release_rx) = mpsc::channel::<()>();
-                let first = tx.clone();
-                handle.spawn(move || {
-                    release_rx.recv().unwrap();
-                    first.send(()).unwrap();
-                });
-                for _ in 1..jobs {
-                    let tx = tx.clone();
-                    handle.spawn(move || tx.send(()).unwrap());
-                }
-                release_tx.send(()).unwrap();
-                for _ in 0..jobs {
-                    rx.recv().unwrap();
-                }
-            };
-            spawn_and_wait(1);
-            spawn_and_wait(BURST);
-            spawn_and_wait(1);
-            done_tx.send(handle.stats()).unwrap();
-        });
-        let stats = done_rx.recv().unwrap();
-        // The alarm is a Linux `timerfd`: elsewhere nothing is deferred.
-        let owed = u64::from(cfg!(target_os = "linux"));
-        let made = stats.deferred_wakeups_made - before.deferred_wakeups_made;
-        assert_eq!(
-            stats.deferred_wakeups - before.deferred_wakeups,
-            owed,
-            "owed: {stats:?}"
-        );
-        assert_eq!(made, owed, "made: {stats:?}");
+    owes_once_on_a_watched_pool("burst after the alarm", |handle| {
+        // `jobs` spawns, the first of them held until all are pushed, then a wait for them
+        // all outside ember (no scheduling point): the other worker runs them.
+        let spawn_and_wait = |jobs: u64| {
+            // The other worker spins out and sleeps: the first spawn would wake it.
+            std::thread::sleep(Duration::from_millis(20));
+            let (tx, rx) = mpsc::channel();
+            let (release_tx, release_rx) = mpsc::channel::<()>();
+            let first = tx.clone();
+            handle.spawn(move || {
+                release_rx.recv().unwrap();
+                first.send(()).unwrap();
+            });
+            for _ in 1..jobs {
+                let tx = tx.clone();
+                handle.spawn(move || tx.send(()).unwrap());
+            }
+            release_tx.send(()).unwrap();
+            for _ in 0..jobs {
+                rx.recv().unwrap();
+            }
+        };
+        spawn_and_wait(1);
+        spawn_and_wait(BURST);
+        spawn_and_wait(1);
     });
 }
 
@@ -337,8 +318,7 @@ fn the_alarm_thread_starts_at_the_first_spawn_that_would_owe() {
             !thread_named("lazyalarm-alarm"),
             "started without a spawn that owes"
         );
-        let stats = common::chains_until_one_defers(&pool, 50);
-        assert!(stats.deferred_wakeups > 0, "{stats:?}");
+        common::watch_the_alarm(&pool, "lazy alarm thread");
         assert!(
             thread_named("lazyalarm-alarm"),
             "deferring without the alarm's thread"
@@ -386,8 +366,7 @@ fn the_alarm_thread_of_pinned_workers_is_not_pinned() {
         .unwrap();
     let built_on = cpus_allowed(None);
     common::no_deadlock("pinned workers' alarm", move || {
-        let stats = common::chains_until_one_defers(&pool, 50);
-        assert!(stats.deferred_wakeups > 0, "{stats:?}");
+        common::watch_the_alarm(&pool, "pinned workers' alarm");
         assert_eq!(cpus_allowed(Some("pinalarm-alarm")), built_on);
     });
 }

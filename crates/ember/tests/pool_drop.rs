@@ -283,15 +283,10 @@ fn exit_handlers_may_broadcast() {
     }
 }
 
-/// Where `pool` defers (Searching, `defer`, Linux), runs chains on it until one owes a
-/// wake-up: its alarm's thread, started by the first spawn that would owe one, then watches,
-/// and the scenario that follows can owe. Elsewhere does nothing.
+/// Where `pool` defers (Searching, `defer`), waits until its alarm's thread watches, so
+/// that the scenario that follows can owe (`common::watch_the_alarm`).
 fn watch_the_alarm(pool: &Pool, policy: WakePolicy, defer: bool, what: &str) {
-    if defer && matches!(policy, WakePolicy::Searching) && cfg!(target_os = "linux") {
-        let stats = common::chains_until_one_defers(pool, 50);
-        assert!(
-            stats.deferred_wakeups > 0,
-            "{what}: never deferred: {stats:?}"
-        );
+    if defer && matches!(policy, WakePolicy::Searching) {
+        common::watch_the_alarm(pool, what);
     }
 }

@@ -307,21 +307,20 @@ impl Sleep {
         if !self.searcher_wanted() {
             return SpawnWake::Settled;
         }
-        if local_len() != 1 {
-            self.wake_searcher();
-            return SpawnWake::Settled;
-        }
-        if !debts.watch.watched.load(Ordering::Relaxed) {
-            // Nothing watches the alarm yet: no debt may be made (`pool/alarm_thread.rs`).
-            self.wake_searcher();
-            return SpawnWake::AlarmUnwatched;
-        }
-        if !may_owe {
-            self.wake_searcher();
-            return SpawnWake::MadeInsteadOfOwed;
-        }
-        self.defer_wake(debts, me);
-        SpawnWake::Owed
+        // The wake-up is made at once unless the job is alone on the deque, an alarm
+        // watches (no debt may be made before: `pool/alarm_thread.rs`) and `may_owe`.
+        let made = if local_len() != 1 {
+            SpawnWake::Settled
+        } else if !debts.watch.watched.load(Ordering::Relaxed) {
+            SpawnWake::AlarmUnwatched
+        } else if !may_owe {
+            SpawnWake::MadeInsteadOfOwed
+        } else {
+            self.defer_wake(debts, me);
+            return SpawnWake::Owed;
+        };
+        self.wake_searcher();
+        made
     }
 
     #[cold]

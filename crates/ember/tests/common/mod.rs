@@ -118,6 +118,19 @@ pub fn chains_until_one_defers(pool: &Pool, tries: usize) -> ember::PoolStats {
     pool.stats()
 }
 
+/// Runs chains on `pool`, a pool that defers, until one owes a wake-up, and checks that one
+/// did (on Linux; elsewhere, with no alarm, that none did): its alarm's thread, started by
+/// the first spawn that would owe one, then watches, and what follows may owe.
+pub fn watch_the_alarm(pool: &Pool, what: &str) {
+    let stats = chains_until_one_defers(pool, 50);
+    // The alarm is a Linux `timerfd`: elsewhere nothing is deferred.
+    assert_eq!(
+        stats.deferred_wakeups > 0,
+        cfg!(target_os = "linux"),
+        "{what}: the alarm's thread did not start: {stats:?}"
+    );
+}
+
 /// One link of a chain of links that end as soon as they have spawned the next.
 fn short_link(pool: Pool, left: u64, done: std::sync::mpsc::Sender<()>) {
     if left == 0 {
