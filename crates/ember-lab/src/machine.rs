@@ -12,6 +12,10 @@ pub struct Machine {
     pub kernel: String,
     /// Whether `perf_ctx_switches` and `migrations` were measured.
     pub perf_counters: bool,
+    /// Size of the last-level cache in bytes, where the kernel lists it
+    /// ([`last_level_cache_bytes`]); absent from reports written before it was recorded.
+    #[serde(default)]
+    pub last_level_cache_bytes: Option<u64>,
 }
 
 /// Where a report's numbers come from: `report.json`'s `provenance` object.
@@ -90,6 +94,46 @@ pub fn cores() -> usize {
         .unwrap_or(1)
 }
 
+/// The size in bytes of the largest cache the kernel lists for processor 0
+/// (`/sys/devices/system/cpu/cpu0/cache/index*/size`): the last level, which every core here
+/// shares, and on a virtual machine maybe other tenants too. A workload whose data is about
+/// that size runs at a speed set by how much of the cache others leave it.
+pub fn last_level_cache_bytes() -> Option<u64> {
+    let dir = std::fs::read_dir("/sys/devices/system/cpu/cpu0/cache").ok()?;
+    dir.filter_map(|entry| {
+        let path = entry.ok()?.path();
+        let kind = std::fs::read_to_string(path.join("type")).ok()?;
+        if kind.trim() == "Instruction" {
+            return None;
+        }
+        parse_cache_size(&std::fs::read_to_string(path.join("size")).ok()?)
+    })
+    .max()
+}
+
+/// `32768K` (sysfs' spelling) as bytes; `K`, `M` and `G` suffixes, or none.
+fn parse_cache_size(text: &str) -> Option<u64> {
+    let text = text.trim();
+    let (digits, unit) = match text.char_indices().last()? {
+        (i, 'K') => (&text[..i], 1 << 10),
+        (i, 'M') => (&text[..i], 1 << 20),
+        (i, 'G') => (&text[..i], 1 << 30),
+        _ => (text, 1),
+    };
+    digits.parse::<u64>().ok()?.checked_mul(unit)
+}
+
+/// `32 MiB`, `512 KiB`: a byte count in the largest binary unit it fills, rounded to the
+/// nearest.
+pub fn binary_size(bytes: u64) -> String {
+    match bytes {
+        b if b >= 1 << 30 => format!("{} GiB", (b + (1 << 29)) >> 30),
+        b if b >= 1 << 20 => format!("{} MiB", (b + (1 << 19)) >> 20),
+        b if b >= 1 << 10 => format!("{} KiB", (b + (1 << 9)) >> 10),
+        b => format!("{b} B"),
+    }
+}
+
 impl MachineInfo {
     /// Describes this machine, probing the perf counters once.
     pub fn detect() -> MachineInfo {
@@ -102,6 +146,7 @@ impl MachineInfo {
                 cores: cores(),
                 kernel,
                 perf_counters: perf.is_ok(),
+                last_level_cache_bytes: last_level_cache_bytes(),
             },
             perf_unavailable: perf.err(),
             load_average: std::fs::read_to_string("/proc/loadavg")
@@ -121,9 +166,36 @@ impl MachineInfo {
             Some(l) => format!("; load average at start {l}"),
             None => String::new(),
         };
+        let cache = match m.last_level_cache_bytes {
+            Some(bytes) => format!(", last-level cache {}", binary_size(bytes)),
+            None => String::new(),
+        };
         format!(
-            "Machine: {} cores, Linux {}; {}{}.\nWorker counts above {} are oversubscription on {} cores, not real scaling.",
-            m.cores, m.kernel, perf, load, m.cores, m.cores
+            "Machine: {} cores{}, Linux {}; {}{}.\nWorker counts above {} are oversubscription on {} cores, not real scaling.",
+            m.cores, cache, m.kernel, perf, load, m.cores, m.cores
         )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cache_sizes_parse_in_sysfs_spelling() {
+        assert_eq!(parse_cache_size("32768K\n"), Some(32 << 20));
+        assert_eq!(parse_cache_size("512K"), Some(512 << 10));
+        assert_eq!(parse_cache_size("2M"), Some(2 << 20));
+        assert_eq!(parse_cache_size("4096"), Some(4096));
+        assert_eq!(parse_cache_size("K"), None);
+        assert_eq!(parse_cache_size("lots"), None);
+    }
+
+    #[test]
+    fn sizes_print_in_the_largest_unit_they_fill() {
+        assert_eq!(binary_size(32 << 20), "32 MiB");
+        assert_eq!(binary_size(24 << 10), "24 KiB");
+        assert_eq!(binary_size(3 << 30), "3 GiB");
+        assert_eq!(binary_size(100), "100 B");
     }
 }

@@ -80,9 +80,11 @@ mod fork_join;
 mod hold;
 mod par_iter;
 mod relays;
+mod spawn;
 
 use fork_join::{Node, Work};
 use relays::{ping_pong_tokio_mpsc, relay_trials, Relays};
+use spawn::{spawn_group, Origin};
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
@@ -386,21 +388,25 @@ const FORK_JOIN_WORKERS: [usize; 2] = [1, 2];
 /// chili's tree-sum at each size, with 1 and 2 workers. The trees are built here, once,
 /// outside every measured run.
 fn tree_groups(s: Sizes) -> Vec<Group> {
+    let cache = crate::machine::last_level_cache_bytes();
     let mut groups = Vec::new();
     for layers in s.trees {
         let tree = Arc::new(Node::tree(layers));
         for workers in FORK_JOIN_WORKERS {
             let work = Work::TreeSum(layers, tree.clone());
             let nodes = work.joins();
+            let node_bytes = nodes * std::mem::size_of::<Node>() as u64;
             groups.push(Group {
                 title: format!(
-                    "tree-sum: {} nodes, {workers} worker{}",
+                    "tree-sum: {} nodes, {workers} worker{}{}",
                     thousands(nodes),
-                    plural(workers)
+                    plural(workers),
+                    cache_edge_note(node_bytes, cache)
                 ),
                 params: params([
                     ("benchmark", "tree-sum".into()),
                     ("nodes", nodes.into()),
+                    ("node_bytes", node_bytes.into()),
                     ("workers", workers.into()),
                 ]),
                 trials: fork_join_trials(
@@ -413,6 +419,25 @@ fn tree_groups(s: Sizes) -> Vec<Group> {
         }
     }
     groups
+}
+
+/// A tree-sum table's warning when its nodes' data is within a factor of two of the
+/// last-level cache (`cache` bytes): a walk of such a tree hits or misses that cache
+/// depending on how much of it other programs (other tenants, on a virtual machine) leave it,
+/// so its times, and its ratios between systems that miss differently, move from run to
+/// run. Empty otherwise.
+fn cache_edge_note(node_bytes: u64, cache: Option<u64>) -> String {
+    match cache {
+        Some(cache) if node_bytes >= cache / 2 && node_bytes <= cache.saturating_mul(2) => {
+            format!(
+                " ({} of nodes, near the {} last-level cache: its times move with what else \
+                 uses that cache)",
+                crate::machine::binary_size(node_bytes),
+                crate::machine::binary_size(cache)
+            )
+        }
+        _ => String::new(),
+    }
 }
 
 /// `1,000` for 1000.
@@ -459,181 +484,19 @@ fn with_rayon<R>(threads: usize, f: impl FnOnce(&rayon::ThreadPool) -> R) -> R {
     out
 }
 
-// ---------------------------------------------------------------------------------------
-// spawn-many
+#[cfg(test)]
+mod tests {
+    use super::cache_edge_note;
 
-#[derive(Clone, Copy, Debug)]
-enum Origin {
-    Outside,
-    Inside,
-}
-
-fn spawn_group(s: Sizes, origin: Origin) -> Group {
-    let (word, name) = match origin {
-        Origin::Outside => ("outside", "spawn-outside"),
-        Origin::Inside => ("inside a task", "spawn-inside"),
-    };
-    Group {
-        title: format!(
-            "spawn-many from {word}: {} tasks x {} rounds, {} threads",
-            thousands(s.spawn_tasks as u64),
-            s.spawn_rounds,
-            s.threads
-        ),
-        params: params([
-            ("benchmark", name.into()),
-            ("threads", s.threads.into()),
-            ("tasks", s.spawn_tasks.into()),
-            ("rounds", s.spawn_rounds.into()),
-        ]),
-        // No row that varies deferral: spawns from outside go to the global queue, and those
-        // from inside are a burst, not a chain.
-        trials: EmberPolicy::trials(&EmberPolicy::ALL, move |policy| {
-            spawn_ember(s, origin, policy)
-        })
-        .into_iter()
-        .chain([
-            trial(systems::RAYON, move || spawn_rayon(s, origin)),
-            trial(systems::TOKIO, move || spawn_tokio(s, origin)),
-        ])
-        .collect(),
+    #[test]
+    fn only_a_tree_near_the_cache_size_is_flagged() {
+        let cache = Some(32 << 20);
+        // 1,023, 2^20 and 2^24 nodes of 24 bytes against a 32 MiB cache.
+        assert_eq!(cache_edge_note(1023 * 24, cache), "");
+        let edge = cache_edge_note(((1 << 20) - 1) * 24, cache);
+        assert!(edge.contains("24 MiB of nodes"), "{edge}");
+        assert!(edge.contains("32 MiB last-level cache"), "{edge}");
+        assert_eq!(cache_edge_note(((1 << 24) - 1) * 24, cache), "");
+        assert_eq!(cache_edge_note(24 << 20, None), "");
     }
-}
-
-fn spawn_ops(s: Sizes) -> u64 {
-    (s.spawn_tasks * s.spawn_rounds) as u64
-}
-
-fn check_count(counter: &AtomicUsize, s: Sizes, system: &str) {
-    assert_eq!(
-        counter.load(Ordering::SeqCst),
-        s.spawn_tasks,
-        "micro: spawn-many on {system}: not every task ran exactly once"
-    );
-}
-
-fn spawn_ember(s: Sizes, origin: Origin, policy: EmberPolicy) -> Metrics {
-    let pool = policy.build(s.threads, "micro");
-    let mut elapsed = Duration::ZERO;
-    for _ in 0..s.spawn_rounds {
-        let counter = Arc::new(AtomicUsize::new(0));
-        let start = Instant::now();
-        match origin {
-            Origin::Outside => {
-                for _ in 0..s.spawn_tasks {
-                    let counter = counter.clone();
-                    pool.spawn(move || {
-                        counter.fetch_add(1, Ordering::Relaxed);
-                    });
-                }
-            }
-            Origin::Inside => {
-                let handle = pool.clone();
-                let counter = counter.clone();
-                pool.spawn(move || {
-                    for _ in 0..s.spawn_tasks {
-                        let counter = counter.clone();
-                        handle.spawn(move || {
-                            counter.fetch_add(1, Ordering::Relaxed);
-                        });
-                    }
-                    // Let go of the pool before the run can end, so that the run's own handle
-                    // is the last one and dropping it joins the workers from the measuring
-                    // thread.
-                    drop(handle);
-                });
-            }
-        }
-        pool.wait_idle();
-        elapsed += start.elapsed();
-        check_count(&counter, s, policy.system().name);
-    }
-    finish_ember(pool, rate(spawn_ops(s), elapsed))
-}
-
-fn spawn_rayon(s: Sizes, origin: Origin) -> Metrics {
-    with_rayon(s.threads, |pool| {
-        let mut elapsed = Duration::ZERO;
-        for _ in 0..s.spawn_rounds {
-            // The latch is the counter: each task counts itself down once.
-            let latch = Arc::new(Latch::new(s.spawn_tasks));
-            let start = Instant::now();
-            match origin {
-                Origin::Outside => {
-                    for _ in 0..s.spawn_tasks {
-                        let latch = latch.clone();
-                        pool.spawn(move || latch.count_down(1));
-                    }
-                }
-                Origin::Inside => {
-                    let latch = latch.clone();
-                    pool.spawn(move || {
-                        for _ in 0..s.spawn_tasks {
-                            let latch = latch.clone();
-                            rayon::spawn(move || latch.count_down(1));
-                        }
-                    });
-                }
-            }
-            assert!(
-                latch.wait_at_most(TIMEOUT),
-                "micro: spawn-many on rayon: no result after {TIMEOUT:?}; a task was lost"
-            );
-            assert_eq!(
-                latch.remaining(),
-                0,
-                "micro: spawn-many on rayon: counted down more times than there are tasks"
-            );
-            elapsed += start.elapsed();
-        }
-        rate(spawn_ops(s), elapsed)
-    })
-}
-
-fn spawn_tokio(s: Sizes, origin: Origin) -> Metrics {
-    let rt = tokio_runtime(s.threads, "micro-tokio");
-    let mut elapsed = Duration::ZERO;
-    for _ in 0..s.spawn_rounds {
-        let counter = Arc::new(AtomicUsize::new(0));
-        let start = Instant::now();
-        match origin {
-            Origin::Outside => {
-                let handles: Vec<_> = (0..s.spawn_tasks)
-                    .map(|_| {
-                        let counter = counter.clone();
-                        rt.spawn(async move {
-                            counter.fetch_add(1, Ordering::Relaxed);
-                        })
-                    })
-                    .collect();
-                rt.block_on(async {
-                    for handle in handles {
-                        handle.await.expect("micro: a tokio spawn-many task failed");
-                    }
-                });
-            }
-            Origin::Inside => {
-                let counter = counter.clone();
-                let outer = rt.spawn(async move {
-                    let handles: Vec<_> = (0..s.spawn_tasks)
-                        .map(|_| {
-                            let counter = counter.clone();
-                            tokio::spawn(async move {
-                                counter.fetch_add(1, Ordering::Relaxed);
-                            })
-                        })
-                        .collect();
-                    for handle in handles {
-                        handle.await.expect("micro: a tokio spawn-many task failed");
-                    }
-                });
-                rt.block_on(outer)
-                    .expect("micro: the tokio spawning task failed");
-            }
-        }
-        elapsed += start.elapsed();
-        check_count(&counter, s, "tokio");
-    }
-    drop(rt);
-    rate(spawn_ops(s), elapsed)
 }

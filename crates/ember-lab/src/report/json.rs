@@ -150,6 +150,7 @@ pub(crate) mod tests {
                 cores: 2,
                 kernel: "6.0.0-test".into(),
                 perf_counters: false,
+                last_level_cache_bytes: Some(32 << 20),
             },
             vec![ExperimentSummary {
                 name: "fake".into(),
@@ -224,10 +225,14 @@ pub(crate) mod tests {
         );
         assert_eq!(claim["ratio"]["ci95"], serde_json::json!([0.8, 0.9]));
         assert!(claim["ember_vs_best_peer"].is_null());
-        assert_eq!(keys(&v["machine"]), ["cores", "kernel", "perf_counters"]);
+        assert_eq!(
+            keys(&v["machine"]),
+            ["cores", "kernel", "last_level_cache_bytes", "perf_counters"]
+        );
         assert!(v["machine"]["cores"].is_u64());
         assert!(v["machine"]["kernel"].is_string());
         assert!(v["machine"]["perf_counters"].is_boolean());
+        assert!(v["machine"]["last_level_cache_bytes"].is_u64());
         let e = &v["experiments"][0];
         assert_eq!(keys(e), ["name", "rows", "seconds"]);
         assert_eq!(e["name"], "fake");
