@@ -3,6 +3,7 @@
 
 use crate::experiments::chained_decode::CdArgs;
 use crate::experiments::containers::CnArgs;
+use crate::experiments::cycle::CycleArgs;
 use crate::experiments::flow::FlowArgs;
 use crate::experiments::light_load::LlArgs;
 use crate::experiments::micro::MicroArgs;
@@ -39,6 +40,8 @@ pub struct Cli {
     #[command(flatten)]
     pub ll: LlArgs,
     #[command(flatten)]
+    pub cycle: CycleArgs,
+    #[command(flatten)]
     pub cd: CdArgs,
     #[command(flatten)]
     pub cn: CnArgs,
@@ -73,11 +76,16 @@ mod tests {
             "3",
             "--ll-interval-us",
             "500",
+            "--cycle-hops",
+            "300000",
+            "--cycle-ms",
+            "0",
         ]);
         assert_eq!(c.experiments, ["producer-consumer"]);
         assert_eq!(c.pc.threads, [2, 8]);
         assert_eq!(c.pc.pools, [3]);
         assert_eq!(c.ll.interval_us, [500]);
+        assert_eq!((c.cycle.hops, c.cycle.ms), (Some(300_000), Some(0)));
         assert_eq!(c.repeat(), 2);
     }
 }

@@ -17,7 +17,8 @@
 //! scheduler that wakes a sleeper for every new task wakes far too many), each with `t = p`
 //! rings (every worker has a token to pass) and `t = 1` ring (one token, `p - 1` workers
 //! with nothing to do: every wake-up is needless). Rings have `r = 4` positions. A wave makes
-//! 100,000 hops (one wave of 2,000 with `--quick`).
+//! 100,000 hops (one wave of 2,000 with `--quick`); `--cycle-hops` and `--cycle-ms` set a
+//! wave's hops and how long a run keeps starting waves (`--cycle-ms 0`: one wave).
 //!
 //! # Systems
 //!
@@ -62,6 +63,7 @@
 use std::thread;
 use std::time::{Duration, Instant};
 
+use clap::Args;
 use crossbeam_channel::{Receiver, Sender};
 
 use super::baton::{hop_ember, hop_tokio, Baton, Report};
@@ -72,7 +74,9 @@ use crate::experiment::{Experiment, Group, LabOpts, Metrics};
 use crate::{go_peer, systems};
 
 /// The `cycle` experiment.
-pub struct Cycle;
+pub struct Cycle {
+    pub args: CycleArgs,
+}
 
 /// Positions per ring (`r`).
 const RING_LEN: usize = 4;
@@ -89,6 +93,19 @@ const TIMEOUT: Duration = Duration::from_secs(120);
 /// Stack size of the `std-threads` threads (they keep almost nothing on the stack).
 const STD_STACK: usize = 64 * 1024;
 
+/// Flags of `cycle`.
+#[derive(Args, Debug, Clone, Default)]
+#[command(next_help_heading = "cycle")]
+pub struct CycleArgs {
+    /// Hops of one wave, all rings together [default: 100000; --quick: 2000]; at least
+    /// 100, one for each ring of the 100-worker tables
+    #[arg(long = "cycle-hops", value_name = "N")]
+    pub hops: Option<u64>,
+    /// How long a run keeps starting waves, ms; 0: one wave [default: 60; --quick: 0]
+    #[arg(long = "cycle-ms", value_name = "MS")]
+    pub ms: Option<u64>,
+}
+
 impl Experiment for Cycle {
     fn name(&self) -> &'static str {
         "cycle"
@@ -103,7 +120,21 @@ impl Experiment for Cycle {
     }
 
     fn groups(&self, opts: &LabOpts) -> Result<Vec<Group>, String> {
-        let hops = if opts.quick { HOPS_QUICK } else { HOPS };
+        let hops = self
+            .args
+            .hops
+            .unwrap_or(if opts.quick { HOPS_QUICK } else { HOPS });
+        if hops < MANY_WORKERS as u64 {
+            return Err(format!(
+                "--cycle-hops must be at least {MANY_WORKERS} (a hop for each ring of the \
+                 {MANY_WORKERS}-worker tables), not {hops}"
+            ));
+        }
+        let target = match self.args.ms {
+            Some(ms) => Duration::from_millis(ms),
+            None if opts.quick => Duration::ZERO,
+            None => TARGET,
+        };
         let cores = opts.cores.max(1);
         let mut worker_counts = vec![cores, MANY_WORKERS];
         worker_counts.dedup();
@@ -120,7 +151,7 @@ impl Experiment for Cycle {
                     rings,
                     ring_len: RING_LEN,
                     hops,
-                    target: if opts.quick { Duration::ZERO } else { TARGET },
+                    target,
                 };
                 groups.push(group(shape, cores));
             }

@@ -27,7 +27,9 @@ pub fn registry(cli: &Cli) -> Vec<Box<dyn Experiment>> {
         Box::new(light_load::LightLoad {
             args: cli.ll.clone(),
         }),
-        Box::new(cycle::Cycle),
+        Box::new(cycle::Cycle {
+            args: cli.cycle.clone(),
+        }),
         Box::new(containers::Containers {
             args: cli.cn.clone(),
         }),
