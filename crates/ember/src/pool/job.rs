@@ -5,15 +5,19 @@
 //!
 //! * [`StackJob`] lives in the stack frame of a `join` that waits for it, so forking costs no
 //!   allocation. Its result (or panic) is written back into the frame, then a [`Latch`] is set.
-//! * [`HeapJob`] is boxed and owns its closure; `spawn` and `Scope::spawn` use it.
+//! * [`HeapJob`] is on the heap and owns its closure; `spawn` and `Scope::spawn` use it. It
+//!   lives in a block a worker reuses (`job_cache.rs`) when its closure fits one.
 //!
 //! Type erasure is the one unsafe thing here: a `JobRef` outlives the borrow checker's view of
 //! the job, so each constructor states who keeps the job alive until it has run.
 
 use std::any::Any;
 use std::cell::UnsafeCell;
+use std::mem::ManuallyDrop;
 use std::panic::{self, AssertUnwindSafe};
+use std::ptr::NonNull;
 
+use super::job_cache;
 use super::latch::Latch;
 use super::registry::Registry;
 
@@ -65,7 +69,7 @@ impl PartialEq for JobRef {
 impl Eq for JobRef {}
 
 // SAFETY: a JobRef is built only from jobs whose closures and results are `Send` (see the
-// bounds on `StackJob::as_job_ref` and `HeapJob::into_job_ref`), so running it on another
+// bounds on `StackJob::as_job_ref` and `HeapJobBox::into_job_ref`), so running it on another
 // thread is what those bounds allow.
 unsafe impl Send for JobRef {}
 
@@ -246,25 +250,75 @@ where
     }
 }
 
-/// A boxed job that owns its closure.
+/// A job on the heap that owns its closure: in a cached block (`job_cache.rs`) if the closure
+/// fits one, else in a `Box`.
 pub(crate) struct HeapJob<F> {
     func: F,
 }
 
-impl<F> HeapJob<F>
+/// A [`HeapJob`] made and not yet queued. Dropped unqueued, it drops its closure and frees
+/// its memory.
+pub(crate) struct HeapJobBox<F>(NonNull<HeapJob<F>>);
+
+impl<F> HeapJob<F> {
+    /// Moves the closure out of `job` and frees its memory, the way [`HeapJobBox::new`] got it.
+    ///
+    /// # Safety
+    /// `job` came from [`HeapJobBox::new`], its closure is still in it, and it is not used
+    /// again.
+    #[inline]
+    unsafe fn take_and_free(job: NonNull<Self>) -> F {
+        // SAFETY: the closure is there (the caller's promise), and is read out only once.
+        let func = unsafe { std::ptr::read(&raw const (*job.as_ptr()).func) };
+        if job_cache::fits::<HeapJob<F>>() {
+            // SAFETY: `HeapJobBox::new` took this block from `alloc_block`; its closure is
+            // moved out.
+            unsafe { job_cache::free_block(job.cast()) };
+        } else {
+            // SAFETY: `HeapJobBox::new` leaked this `Box`; `ManuallyDrop` (same layout) frees it
+            // without dropping the closure moved out above.
+            drop(unsafe { Box::from_raw(job.as_ptr().cast::<ManuallyDrop<HeapJob<F>>>()) });
+        }
+        func
+    }
+}
+
+impl<F> HeapJobBox<F>
 where
     F: FnOnce(Runner<'_>) + Send,
 {
-    pub(crate) fn new(func: F) -> Box<Self> {
-        Box::new(HeapJob { func })
+    /// `func` on the heap: in a block of the cache (`job_cache.rs`) if it fits one, else in
+    /// a `Box`.
+    #[inline]
+    pub(crate) fn new(func: F) -> Self {
+        if job_cache::fits::<HeapJob<F>>() {
+            let block = job_cache::alloc_block().cast::<HeapJob<F>>();
+            // SAFETY: the block is ours and uninitialised, of `BLOCK`'s layout, which holds a
+            // `HeapJob<F>` (`fits`).
+            unsafe { block.as_ptr().write(HeapJob { func }) };
+            HeapJobBox(block)
+        } else {
+            HeapJobBox(NonNull::from(Box::leak(Box::new(HeapJob { func }))))
+        }
     }
 
     /// # Safety
     /// Whatever `F` borrows must outlive the job's execution. For `'static` closures that is
     /// free; a scope guarantees it by waiting for all of its jobs.
-    pub(crate) unsafe fn into_job_ref(self: Box<Self>) -> JobRef {
-        // SAFETY: the box is leaked here and reclaimed exactly once, in `execute`.
-        unsafe { JobRef::new(Box::into_raw(self)) }
+    pub(crate) unsafe fn into_job_ref(self) -> JobRef {
+        let job = ManuallyDrop::new(self).0;
+        // SAFETY: the job is reclaimed exactly once, in `execute`.
+        unsafe { JobRef::new(job.as_ptr()) }
+    }
+}
+
+impl<F> Drop for HeapJobBox<F> {
+    fn drop(&mut self) {
+        // A job dropped before it was queued: its closure and memory go as `execute` would
+        // have let them go.
+        // SAFETY: `self.0` came from `HeapJobBox::new` and was never queued or run
+        // (`into_job_ref` does not drop `self`).
+        drop(unsafe { HeapJob::take_and_free(self.0) });
     }
 }
 
@@ -273,8 +327,9 @@ where
     F: FnOnce(Runner<'_>) + Send,
 {
     unsafe fn execute(this: *const Self, runner: Runner<'_>) {
-        // SAFETY: `this` came from `Box::into_raw` in `into_job_ref` and runs once.
-        let this = unsafe { Box::from_raw(this.cast_mut()) };
-        (this.func)(runner);
+        // SAFETY: `this` came from `HeapJobBox::new` (through `into_job_ref`) and runs once. The
+        // memory is freed before the closure runs, so that a job it spawns may reuse it.
+        let func = unsafe { HeapJob::take_and_free(NonNull::new_unchecked(this.cast_mut())) };
+        func(runner);
     }
 }

@@ -32,6 +32,7 @@ mod fifo;
 mod handlers;
 mod idle;
 mod job;
+mod job_cache;
 mod join;
 mod latch;
 #[cfg(all(test, loom))]
@@ -68,7 +69,7 @@ pub(crate) use registry::Registry;
 pub(crate) use wait::{block_until, blocked_pools_contain, Sleeper, WaitList};
 pub(crate) use worker::WorkerThread;
 
-use job::HeapJob;
+use job::HeapJobBox;
 
 use crate::stats::PoolStats;
 use crate::task::{Event, TaskBuilder};
@@ -605,7 +606,7 @@ fn spawned_job<F>(f: F) -> job::JobRef
 where
     F: FnOnce() + Send + 'static,
 {
-    let job = HeapJob::new(move |runner: job::Runner<'_>| {
+    let job = HeapJobBox::new(move |runner: job::Runner<'_>| {
         runner.start_counted();
         let outcome = runner.registry.trace.in_task_span(runner.worker, None, || {
             panic::catch_unwind(AssertUnwindSafe(f))
@@ -624,7 +625,7 @@ where
     F: FnOnce(Runner<'_>) + Send + 'static,
 {
     // SAFETY: `f` is 'static.
-    let job = unsafe { HeapJob::new(f).into_job_ref() };
+    let job = unsafe { HeapJobBox::new(f).into_job_ref() };
     WorkerThread::with_current(registry.id, |worker| match worker {
         Some(worker) if from_task && registry.delay_kick => worker.hold(job),
         Some(worker) => worker.push_shared(job),

@@ -24,7 +24,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use std::sync::Arc;
 
-use super::job::HeapJob;
+use super::job::HeapJobBox;
 use super::registry::Registry;
 use super::unwind::FirstPanic;
 use super::wait::{self, Sleeper};
@@ -123,7 +123,7 @@ pub(super) fn shared_counter<F: Fn(usize) + Sync>(
     });
     for _ in 0..registry.workers().min(chunks - 1) {
         let work = Arc::clone(&work);
-        let job = HeapJob::new(move |runner: super::job::Runner<'_>| {
+        let job = HeapJobBox::new(move |runner: super::job::Runner<'_>| {
             runner.start_uncounted();
             work.run();
         });

@@ -25,7 +25,7 @@ use std::panic::{self, AssertUnwindSafe};
 use std::sync::Arc;
 
 use super::fifo::Fifo;
-use super::job::{HeapJob, JobRef, Runner};
+use super::job::{HeapJobBox, JobRef, Runner};
 use super::latch::{CountLatch, Waiter};
 use super::registry::Registry;
 use super::unwind::FirstPanic;
@@ -198,7 +198,7 @@ where
 {
     scope.base().pending.increment();
     let scope_ptr = ScopePtr(scope as *const S);
-    let job = HeapJob::new(move |runner: Runner<'_>| {
+    let job = HeapJobBox::new(move |runner: Runner<'_>| {
         runner.start_uncounted();
         // SAFETY: the scope is alive until its count reaches zero (see `ScopePtr`).
         let scope: &S = unsafe { &*scope_ptr.get() };

@@ -44,6 +44,7 @@ use crossbeam_utils::CachePadded;
 
 use super::handlers::WorkerEvent;
 use super::job::{JobRef, Runner, StackJob};
+use super::job_cache::JobCache;
 use super::latch::{Latch, Waiter};
 use super::private_halves::PrivateHalves;
 use super::registry::{bump, unbump, DrainRound, Registry, WorkerState};
@@ -116,6 +117,8 @@ pub(crate) struct WorkerThread {
     spawns_waking: Cell<u32>,
     spin: Duration,
     spin_governor: SpinGovernor,
+    /// Freed blocks of spawned jobs, for the next spawns on this thread (`job_cache.rs`).
+    job_cache: JobCache,
 }
 
 impl WorkerThread {
@@ -183,6 +186,7 @@ impl WorkerThread {
             spawns_waking: Cell::new(0),
             spin,
             spin_governor: SpinGovernor::default(),
+            job_cache: JobCache::new(),
         };
         CURRENT.with(|current| current.set(&worker));
         // Declared after `worker`, so dropped before it.
@@ -378,6 +382,12 @@ impl WorkerThread {
             self.wanting.set(wants);
             self.registry.count_wanting(wants);
         }
+    }
+
+    /// This worker's cache of job blocks (`job_cache.rs`).
+    #[inline(always)]
+    pub(crate) fn job_cache(&self) -> &JobCache {
+        &self.job_cache
     }
 
     /// Whether this worker's pool has lazy joins (module doc).
