@@ -14,7 +14,8 @@
 //!
 //! The cache is a plain array of `Cell`s: only its worker's thread touches it (the worker is
 //! not `Sync`), so it needs no atomics, and it holds at most [`CAPACITY`] blocks (2 KiB), given
-//! back to the allocator when the worker exits. A block crosses threads only inside a job,
+//! back to the allocator when the worker's thread exits: by the time a pool's drop returns,
+//! unless its last handle was dropped on a worker, whose drop does not wait for the threads. A block crosses threads only inside a job,
 //! through the queues that hand the job over (and whose protocols have their models): the
 //! cache adds no shared state, and so no protocol of its own to model. Hand-written because what it does is one
 //! line each way: a general object pool or allocator crate would put synchronisation, or a
