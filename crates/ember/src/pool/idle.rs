@@ -59,7 +59,7 @@ impl Registry {
     /// look is due at the worker's next check point).
     pub(crate) fn count_task_end_here(&self) {
         let on_worker = WorkerThread::with_current(self.id, |worker| {
-            worker.map(|worker| self.count_completion(worker.index))
+            worker.map(|worker| count_completion(&self.counters[worker.index]))
         });
         if on_worker.is_none() {
             self.count_external_completion();
@@ -89,34 +89,34 @@ impl Registry {
     /// Books the end of a spawned task on `worker`: its panic, if any, and its completion.
     /// Inline: every spawned job ends here.
     #[inline]
-    pub(crate) fn finish_spawned(&self, worker: usize, panic: Option<super::job::Panic>) {
+    pub(crate) fn finish_spawned(
+        &self,
+        counters: &WorkerCounters,
+        panic: Option<super::job::Panic>,
+    ) {
         if let Some(payload) = panic {
             self.report_panic(payload);
         }
-        self.count_completion(worker);
-    }
-
-    /// Counts a task out on `worker`, and makes a look due (module doc).
-    #[inline]
-    fn count_completion(&self, worker: usize) {
-        let counters = &self.counters[worker];
-        bump(&counters.completed);
-        counters.idle_check_due.store(true, Ordering::Relaxed);
+        count_completion(counters);
     }
 
     /// A counted task starts on `worker`: a due look is dropped (module doc).
     #[inline]
     pub(crate) fn start_counted(&self, worker: usize) {
-        self.counters[worker]
-            .idle_check_due
-            .store(false, Ordering::Relaxed);
+        start_counted(&self.counters[worker]);
     }
 
     /// A check point on `worker` (module doc): looks whether the pool is idle if a task
     /// ended here since the last look.
     #[inline]
     pub(crate) fn check_idle(&self, worker: usize) {
-        let due = &self.counters[worker].idle_check_due;
+        self.check_idle_of(&self.counters[worker]);
+    }
+
+    /// [`check_idle`](Self::check_idle) on the worker whose `counters` these are.
+    #[inline]
+    pub(crate) fn check_idle_of(&self, counters: &WorkerCounters) {
+        let due = &counters.idle_check_due;
         if due.load(Ordering::Relaxed) {
             due.store(false, Ordering::Relaxed);
             self.notify_if_idle();
@@ -165,4 +165,19 @@ impl Registry {
     pub(crate) fn wait_idle(&self, deadline: Option<Instant>) -> bool {
         self.idle_waiters.wait(&|| self.is_idle(), deadline)
     }
+}
+
+/// Counts a task out on the worker whose `counters` these are, and makes a look due (module
+/// doc).
+#[inline]
+fn count_completion(counters: &WorkerCounters) {
+    bump(&counters.completed);
+    counters.idle_check_due.store(true, Ordering::Relaxed);
+}
+
+/// A counted task starts on the worker whose `counters` these are: a due look is dropped
+/// (module doc).
+#[inline]
+pub(crate) fn start_counted(counters: &WorkerCounters) {
+    counters.idle_check_due.store(false, Ordering::Relaxed);
 }

@@ -17,31 +17,45 @@ use std::mem::ManuallyDrop;
 use std::panic::{self, AssertUnwindSafe};
 use std::ptr::NonNull;
 
+use super::idle;
 use super::job_cache;
 use super::latch::Latch;
-use super::registry::Registry;
+use super::registry::{Registry, WorkerCounters};
 
 /// The payload of a caught panic.
 pub(crate) type Panic = Box<dyn Any + Send + 'static>;
 
-/// Who runs a job: the registry it came from and the index of the worker running it.
+/// Who runs a job: the registry it came from, the index of the worker running it, and that
+/// worker's counters (found once per job, not at each count).
 #[derive(Clone, Copy)]
 pub(crate) struct Runner<'r> {
     pub(crate) registry: &'r Registry,
     pub(crate) worker: usize,
+    pub(crate) counters: &'r WorkerCounters,
 }
 
-impl Runner<'_> {
+impl<'r> Runner<'r> {
+    /// A runner for worker `worker` of `registry` (workers make theirs from the counters they
+    /// hold, `WorkerThread::counters`).
+    #[cfg(all(test, loom))]
+    pub(crate) fn new(registry: &'r Registry, worker: usize) -> Self {
+        Runner {
+            registry,
+            worker,
+            counters: &registry.counters[worker],
+        }
+    }
+
     /// The job about to start is a counted task (`idle.rs`).
     #[inline]
     pub(crate) fn start_counted(self) {
-        self.registry.start_counted(self.worker);
+        idle::start_counted(self.counters);
     }
 
     /// The job about to start is not a counted task: a check point (`idle.rs`).
     #[inline]
     pub(crate) fn start_uncounted(self) {
-        self.registry.check_idle(self.worker);
+        self.registry.check_idle_of(self.counters);
     }
 }
 

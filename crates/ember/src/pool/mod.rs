@@ -611,7 +611,9 @@ where
         let outcome = runner.registry.trace.in_task_span(runner.worker, None, || {
             panic::catch_unwind(AssertUnwindSafe(f))
         });
-        runner.registry.finish_spawned(runner.worker, outcome.err());
+        runner
+            .registry
+            .finish_spawned(runner.counters, outcome.err());
     });
     // SAFETY: `f` is 'static, so nothing it holds can end before it runs.
     unsafe { job.into_job_ref() }

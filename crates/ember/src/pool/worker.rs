@@ -36,6 +36,7 @@
 //! default on several workers (`PoolBuilder::lazy_joins`).
 
 use std::cell::Cell;
+use std::ptr::NonNull;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -47,7 +48,7 @@ use super::job::{JobRef, Runner, StackJob};
 use super::job_cache::JobCache;
 use super::latch::{Latch, Waiter};
 use super::private_halves::PrivateHalves;
-use super::registry::{bump, unbump, DrainRound, Registry, WorkerState};
+use super::registry::{bump, unbump, DrainRound, Registry, WorkerCounters, WorkerState};
 use super::spin::SpinGovernor;
 use super::unwind::{guarded_frame, AbortOnUnwind};
 use super::wait::{self, Sleeper};
@@ -86,6 +87,8 @@ enum Looking {
 pub(crate) struct WorkerThread {
     pub(crate) registry: Arc<Registry>,
     pub(crate) index: usize,
+    /// `registry.counters[index]`, found once: every job and spawn counts itself there.
+    counters: NonNull<WorkerCounters>,
     local: Worker<JobRef>,
     wake: Cell<WakeState>,
     /// Successors held for delay-kick (`task/kick.rs`).
@@ -165,9 +168,11 @@ impl WorkerThread {
         } else {
             Box::default()
         };
+        let counters = NonNull::from(&*registry.counters[index]);
         let worker = WorkerThread {
             registry,
             index,
+            counters,
             local,
             wake: Cell::new(WakeState::default()),
             held: Held::new(),
@@ -384,6 +389,14 @@ impl WorkerThread {
         }
     }
 
+    /// This worker's counters (`registry.counters[index]`).
+    #[inline(always)]
+    pub(crate) fn counters(&self) -> &WorkerCounters {
+        // SAFETY: `counters` points into `registry.counters`, a boxed slice the registry
+        // never resizes, and `self.registry` keeps the registry alive as long as `self`.
+        unsafe { self.counters.as_ref() }
+    }
+
     /// This worker's cache of job blocks (`job_cache.rs`).
     #[inline(always)]
     pub(crate) fn job_cache(&self) -> &JobCache {
@@ -560,24 +573,24 @@ impl WorkerThread {
 
     pub(crate) fn run_job(&self, job: JobRef) {
         self.count_wanting(false);
-        bump(&self.registry.counters[self.index].tasks);
+        let runner = Runner {
+            registry: &self.registry,
+            worker: self.index,
+            counters: self.counters(),
+        };
+        bump(&runner.counters.tasks);
         // Every job catches the panics of the user code it runs (`unwind.rs`); one that still
         // unwinds would take this worker down, or free a `join` frame a thief still uses.
         let guard = AbortOnUnwind::<WorkerLoop>::new();
         // SAFETY: the job came out of one of this registry's queues, which hand each pushed
         // job to exactly one taker, and its owner keeps it alive until it has run.
-        unsafe {
-            job.execute(Runner {
-                registry: &self.registry,
-                worker: self.index,
-            })
-        };
+        unsafe { job.execute(runner) };
         guard.disarm();
     }
 
     #[inline]
     pub(crate) fn count_spawn(&self) {
-        bump(&self.registry.counters[self.index].spawned);
+        bump(&self.counters().spawned);
     }
 
     /// Own deque first (the global queue first every [`INJECTOR_EVERY`]th time); then, as the

@@ -38,12 +38,7 @@ fn refs(jobs: &[CountingJob]) -> Vec<JobRef> {
 
 fn run(registry: &Registry, index: usize, job: JobRef) {
     // SAFETY: the job came out of a broadcast queue, which hands it to its one taker.
-    unsafe {
-        job.execute(Runner {
-            registry,
-            worker: index,
-        })
-    };
+    unsafe { job.execute(Runner::new(registry, index)) };
 }
 
 /// A broadcast races a worker on its way to sleep: the worker looks at its broadcast queue,

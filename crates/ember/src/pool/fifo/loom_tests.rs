@@ -94,7 +94,7 @@ impl Job for GatedJob {
 fn run_indirection(fifo: &Fifo, registry: &Registry, worker: usize) {
     // SAFETY: `fifo` is alive (the model holds it), and every indirection taken from the
     // deque is run once.
-    unsafe { Fifo::execute(fifo, Runner { registry, worker }) };
+    unsafe { Fifo::execute(fifo, Runner::new(registry, worker)) };
 }
 
 fn fifo_job_reaches_sleeper(policy: WakePolicy) {
