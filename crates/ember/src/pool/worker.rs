@@ -277,7 +277,7 @@ impl WorkerThread {
     pub(crate) fn wait_for(&self, done: &dyn Fn() -> bool, deadline: Option<Instant>) -> bool {
         // Private join halves below this wait must be reachable while it lasts.
         self.offer_all_private();
-        let waits = &self.registry.counters[self.index].waits;
+        let waits = &self.counters().waits;
         bump(waits);
         let held = loop {
             if done() {
@@ -312,7 +312,7 @@ impl WorkerThread {
 
     /// Holds a successor released by a task that finished here (delay-kick).
     pub(crate) fn hold(&self, job: JobRef) {
-        bump(&self.registry.counters[self.index].held);
+        bump(&self.counters().held);
         self.held.hold(job);
     }
 
@@ -323,7 +323,7 @@ impl WorkerThread {
     }
 
     fn kick(&self, job: JobRef) {
-        let counters = &self.registry.counters[self.index];
+        let counters = self.counters();
         unbump(&counters.held);
         bump(&counters.kicks);
         self.registry.trace.mark(self.index, TraceKind::Kick, 1);
@@ -393,7 +393,8 @@ impl WorkerThread {
     #[inline(always)]
     pub(crate) fn counters(&self) -> &WorkerCounters {
         // SAFETY: `counters` points into `registry.counters`, a boxed slice the registry
-        // never resizes, and `self.registry` keeps the registry alive as long as `self`.
+        // never resizes or replaces, and `self.registry` (never reassigned once the worker is
+        // built, like `index`) keeps that registry alive as long as `self`.
         unsafe { self.counters.as_ref() }
     }
 
@@ -534,7 +535,7 @@ impl WorkerThread {
         }
         self.pay_owed_wake();
         let job = self.held.take_and_kick(|job| self.kick(job))?;
-        unbump(&self.registry.counters[self.index].held);
+        unbump(&self.counters().held);
         self.found_work();
         Some(job)
     }
@@ -573,6 +574,7 @@ impl WorkerThread {
 
     pub(crate) fn run_job(&self, job: JobRef) {
         self.count_wanting(false);
+        // The one place a worker makes a `Runner`: its index and its counters agree.
         let runner = Runner {
             registry: &self.registry,
             worker: self.index,
@@ -839,7 +841,7 @@ impl WorkerThread {
             }
             match steal(victim) {
                 Steal::Success(job) => {
-                    bump(&registry.counters[self.index].steals);
+                    bump(&self.counters().steals);
                     registry.trace.mark(self.index, TraceKind::Steal, victim);
                     return Steal::Success(job);
                 }
@@ -861,7 +863,7 @@ impl WorkerThread {
         let mut wake = self.wake.get();
         let tracing = self.registry.trace.enabled();
         let start = tracing.then(Instant::now);
-        let counters = &self.registry.counters[self.index];
+        let counters = self.counters();
         counters.set_state(WorkerState::Sleeping);
         // A private steal reads `top` before the heavy barrier the sleep may issue, and the
         // rest after it (`private_halves.rs`).
