@@ -221,20 +221,24 @@ const fn as_fast_as_rayon(
     }
 }
 
-/// ember's `join` within 1.5× of chili's on the 2-worker tree-sum table `table` (time per
-/// node, paired rounds; `as_fast_as_rayon` with chili as the baseline and its own bar):
-/// chili's heartbeat scheduling makes most joins plain calls, as ember's lazy joins (the
-/// default where the system has the heavy barrier) do. chili walks the tree in the same order as ember there
-/// (`experiments/micro/fork_join.rs`), so the ratio is the schedulers', not the walk's.
+/// The `subject` row's `join` within 1.5× of chili's on the 2-worker tree-sum table `table`
+/// (time per node, paired rounds; `as_fast_as_rayon` with chili as the baseline and its own
+/// bar): chili's heartbeat scheduling makes most joins plain calls; ember's default keeps a
+/// half private instead (lazy joins, where the system has the heavy barrier), and its opt-in
+/// sequential joins (`ember-seq-joins`) make them plain calls too. chili walks the tree in
+/// the same order as ember there (`experiments/micro/fork_join.rs`), so the ratio is the
+/// schedulers', not the walk's.
 const fn chili_claim(
     id: &'static str,
     claim: &'static str,
+    subject: &'static str,
     table: &'static [(&'static str, &'static str)],
 ) -> Claim {
     let against_rayon = as_fast_as_rayon(id, claim, table, 2);
     Claim {
         published: "ember's claim (bar: median ≤ 1.50, CI high ≤ 1.50)",
         check: Comparison {
+            subject,
             baseline: Baseline::Row("chili"),
             ..against_rayon.check
         },
@@ -451,11 +455,25 @@ pub const CLAIMS: &[Claim] = &[
     chili_claim(
         "fork-join-chili-tree-2^20-2",
         "ember's join stays within 1.5× of chili's heartbeat scheduling: the tree-sum, 2^20 nodes, 2 workers (chili's closures swapped, so both walk the tree in the same order)",
+        "ember",
         tree_sum!(1048575, 2),
     ),
     chili_claim(
         "fork-join-chili-tree-2^24-2",
         "… the tree-sum, 2^24 nodes, 2 workers",
+        "ember",
+        tree_sum!(16777215, 2),
+    ),
+    chili_claim(
+        "fork-join-chili-seq-tree-2^20-2",
+        "… with sequential joins (opt-in, PoolBuilder::sequential_joins: a first half must not wait for its second), 2^20 nodes, 2 workers",
+        "ember-seq-joins",
+        tree_sum!(1048575, 2),
+    ),
+    chili_claim(
+        "fork-join-chili-seq-tree-2^24-2",
+        "… with sequential joins, 2^24 nodes, 2 workers",
+        "ember-seq-joins",
         tree_sum!(16777215, 2),
     ),
     Claim {

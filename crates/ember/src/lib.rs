@@ -100,6 +100,13 @@
 //! 2 workers, measure the default and the `ember-offered` row (`lazy_joins(false)`) against
 //! rayon and chili, and its claims table states the verdict per table.
 //!
+//! A private half still costs a push, a pop and the job's frame. Code whose first halves
+//! never wait for their second halves may opt into [`PoolBuilder::sequential_joins`]: a
+//! `join` made while no worker wants work, below three halves already kept for thieves, then
+//! runs its closures as two plain calls, as most of chili's do. Fine recursion over data
+//! that misses the cache gains most (the lab's `ember-seq-joins` rows); a first half that
+//! waits for its second hangs there.
+//!
 //! # Modules
 //!
 //! | module | holds |

@@ -8,7 +8,7 @@ use ember::prelude::*;
 use ember::{Pool, WakePolicy};
 
 mod common;
-use common::{no_deadlock, policies};
+use common::{no_deadlock, occupy_a_worker, policies};
 
 fn lazy(policy: WakePolicy, threads: usize) -> Pool {
     Pool::builder()
@@ -17,23 +17,6 @@ fn lazy(policy: WakePolicy, threads: usize) -> Pool {
         .lazy_joins(true)
         .build()
         .unwrap()
-}
-
-/// Keeps one worker of `pool` busy: spawns a job that spins until the returned `release` is
-/// called, and returns once that job runs.
-fn occupy_a_worker(pool: &Pool) -> impl Fn() + Send + Sync + 'static {
-    let (started, busy) = (Arc::new(Barrier::new(2)), Arc::new(AtomicBool::new(true)));
-    pool.spawn({
-        let (started, busy) = (started.clone(), busy.clone());
-        move || {
-            started.wait();
-            while busy.load(Ordering::SeqCst) {
-                std::hint::spin_loop();
-            }
-        }
-    });
-    started.wait();
-    move || busy.store(false, Ordering::SeqCst)
 }
 
 fn fib(n: u64) -> u64 {

@@ -1,6 +1,7 @@
 //! The ember `Pool` rows every experiment shows: the default policy (`ember`) and each
-//! `WakePolicy` by name, built the same way everywhere; and four variants of the default that
-//! some tables add, `ember-offered` (`lazy_joins(false)`), `ember-no-defer`
+//! `WakePolicy` by name, built the same way everywhere; and five variants of the default that
+//! some tables add, `ember-offered` (`lazy_joins(false)`), `ember-seq-joins`
+//! (`sequential_joins(true)`), `ember-no-defer`
 //! (`defer_wakeups(false)`), `ember-deferred-1ms` (`defer_wakeups_for(1 ms)`) and
 //! `ember-pinned` (`pin_workers(true)`).
 
@@ -23,6 +24,9 @@ pub enum EmberPolicy {
     /// The default policy with `lazy_joins(false)`: every `join` offers its second half at
     /// once (fork-join rows only).
     Offered,
+    /// The default policy with `sequential_joins(true)`: most `join`s made while every
+    /// worker is busy run as two calls (fork-join rows only).
+    SequentialJoins,
     /// The default policy with `defer_wakeups(false)`: spawned jobs wake sleepers at once
     /// (the tables of chains of spawns).
     NoDefer,
@@ -59,6 +63,7 @@ impl EmberPolicy {
             EmberPolicy::Searching => systems::EMBER_SEARCHING,
             EmberPolicy::Eager => systems::EMBER_EAGER,
             EmberPolicy::Offered => systems::EMBER_OFFERED,
+            EmberPolicy::SequentialJoins => systems::EMBER_SEQ_JOINS,
             EmberPolicy::NoDefer => systems::EMBER_NO_DEFER,
             EmberPolicy::Deferred1ms => systems::EMBER_DEFERRED_1MS,
             EmberPolicy::Pinned => systems::EMBER_PINNED,
@@ -77,6 +82,7 @@ impl EmberPolicy {
             EmberPolicy::Searching => b.wake(WakePolicy::Searching),
             EmberPolicy::Eager => b.wake(WakePolicy::Eager),
             EmberPolicy::Offered => b.lazy_joins(false),
+            EmberPolicy::SequentialJoins => b.sequential_joins(true),
             EmberPolicy::NoDefer => b.defer_wakeups(false),
             EmberPolicy::Deferred1ms => b.defer_wakeups_for(std::time::Duration::from_millis(1)),
             EmberPolicy::Pinned => b.pin_workers(true),

@@ -375,6 +375,7 @@ fn fib_groups(s: Sizes) -> Vec<Group> {
                     EmberPolicy::Searching,
                     EmberPolicy::Eager,
                     EmberPolicy::Offered,
+                    EmberPolicy::SequentialJoins,
                 ],
             ),
         })
@@ -413,7 +414,11 @@ fn tree_groups(s: Sizes) -> Vec<Group> {
                     work,
                     s.fork_join_target,
                     workers,
-                    &[EmberPolicy::Default, EmberPolicy::Offered],
+                    &[
+                        EmberPolicy::Default,
+                        EmberPolicy::Offered,
+                        EmberPolicy::SequentialJoins,
+                    ],
                 ),
             });
         }

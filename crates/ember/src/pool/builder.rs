@@ -43,6 +43,7 @@ pub struct PoolBuilder {
     defer_wakeups: Option<Duration>,
     /// `None`: the default, on for one worker only.
     lazy_joins: Option<bool>,
+    sequential_joins: bool,
     pin_workers: bool,
     name: String,
     spin: Duration,
@@ -74,6 +75,7 @@ impl Default for PoolBuilder {
             delay_kick: true,
             defer_wakeups: Some(Duration::from_nanos(crate::wake::DEFAULT_DEFER_NS)),
             lazy_joins: None,
+            sequential_joins: false,
             pin_workers: false,
             name: "ember".to_owned(),
             spin: DEFAULT_SPIN,
@@ -99,6 +101,7 @@ impl std::fmt::Debug for PoolBuilder {
             .field("delay_kick", &self.delay_kick)
             .field("defer_wakeups", &self.defer_wakeups)
             .field("lazy_joins", &self.lazy_joins)
+            .field("sequential_joins", &self.sequential_joins)
             .field("pin_workers", &self.pin_workers)
             .field("name", &self.name)
             .field("spin", &self.spin)
@@ -257,6 +260,50 @@ impl PoolBuilder {
     /// ```
     pub fn lazy_joins(mut self, on: bool) -> Self {
         self.lazy_joins = Some(on);
+        self
+    }
+
+    /// Whether most `join`s made while every worker is busy run their two closures one after
+    /// the other, as plain calls, keeping nothing for thieves (default: off). For fork-join
+    /// code whose first halves never wait for their second halves: with it on, such a wait
+    /// can hang even while other workers are idle.
+    ///
+    /// With lazy joins, a `join` made while no worker wants work keeps its second half on a
+    /// private stack that a worker about to sleep may steal from, and takes it back after the
+    /// first half: a few dozen instructions and several memory accesses per `join`, which fine
+    /// recursion over data that misses the cache pays at every node. With sequential joins, a
+    /// `join` made while no worker wants work, and while this worker already keeps at least
+    /// three second halves of earlier `join`s (which thieves can still take), runs `a` and then
+    /// `b` with none of that; once a worker wants work, the next `join` offers the kept halves
+    /// as always. This follows the chili crate's `join` (<https://github.com/dragostis/chili>),
+    /// which runs most `join`s as two calls and publishes work on a heartbeat; here, a worker
+    /// that wants work is the signal, and nothing ticks while the pool is idle. The lab's
+    /// `micro` fork-join and tree-sum tables show it as the `ember-seq-joins` row.
+    ///
+    /// The price is the guarantee lazy joins keep: a second half run this way is nobody's to
+    /// steal while its first half runs. A first half that waits for its second (a channel, a
+    /// lock, a flag the second half sets) waits forever. A panic in `a` is re-raised once `b`
+    /// has run, as in every `join`. It takes effect only with lazy joins
+    /// ([`lazy_joins`](Self::lazy_joins); on by default on Linux), and changes nothing for
+    /// `scope`, spawns or tasks.
+    ///
+    /// ```
+    /// let pool = ember::Pool::builder()
+    ///     .threads(2)
+    ///     .sequential_joins(true)
+    ///     .build()
+    ///     .unwrap();
+    /// fn fib(n: u64) -> u64 {
+    ///     if n < 2 {
+    ///         return n;
+    ///     }
+    ///     let (a, b) = ember::join(|| fib(n - 1), || fib(n - 2));
+    ///     a + b
+    /// }
+    /// assert_eq!(pool.install(|| fib(25)), 75_025);
+    /// ```
+    pub fn sequential_joins(mut self, on: bool) -> Self {
+        self.sequential_joins = on;
         self
     }
 
@@ -527,6 +574,7 @@ impl PoolBuilder {
             // barrier (see `lazy_joins`).
             self.lazy_joins
                 .unwrap_or(threads == 1 || crate::sync::asymmetric::available()),
+            self.sequential_joins,
             handlers,
             Tracer::new(self.trace, self.name.clone(), threads),
             AlarmThread::new(&self.name, self.stack_size, cpus.clone()),

@@ -167,6 +167,9 @@ where
     RA: Send,
     RB: Send,
 {
+    if worker.join_in_sequence() {
+        return join_in_sequence(&worker.registry, a, b);
+    }
     let mut job_b = job_for(worker, b);
     // As in `join_with_public_half`: a private half may be offered on the deque, and then
     // taken by a thief, while `a` runs.
@@ -187,6 +190,30 @@ where
         return both;
     }
     finish(&worker.registry, result_a, job_b.into_result())
+}
+
+/// `join` as two calls, `a` then `b` (`PoolBuilder::sequential_joins`), with the panics of
+/// any `join`: `a`'s is re-raised once `b` has run, `b`'s unwinds from here with `a`'s value
+/// dropped on the way (a panic of that drop contained).
+#[inline(always)]
+fn join_in_sequence<A, B, RA, RB>(registry: &Registry, a: A, b: B) -> (RA, RB)
+where
+    A: FnOnce() -> RA + Send,
+    B: FnOnce() -> RB + Send,
+    RA: Send,
+    RB: Send,
+{
+    match panic::catch_unwind(AssertUnwindSafe(a)) {
+        Ok(value_a) => {
+            let value_a = DropContainedOnUnwind::new(value_a, registry);
+            let value_b = b();
+            (value_a.into_inner(), value_b)
+        }
+        Err(payload) => {
+            let result_b = panic::catch_unwind(AssertUnwindSafe(b));
+            reraise(registry, Err::<RA, _>(payload), result_b)
+        }
+    }
 }
 
 /// Runs `b`, taken back before anybody else could run it, on this thread, and returns both

@@ -30,6 +30,7 @@ pub(crate) fn registry(policy: WakePolicy, workers: usize) -> Arc<Registry> {
         false,
         None,
         false,
+        false,
         Handlers::default(),
         Tracer::new(false, "loom".to_owned(), 0),
         super::alarm_thread::AlarmThread::new("loom", None, None),

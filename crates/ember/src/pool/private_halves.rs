@@ -135,6 +135,14 @@ impl PrivateHalves {
         self.read(index).0 == job.into_raw().0
     }
 
+    /// Owner: how many private halves are left (a stale `top` only makes it more).
+    #[inline(always)]
+    pub(crate) fn len(&self) -> usize {
+        self.bottom
+            .load(Ordering::Relaxed)
+            .saturating_sub(self.top.load(Ordering::Relaxed))
+    }
+
     /// Owner: whether no private half is left.
     #[inline(always)]
     pub(crate) fn is_empty(&self) -> bool {

@@ -128,6 +128,8 @@ pub(crate) struct Registry {
     pub(crate) delay_kick: bool,
     /// `PoolBuilder::lazy_joins`.
     pub(crate) lazy_joins: bool,
+    /// `PoolBuilder::sequential_joins` (with lazy joins only).
+    pub(crate) sequential_joins: bool,
     /// With lazy joins: workers out of work of their own (`WorkerThread::count_wanting`).
     wanting_work: CachePadded<AtomicUsize>,
     /// Each worker's private `join` halves (lazy joins), which a worker about to sleep may
@@ -152,6 +154,7 @@ impl Registry {
         delay_kick: bool,
         defer_wakeups: Option<std::time::Duration>,
         lazy_joins: bool,
+        sequential_joins: bool,
         handlers: Handlers,
         trace: Tracer,
         alarm_thread: AlarmThread,
@@ -181,6 +184,7 @@ impl Registry {
             handlers: handlers.into(),
             delay_kick,
             lazy_joins,
+            sequential_joins: sequential_joins && lazy_joins,
             // Every worker starts out of work (`WorkerThread::run` counts itself in).
             wanting_work: CachePadded::new(AtomicUsize::new(if lazy_joins { workers } else { 0 })),
             private_halves: (0..workers)

@@ -34,6 +34,19 @@
 //! ember, keeps it from an idle worker only until that worker has spun and is about to sleep.
 //! Where the system has no heavy barrier there is no such steal, and lazy joins are off by
 //! default on several workers (`PoolBuilder::lazy_joins`).
+//!
+//! **Sequential joins** ([`PoolBuilder::sequential_joins`](crate::PoolBuilder::sequential_joins),
+//! off by default). Keeping a half private still costs a push and a pop on the private stack
+//! and the job's frame. With sequential joins, a `join` made while no worker wants work, by a
+//! worker that keeps at least [`MIN_KEPT_FOR_SEQUENTIAL`] private halves already, runs its two
+//! closures as plain calls. Thieves still find work: the halves kept are the oldest, the
+//! largest pieces, and a worker that wants work makes the next `join` take the ordinary path,
+//! which offers them all. (chili also keeps every 64th `join`'s half, for its heartbeat to
+//! publish; here the `join`s themselves see the wanting worker, so that adds nothing.) Nothing
+//! shared is written on that path and no protocol changes: it reads the same hint
+//! (`wants_work`) a private push reads, and a stale hint delays an offer to the next `join`.
+//! What it gives up is that a second half run as a call is nobody's to steal, so a first half
+//! that waits for it hangs; the builder's docs say so.
 
 use std::cell::Cell;
 use std::ptr::NonNull;
@@ -59,6 +72,11 @@ use crate::wake::{SpawnWake, WakeState, SPAWNS_WAKING_AFTER_ALARM};
 /// One look for work in this many starts at the global queue (tokio checks it every 61 ticks;
 /// a prime keeps the check from falling into step with a periodic workload).
 pub(crate) const INJECTOR_EVERY: u32 = 61;
+
+/// With sequential joins, the private halves a worker must keep before a `join` may run as
+/// two calls (chili's threshold): the outermost `join`s, whose halves are the largest, always
+/// leave theirs to thieves.
+pub(crate) const MIN_KEPT_FOR_SEQUENTIAL: usize = 3;
 
 guarded_frame!(WorkerLoop, "a worker's loop");
 guarded_frame!(
@@ -101,6 +119,8 @@ pub(crate) struct WorkerThread {
     broadcast_first: Cell<bool>,
     /// Whether `join` keeps second halves private while no worker wants work (module doc).
     lazy_joins: bool,
+    /// Whether most `join`s made while no worker wants work run as two calls (module doc).
+    sequential_joins: bool,
     /// Second halves of this worker's `join`s not offered to thieves, oldest first:
     /// `registry.private_halves[index]`, where workers about to sleep may steal them, held
     /// here too so that a `join` reaches it through one pointer.
@@ -162,6 +182,7 @@ impl WorkerThread {
         spin: Duration,
     ) {
         let registry_lazy_joins = registry.lazy_joins;
+        let sequential_joins = registry.sequential_joins;
         let private = Arc::clone(&registry.private_halves[index]);
         let private_tops = if registry.sleep.private_steals() {
             (0..registry.workers()).map(|_| Cell::new(0)).collect()
@@ -180,6 +201,7 @@ impl WorkerThread {
             until_injector: Cell::new(INJECTOR_EVERY),
             broadcast_first: Cell::new(true),
             lazy_joins: registry_lazy_joins,
+            sequential_joins,
             private,
             private_tops,
             stolen_private: Cell::new(None),
@@ -402,6 +424,17 @@ impl WorkerThread {
     #[inline(always)]
     pub(crate) fn job_cache(&self) -> &JobCache {
         &self.job_cache
+    }
+
+    /// With sequential joins (module doc): whether the `join` about to start runs as two
+    /// calls: this worker keeps at least [`MIN_KEPT_FOR_SEQUENTIAL`] halves that thieves may
+    /// take, and no worker wants work (a stale count only leaves the offer to the worker's
+    /// next `join`, as it does a private half's).
+    #[inline(always)]
+    pub(crate) fn join_in_sequence(&self) -> bool {
+        self.sequential_joins
+            && self.private.len() >= MIN_KEPT_FOR_SEQUENTIAL
+            && !self.registry.wants_work()
     }
 
     /// Whether this worker's pool has lazy joins (module doc).

@@ -144,3 +144,22 @@ fn short_link(pool: Pool, left: u64, done: std::sync::mpsc::Sender<()>) {
     let next = pool.clone();
     pool.spawn(move || short_link(next, left - 1, done));
 }
+
+/// Keeps one worker of `pool` busy: spawns a job that spins until the returned `release` is
+/// called, and returns once that job runs.
+pub fn occupy_a_worker(pool: &Pool) -> impl Fn() + Send + Sync + 'static {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::sync::{Arc, Barrier};
+    let (started, busy) = (Arc::new(Barrier::new(2)), Arc::new(AtomicBool::new(true)));
+    pool.spawn({
+        let (started, busy) = (started.clone(), busy.clone());
+        move || {
+            started.wait();
+            while busy.load(Ordering::SeqCst) {
+                std::hint::spin_loop();
+            }
+        }
+    });
+    started.wait();
+    move || busy.store(false, Ordering::SeqCst)
+}

@@ -1,0 +1,216 @@
+//! `PoolBuilder::sequential_joins`: most `join`s made while every worker is busy run as two
+//! calls; results, panics and parallelism are those of an ordinary `join`, and a first half
+//! that waits for its second is the documented exception.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Barrier;
+use std::time::Duration;
+
+use ember::prelude::*;
+use ember::{Pool, WakePolicy};
+
+mod common;
+use common::{no_deadlock, occupy_a_worker, policies};
+
+fn sequential(policy: WakePolicy, threads: usize, on: bool) -> Pool {
+    Pool::builder()
+        .threads(threads)
+        .wake(policy)
+        .lazy_joins(true)
+        .sequential_joins(on)
+        .build()
+        .unwrap()
+}
+
+fn fib(n: u64) -> u64 {
+    if n < 2 {
+        return n;
+    }
+    let (a, b) = ember::join(|| fib(n - 1), || fib(n - 2));
+    a + b
+}
+
+/// `join`s nested `depth` deep, each with an empty second half, around `inner`: once three
+/// halves are kept, the `join`s below them run as two calls while every worker is busy.
+fn nested<R: Send>(depth: usize, inner: impl FnOnce() -> R + Send) -> R {
+    nested_with(depth, || (), inner)
+}
+
+/// [`nested`], each second half calling `half`.
+fn nested_with<R: Send>(
+    depth: usize,
+    half: impl Fn() + Send + Sync + Copy,
+    inner: impl FnOnce() -> R + Send,
+) -> R {
+    if depth == 0 {
+        return inner();
+    }
+    ember::join(|| nested_with(depth - 1, half, inner), half).0
+}
+
+#[test]
+fn results_match_for_every_policy_and_size() {
+    for (name, policy) in policies() {
+        for threads in [1, 2, 7] {
+            let pool = sequential(policy, threads, true);
+            assert_eq!(
+                pool.install(|| fib(22)),
+                17_711,
+                "{name}, {threads} workers"
+            );
+            let sum: u64 = pool.install(|| (0..100_000u64).into_par_iter().map(|x| x % 7).sum());
+            assert_eq!(
+                sum,
+                (0..100_000u64).map(|x| x % 7).sum(),
+                "{name}, {threads}"
+            );
+        }
+    }
+}
+
+/// A panic of either half, in a `join` run as two calls, is re-raised once the other half
+/// has run. One worker, so that every `join` below the third runs as two calls.
+#[test]
+fn panics_are_re_raised_after_the_other_half_ran() {
+    let pool = sequential(WakePolicy::Searching, 1, true);
+    for first in [true, false] {
+        let other_ran = AtomicBool::new(false);
+        let caught = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            pool.install(|| {
+                nested(5, || {
+                    ember::join(
+                        || {
+                            if first {
+                                panic!("a")
+                            }
+                            other_ran.store(true, Ordering::SeqCst);
+                        },
+                        || {
+                            if !first {
+                                panic!("b")
+                            }
+                            other_ran.store(true, Ordering::SeqCst);
+                        },
+                    )
+                })
+            })
+        }));
+        let payload = caught.expect_err("the panic is re-raised");
+        assert_eq!(
+            payload.downcast_ref::<&str>(),
+            Some(&if first { "a" } else { "b" })
+        );
+        assert!(other_ran.load(Ordering::SeqCst), "first: {first}");
+    }
+    assert_eq!(pool.install(|| fib(20)), 6_765);
+}
+
+/// On an idle pool the other workers want work, so a `join` keeps or offers its half as
+/// without sequential joins: two halves that each wait for the other to start finish.
+#[test]
+fn a_join_on_an_idle_pool_runs_its_halves_in_parallel() {
+    for (name, policy) in common::unbiased_policies() {
+        let pool = sequential(policy, 2, true);
+        no_deadlock(name, move || {
+            let barrier = Barrier::new(2);
+            pool.install(|| ember::join(|| barrier.wait(), || barrier.wait()));
+        });
+    }
+}
+
+/// The work still spreads: a worker that frees up while the other recurses gets the kept
+/// halves (the forker's next `join`, seeing it want work, offers them). Here the three kept
+/// halves note where they ran, and the forker joins until one ran elsewhere; if none ever
+/// does, the watchdog fails the test.
+#[test]
+fn a_worker_that_wants_work_gets_the_kept_halves() {
+    for (name, policy) in common::unbiased_policies() {
+        let pool = sequential(policy, 2, true);
+        no_deadlock(name, move || {
+            let release = occupy_a_worker(&pool);
+            let elsewhere = AtomicBool::new(false);
+            pool.install(|| {
+                let forker = ember::current_thread_index();
+                let mark = || {
+                    if ember::current_thread_index() != forker {
+                        elsewhere.store(true, Ordering::SeqCst);
+                    }
+                };
+                nested_with(3, mark, || {
+                    release();
+                    while !elsewhere.load(Ordering::SeqCst) {
+                        ember::join(|| fib(12), || fib(12));
+                    }
+                });
+            });
+        });
+    }
+}
+
+/// The three outermost `join`s keep their halves for thieves, sequential joins or not: a
+/// first half that waits for its second, fewer than three kept halves deep, is relieved by
+/// the worker that frees up (on its way to sleep it steals the half). Linux: the steal needs
+/// the heavy barrier.
+#[cfg(target_os = "linux")]
+#[test]
+fn the_outermost_halves_are_kept_for_thieves() {
+    for depth in 0..3 {
+        let pool = sequential(WakePolicy::Searching, 2, true);
+        let received = no_deadlock("outermost", move || {
+            let release = occupy_a_worker(&pool);
+            let (tx, rx) = std::sync::mpsc::channel();
+            pool.install(|| {
+                nested(depth, move || {
+                    ember::join(
+                        move || {
+                            release();
+                            rx.recv_timeout(Duration::from_secs(20)).ok()
+                        },
+                        move || {
+                            let _ = tx.send(7u32);
+                        },
+                    )
+                    .0
+                })
+            })
+        });
+        assert_eq!(received, Some(7), "{depth} kept halves above");
+    }
+}
+
+/// The price, as documented: a first half that waits for its second, in a `join` run as two
+/// calls, is not relieved by a worker that frees up (without sequential joins that worker
+/// steals the half on its way to sleep, `lazy_joins.rs`). The wait here gives up after a
+/// while, and the second half then runs on the forker. The other worker is busy while the
+/// `join`s are made, so that three kept halves and no worker wanting work make the innermost
+/// run as two calls.
+#[cfg(target_os = "linux")]
+#[test]
+fn a_first_half_waiting_for_its_second_is_not_relieved() {
+    for on in [true, false] {
+        let pool = sequential(WakePolicy::Searching, 2, on);
+        let received = no_deadlock("wait", move || {
+            let release = occupy_a_worker(&pool);
+            let (tx, rx) = std::sync::mpsc::channel();
+            pool.install(|| {
+                nested(3, move || {
+                    ember::join(
+                        move || {
+                            release();
+                            rx.recv_timeout(Duration::from_millis(500)).ok()
+                        },
+                        move || {
+                            let _ = tx.send(7u32);
+                        },
+                    )
+                    .0
+                })
+            })
+        });
+        if on {
+            assert_eq!(received, None, "the second half ran while its first waited");
+        } else {
+            assert_eq!(received, Some(7), "without sequential joins it is stolen");
+        }
+    }
+}
