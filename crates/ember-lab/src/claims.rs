@@ -466,7 +466,7 @@ pub const CLAIMS: &[Claim] = &[
     ),
     chili_claim(
         "fork-join-chili-seq-tree-2^20-2",
-        "… with sequential joins (opt-in, PoolBuilder::sequential_joins: a first half must not wait for its second), 2^20 nodes, 2 workers",
+        "… with sequential joins (opt-in, PoolBuilder::sequential_joins: the halves must not wait for each other), 2^20 nodes, 2 workers",
         "ember-seq-joins",
         tree_sum!(1048575, 2),
     ),

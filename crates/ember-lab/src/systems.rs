@@ -48,7 +48,7 @@ registry! {
     EMBER_NO_DEFER = "ember-no-defer", Ember, "ember::Pool, default policy, defer_wakeups(false): a job spawned onto its worker's empty deque wakes a sleeper at once if nobody is searching (the default owes that wake-up until the spawner's next push or look for work, or 100 µs)";
     EMBER_DEFERRED_1MS = "ember-deferred-1ms", Ember, "ember::Pool, default policy, defer_wakeups_for(1 ms): as the default, the alarm 1 ms after the spawn instead of 100 µs";
     EMBER_PINNED = "ember-pinned", Ember, "ember::Pool, default policy, pin_workers(true): worker i pinned to the i-th allowed processor";
-    EMBER_SEQ_JOINS = "ember-seq-joins", Ember, "ember::Pool, default policy, sequential_joins(true): a join made while no worker wants work, below three kept halves, runs its closures as two calls (opt-in: a first half must not wait for its second)";
+    EMBER_SEQ_JOINS = "ember-seq-joins", Ember, "ember::Pool, default policy, sequential_joins(true): a join made while no worker wants work, below three kept halves, runs its closures as two calls (opt-in: the halves must not wait for each other)";
     EMBER_OFFERED = "ember-offered", Ember, "ember::Pool, default policy, lazy_joins(false): every join offers its second half on the deque at once (the default keeps it private while no worker wants work)";
     EMBER_BIASED_CONSUMERS = "ember-biased-consumers", Ember, "ember::biased::spawn_consumers over a crossbeam channel";
     FLOW_INLINE = "inline", Ember, "ember::flow, dependencies inferred on the submitting thread";

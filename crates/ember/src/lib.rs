@@ -104,8 +104,8 @@
 //! never wait for their second halves may opt into [`PoolBuilder::sequential_joins`]: a
 //! `join` made while no worker wants work, below three halves already kept for thieves, then
 //! runs its closures as two plain calls, as most of chili's do. Fine recursion over data
-//! that misses the cache gains most (the lab's `ember-seq-joins` rows); a first half that
-//! waits for its second hangs there.
+//! that misses the cache gains most (the lab's `ember-seq-joins` rows); two halves that wait
+//! for each other (or for what the other spawned) hang there.
 //!
 //! # Modules
 //!

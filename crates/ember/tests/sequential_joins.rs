@@ -1,6 +1,6 @@
 //! `PoolBuilder::sequential_joins`: most `join`s made while every worker is busy run as two
-//! calls; results, panics and parallelism are those of an ordinary `join`, and a first half
-//! that waits for its second is the documented exception.
+//! calls; results, panics and parallelism are those of an ordinary `join`, and halves that
+//! wait for each other are the documented exception.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Barrier;
@@ -105,15 +105,16 @@ fn panics_are_re_raised_after_the_other_half_ran() {
     assert_eq!(pool.install(|| fib(20)), 6_765);
 }
 
-/// On an idle pool the other workers want work, so a `join` keeps or offers its half as
-/// without sequential joins: two halves that each wait for the other to start finish.
+/// On an idle pool the other workers want work, so a `join` offers its half as without
+/// sequential joins, however deep: two halves that each wait for the other to start finish,
+/// below three kept halves.
 #[test]
 fn a_join_on_an_idle_pool_runs_its_halves_in_parallel() {
     for (name, policy) in common::unbiased_policies() {
         let pool = sequential(policy, 2, true);
         no_deadlock(name, move || {
             let barrier = Barrier::new(2);
-            pool.install(|| ember::join(|| barrier.wait(), || barrier.wait()));
+            pool.install(|| nested(3, || ember::join(|| barrier.wait(), || barrier.wait())));
         });
     }
 }
@@ -122,10 +123,21 @@ fn a_join_on_an_idle_pool_runs_its_halves_in_parallel() {
 /// halves (the forker's next `join`, seeing it want work, offers them). Here the three kept
 /// halves note where they ran, and the forker joins until one ran elsewhere; if none ever
 /// does, the watchdog fails the test.
+///
+/// The freed worker spins far longer than the watchdog, so it never reaches the private steal
+/// it would make on its way to sleep: only an offer, made by a `join` that sees it want work,
+/// can hand it a kept half.
 #[test]
 fn a_worker_that_wants_work_gets_the_kept_halves() {
     for (name, policy) in common::unbiased_policies() {
-        let pool = sequential(policy, 2, true);
+        let pool = Pool::builder()
+            .threads(2)
+            .wake(policy)
+            .lazy_joins(true)
+            .sequential_joins(true)
+            .spin(Duration::from_secs(3600))
+            .build()
+            .unwrap();
         no_deadlock(name, move || {
             let release = occupy_a_worker(&pool);
             let elsewhere = AtomicBool::new(false);
@@ -197,7 +209,10 @@ fn a_first_half_waiting_for_its_second_is_not_relieved() {
                     ember::join(
                         move || {
                             release();
-                            rx.recv_timeout(Duration::from_millis(500)).ok()
+                            // Known to time out with sequential joins; without, the freed
+                            // worker's steals end it long before.
+                            let wait = if on { 500 } else { 20_000 };
+                            rx.recv_timeout(Duration::from_millis(wait)).ok()
                         },
                         move || {
                             let _ = tx.send(7u32);
@@ -211,6 +226,39 @@ fn a_first_half_waiting_for_its_second_is_not_relieved() {
             assert_eq!(received, None, "the second half ran while its first waited");
         } else {
             assert_eq!(received, Some(7), "without sequential joins it is stolen");
+        }
+    }
+}
+
+/// The other documented exception: a second half that waits for a job its first half
+/// spawned. Without sequential joins the spawned job runs first (it lies above the second
+/// half); run as two calls, the second half comes first, and on one worker nothing else can
+/// run the job. The wait gives up after a while.
+#[test]
+fn a_second_half_waiting_for_its_firsts_spawn_is_not_served() {
+    for on in [true, false] {
+        let pool = sequential(WakePolicy::Searching, 1, on);
+        let received = no_deadlock("spawn", move || {
+            pool.install(|| {
+                nested(3, || {
+                    let (tx, rx) = std::sync::mpsc::channel();
+                    let wait = if on { 500 } else { 20_000 };
+                    ember::join(
+                        move || {
+                            ember::spawn(move || {
+                                let _ = tx.send(1u32);
+                            })
+                        },
+                        move || rx.recv_timeout(Duration::from_millis(wait)).ok(),
+                    )
+                    .1
+                })
+            })
+        });
+        if on {
+            assert_eq!(received, None, "the spawned job ran before the second half");
+        } else {
+            assert_eq!(received, Some(1), "without sequential joins it runs first");
         }
     }
 }

@@ -265,8 +265,8 @@ impl PoolBuilder {
 
     /// Whether most `join`s made while every worker is busy run their two closures one after
     /// the other, as plain calls, keeping nothing for thieves (default: off). For fork-join
-    /// code whose first halves never wait for their second halves: with it on, such a wait
-    /// can hang even while other workers are idle.
+    /// code whose two halves never wait for each other: with it on, such a wait can hang
+    /// even while other workers are idle.
     ///
     /// With lazy joins, a `join` made while no worker wants work keeps its second half on a
     /// private stack that a worker about to sleep may steal from, and takes it back after the
@@ -280,12 +280,16 @@ impl PoolBuilder {
     /// that wants work is the signal, and nothing ticks while the pool is idle. The lab's
     /// `micro` fork-join and tree-sum tables show it as the `ember-seq-joins` row.
     ///
-    /// The price is the guarantee lazy joins keep: a second half run this way is nobody's to
-    /// steal while its first half runs. A first half that waits for its second (a channel, a
-    /// lock, a flag the second half sets) waits forever. A panic in `a` is re-raised once `b`
-    /// has run, as in every `join`. It takes effect only with lazy joins
-    /// ([`lazy_joins`](Self::lazy_joins); on by default on Linux), and changes nothing for
-    /// `scope`, spawns or tasks.
+    /// The price is the guarantees lazy joins keep. A second half run this way is nobody's to
+    /// steal while its first half runs, so a first half that waits for it, by any means (a
+    /// channel, a lock, a flag; and here through ember as well: [`yield_now`](crate::yield_now),
+    /// a scope, a task, a wait on another pool), waits forever. And the second half runs as
+    /// soon as the first returns, before the jobs the first half spawned, which without this
+    /// run first on the worker: a second half that waits for one of them may wait forever
+    /// too. Nothing the two halves run, or spawn, may wait for the other half. A panic in `a`
+    /// is re-raised once `b` has run, as in every `join`. It takes effect only with lazy joins
+    /// ([`lazy_joins`](Self::lazy_joins); on by default on Linux), and changes no other
+    /// operation: `scope`, spawns and tasks run as without it.
     ///
     /// ```
     /// let pool = ember::Pool::builder()

@@ -46,7 +46,9 @@
 //! shared is written on that path and no protocol changes: it reads the same hint
 //! (`wants_work`) a private push reads, and a stale hint delays an offer to the next `join`.
 //! What it gives up is that a second half run as a call is nobody's to steal, so a first half
-//! that waits for it hangs; the builder's docs say so.
+//! that waits for it hangs, and that it runs before what its first half spawned (which
+//! otherwise lies above it on the deque), so a second half that waits for such a job hangs;
+//! the builder's docs say so.
 
 use std::cell::Cell;
 use std::ptr::NonNull;
