@@ -286,7 +286,8 @@ impl PoolBuilder {
     /// a scope, a task, a wait on another pool), waits forever. And the second half runs as
     /// soon as the first returns, before the jobs the first half spawned, which without this
     /// run first on the worker: a second half that waits for one of them may wait forever
-    /// too. Nothing the two halves run, or spawn, may wait for the other half. A panic in `a`
+    /// too. Neither half, nor anything it runs or spawns, may wait for the other half or for
+    /// what the other half spawned. A panic in `a`
     /// is re-raised once `b` has run, as in every `join`. It takes effect only with lazy joins
     /// ([`lazy_joins`](Self::lazy_joins); on by default on Linux), and changes no other
     /// operation: `scope`, spawns and tasks run as without it.
