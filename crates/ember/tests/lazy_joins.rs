@@ -4,11 +4,10 @@
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Barrier};
 
-use ember::prelude::*;
 use ember::{Pool, WakePolicy};
 
 mod common;
-use common::{no_deadlock, occupy_a_worker, policies};
+use common::{fib, no_deadlock, occupy_a_worker, policies};
 
 fn lazy(policy: WakePolicy, threads: usize) -> Pool {
     Pool::builder()
@@ -19,32 +18,9 @@ fn lazy(policy: WakePolicy, threads: usize) -> Pool {
         .unwrap()
 }
 
-fn fib(n: u64) -> u64 {
-    if n < 2 {
-        return n;
-    }
-    let (a, b) = ember::join(|| fib(n - 1), || fib(n - 2));
-    a + b
-}
-
 #[test]
 fn results_match_for_every_policy_and_size() {
-    for (name, policy) in policies() {
-        for threads in [1, 2, 7] {
-            let pool = lazy(policy, threads);
-            assert_eq!(
-                pool.install(|| fib(22)),
-                17_711,
-                "{name}, {threads} workers"
-            );
-            let sum: u64 = pool.install(|| (0..100_000u64).into_par_iter().map(|x| x % 7).sum());
-            assert_eq!(
-                sum,
-                (0..100_000u64).map(|x| x % 7).sum(),
-                "{name}, {threads}"
-            );
-        }
-    }
+    common::fork_join_results_match(lazy);
 }
 
 /// On an idle pool a `join` offers its half at once (the other workers sleep, so they want

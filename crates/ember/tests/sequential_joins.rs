@@ -6,11 +6,10 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Barrier;
 use std::time::Duration;
 
-use ember::prelude::*;
 use ember::{Pool, WakePolicy};
 
 mod common;
-use common::{no_deadlock, occupy_a_worker, policies};
+use common::{fib, no_deadlock, occupy_a_worker};
 
 fn sequential(policy: WakePolicy, threads: usize, on: bool) -> Pool {
     Pool::builder()
@@ -20,14 +19,6 @@ fn sequential(policy: WakePolicy, threads: usize, on: bool) -> Pool {
         .sequential_joins(on)
         .build()
         .unwrap()
-}
-
-fn fib(n: u64) -> u64 {
-    if n < 2 {
-        return n;
-    }
-    let (a, b) = ember::join(|| fib(n - 1), || fib(n - 2));
-    a + b
 }
 
 /// `join`s nested `depth` deep, each with an empty second half, around `inner`: once three
@@ -50,22 +41,7 @@ fn nested_with<R: Send>(
 
 #[test]
 fn results_match_for_every_policy_and_size() {
-    for (name, policy) in policies() {
-        for threads in [1, 2, 7] {
-            let pool = sequential(policy, threads, true);
-            assert_eq!(
-                pool.install(|| fib(22)),
-                17_711,
-                "{name}, {threads} workers"
-            );
-            let sum: u64 = pool.install(|| (0..100_000u64).into_par_iter().map(|x| x % 7).sum());
-            assert_eq!(
-                sum,
-                (0..100_000u64).map(|x| x % 7).sum(),
-                "{name}, {threads}"
-            );
-        }
-    }
+    common::fork_join_results_match(|policy, threads| sequential(policy, threads, true));
 }
 
 /// A panic of either half, in a `join` run as two calls, is re-raised once the other half

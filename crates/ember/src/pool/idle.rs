@@ -100,22 +100,10 @@ impl Registry {
         count_completion(counters);
     }
 
-    /// A counted task starts on `worker`: a due look is dropped (module doc).
+    /// A check point on the worker whose `counters` these are (module doc): looks whether
+    /// the pool is idle if a task ended there since the last look.
     #[inline]
-    pub(crate) fn start_counted(&self, worker: usize) {
-        start_counted(&self.counters[worker]);
-    }
-
-    /// A check point on `worker` (module doc): looks whether the pool is idle if a task
-    /// ended here since the last look.
-    #[inline]
-    pub(crate) fn check_idle(&self, worker: usize) {
-        self.check_idle_of(&self.counters[worker]);
-    }
-
-    /// [`check_idle`](Self::check_idle) on the worker whose `counters` these are.
-    #[inline]
-    pub(crate) fn check_idle_of(&self, counters: &WorkerCounters) {
+    pub(crate) fn check_idle(&self, counters: &WorkerCounters) {
         let due = &counters.idle_check_due;
         if due.load(Ordering::Relaxed) {
             due.store(false, Ordering::Relaxed);

@@ -55,7 +55,7 @@ impl<'r> Runner<'r> {
     /// The job about to start is not a counted task: a check point (`idle.rs`).
     #[inline]
     pub(crate) fn start_uncounted(self) {
-        self.registry.check_idle_of(self.counters);
+        self.registry.check_idle(self.counters);
     }
 }
 

@@ -193,8 +193,7 @@ where
 }
 
 /// `join` as two calls, `a` then `b` (`PoolBuilder::sequential_joins`), with the panics of
-/// any `join`: `a`'s is re-raised once `b` has run, `b`'s unwinds from here with `a`'s value
-/// dropped on the way (a panic of that drop contained).
+/// any `join` (`run_b_after`).
 #[inline(always)]
 fn join_in_sequence<A, B, RA, RB>(registry: &Registry, a: A, b: B) -> (RA, RB)
 where
@@ -203,17 +202,7 @@ where
     RA: Send,
     RB: Send,
 {
-    match panic::catch_unwind(AssertUnwindSafe(a)) {
-        Ok(value_a) => {
-            let value_a = DropContainedOnUnwind::new(value_a, registry);
-            let value_b = b();
-            (value_a.into_inner(), value_b)
-        }
-        Err(payload) => {
-            let result_b = panic::catch_unwind(AssertUnwindSafe(b));
-            reraise(registry, Err::<RA, _>(payload), result_b)
-        }
-    }
+    run_b_after(registry, panic::catch_unwind(AssertUnwindSafe(a)), b)
 }
 
 /// Runs `b`, taken back before anybody else could run it, on this thread, and returns both
@@ -229,18 +218,28 @@ where
     B: FnOnce() -> RB + Send,
     RB: Send,
 {
+    // SAFETY: the caller took `job_b`'s ref back before anybody executed it.
+    run_b_after(registry, result_a, || unsafe { job_b.run_inline() })
+}
+
+/// Runs `b` on this thread after `a` gave `result_a`, and returns both results (or re-raises
+/// the first panic, once `b` has run).
+#[inline(always)]
+fn run_b_after<RA, RB>(
+    registry: &Registry,
+    result_a: std::thread::Result<RA>,
+    b: impl FnOnce() -> RB,
+) -> (RA, RB) {
     match result_a {
         // The common case. `b` runs uncaught: a panic of it unwinds from here, and `a`'s
         // value, dropped on the way, has a panic of its `Drop` contained.
         Ok(value_a) => {
             let value_a = DropContainedOnUnwind::new(value_a, registry);
-            // SAFETY: the caller took `job_b`'s ref back before anybody executed it.
-            let value_b = unsafe { job_b.run_inline() };
+            let value_b = b();
             (value_a.into_inner(), value_b)
         }
         Err(payload) => {
-            // SAFETY: as above.
-            let result_b = panic::catch_unwind(AssertUnwindSafe(|| unsafe { job_b.run_inline() }));
+            let result_b = panic::catch_unwind(AssertUnwindSafe(b));
             reraise(registry, Err::<RA, _>(payload), result_b)
         }
     }

@@ -146,7 +146,7 @@ impl PrivateHalves {
     /// Owner: whether no private half is left.
     #[inline(always)]
     pub(crate) fn is_empty(&self) -> bool {
-        self.top.load(Ordering::Relaxed) >= self.bottom.load(Ordering::Relaxed)
+        self.len() == 0
     }
 
     /// Owner: hands every private half to `offer`, oldest first, each taken with a thief's

@@ -325,7 +325,7 @@ impl WorkerThread {
     /// must not wait for it, and a task that ended meanwhile may have left the pool idle.
     fn leave_wait(&self) {
         self.count_wanting(false);
-        self.registry.check_idle(self.index);
+        self.check_idle();
         let mut wake = self.wake.get();
         self.registry
             .sleep
@@ -577,7 +577,7 @@ impl WorkerThread {
 
     /// A job run from inside a `join` returns to it: a check point (`idle.rs`).
     pub(crate) fn check_idle(&self) {
-        self.registry.check_idle(self.index);
+        self.registry.check_idle(self.counters());
     }
 
     /// Pops the job this worker pushed last, if it is still there. Always inlined: it is on
@@ -894,7 +894,7 @@ impl WorkerThread {
     /// Goes to sleep through the wake policy, unless work or `done` shows up meanwhile, or
     /// until `deadline`.
     fn idle(&self, done: &dyn Fn() -> bool, deadline: Option<Instant>) {
-        self.registry.check_idle(self.index);
+        self.check_idle();
         let mut wake = self.wake.get();
         let tracing = self.registry.trace.enabled();
         let start = tracing.then(Instant::now);

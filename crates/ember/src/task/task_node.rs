@@ -6,7 +6,7 @@ use std::time::{Duration, Instant};
 
 use super::node::{end, register, Ending, Header, Node};
 use super::{Dependency, TaskError};
-use crate::pool::{block_until, Pool, Registry, Sleeper};
+use crate::pool::{block_until, Pool, Registry, Runner, Sleeper};
 use crate::sync::{lock, Mutex};
 use crate::trace::Label;
 
@@ -54,9 +54,7 @@ impl<T: Send + 'static> Node for TaskNode<T> {
     }
 
     fn schedule(self: Arc<Self>, registry: &Registry, from_task: bool) {
-        crate::pool::submit(registry, from_task, move |runner| {
-            self.run(runner.registry, runner.worker)
-        });
+        crate::pool::submit(registry, from_task, move |runner| self.run(runner));
     }
 
     fn record_cancelled(&self) {
@@ -68,8 +66,9 @@ impl<T: Send + 'static> Node for TaskNode<T> {
 }
 
 impl<T: Send + 'static> TaskNode<T> {
-    fn run(&self, registry: &Registry, worker: usize) {
-        registry.start_counted(worker);
+    fn run(&self, runner: Runner<'_>) {
+        runner.start_counted();
+        let (registry, worker) = (runner.registry, runner.worker);
         let func = lock(&self.func)
             .take()
             .expect("a task runs once, when its last permit is taken");

@@ -163,3 +163,34 @@ pub fn occupy_a_worker(pool: &Pool) -> impl Fn() + Send + Sync + 'static {
     started.wait();
     move || busy.store(false, Ordering::SeqCst)
 }
+
+/// `fib(n)` by the ambient `ember::join`, with no cut-off.
+pub fn fib(n: u64) -> u64 {
+    if n < 2 {
+        return n;
+    }
+    let (a, b) = ember::join(|| fib(n - 1), || fib(n - 2));
+    a + b
+}
+
+/// Under every policy, with 1, 2 and 7 workers, a pool from `pool` gives `fib(22)` and a
+/// parallel sum their serial values.
+pub fn fork_join_results_match(pool: impl Fn(WakePolicy, usize) -> Pool) {
+    use ember::prelude::*;
+    for (name, policy) in policies() {
+        for threads in [1, 2, 7] {
+            let pool = pool(policy, threads);
+            assert_eq!(
+                pool.install(|| fib(22)),
+                17_711,
+                "{name}, {threads} workers"
+            );
+            let sum: u64 = pool.install(|| (0..100_000u64).into_par_iter().map(|x| x % 7).sum());
+            assert_eq!(
+                sum,
+                (0..100_000u64).map(|x| x % 7).sum(),
+                "{name}, {threads}"
+            );
+        }
+    }
+}

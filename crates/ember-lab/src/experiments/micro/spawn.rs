@@ -45,20 +45,28 @@ fn spawn_ops(s: Sizes) -> u64 {
     (s.spawn_tasks * s.spawn_rounds) as u64
 }
 
-fn check_count(counter: &AtomicUsize, s: Sizes, system: &str) {
-    assert_eq!(
-        counter.load(Ordering::SeqCst),
-        s.spawn_tasks,
-        "micro: spawn-many on {system}: not every task ran exactly once"
-    );
-}
-
-fn spawn_ember(s: Sizes, origin: Origin, policy: EmberPolicy) -> Metrics {
-    let pool = policy.build(s.threads, "micro");
+/// `s.spawn_rounds` timed runs of `round`, which spawns `s.spawn_tasks` tasks that each
+/// count themselves once on the counter it is given, and returns once they all ran; each
+/// round's count is checked after its timing.
+fn counted_rounds(s: Sizes, system: &str, mut round: impl FnMut(&Arc<AtomicUsize>)) -> Metrics {
     let mut elapsed = Duration::ZERO;
     for _ in 0..s.spawn_rounds {
         let counter = Arc::new(AtomicUsize::new(0));
         let start = Instant::now();
+        round(&counter);
+        elapsed += start.elapsed();
+        assert_eq!(
+            counter.load(Ordering::SeqCst),
+            s.spawn_tasks,
+            "micro: spawn-many on {system}: not every task ran exactly once"
+        );
+    }
+    rate(spawn_ops(s), elapsed)
+}
+
+fn spawn_ember(s: Sizes, origin: Origin, policy: EmberPolicy) -> Metrics {
+    let pool = policy.build(s.threads, "micro");
+    let metrics = counted_rounds(s, policy.system().name, |counter| {
         match origin {
             Origin::Outside => {
                 for _ in 0..s.spawn_tasks {
@@ -86,10 +94,8 @@ fn spawn_ember(s: Sizes, origin: Origin, policy: EmberPolicy) -> Metrics {
             }
         }
         pool.wait_idle();
-        elapsed += start.elapsed();
-        check_count(&counter, s, policy.system().name);
-    }
-    finish_ember(pool, rate(spawn_ops(s), elapsed))
+    });
+    finish_ember(pool, metrics)
 }
 
 fn spawn_rayon(s: Sizes, origin: Origin) -> Metrics {
@@ -133,48 +139,41 @@ fn spawn_rayon(s: Sizes, origin: Origin) -> Metrics {
 
 fn spawn_tokio(s: Sizes, origin: Origin) -> Metrics {
     let rt = tokio_runtime(s.threads, "micro-tokio");
-    let mut elapsed = Duration::ZERO;
-    for _ in 0..s.spawn_rounds {
-        let counter = Arc::new(AtomicUsize::new(0));
-        let start = Instant::now();
-        match origin {
-            Origin::Outside => {
+    let metrics = counted_rounds(s, "tokio", |counter| match origin {
+        Origin::Outside => {
+            let handles: Vec<_> = (0..s.spawn_tasks)
+                .map(|_| {
+                    let counter = counter.clone();
+                    rt.spawn(async move {
+                        counter.fetch_add(1, Ordering::Relaxed);
+                    })
+                })
+                .collect();
+            rt.block_on(async {
+                for handle in handles {
+                    handle.await.expect("micro: a tokio spawn-many task failed");
+                }
+            });
+        }
+        Origin::Inside => {
+            let counter = counter.clone();
+            let outer = rt.spawn(async move {
                 let handles: Vec<_> = (0..s.spawn_tasks)
                     .map(|_| {
                         let counter = counter.clone();
-                        rt.spawn(async move {
+                        tokio::spawn(async move {
                             counter.fetch_add(1, Ordering::Relaxed);
                         })
                     })
                     .collect();
-                rt.block_on(async {
-                    for handle in handles {
-                        handle.await.expect("micro: a tokio spawn-many task failed");
-                    }
-                });
-            }
-            Origin::Inside => {
-                let counter = counter.clone();
-                let outer = rt.spawn(async move {
-                    let handles: Vec<_> = (0..s.spawn_tasks)
-                        .map(|_| {
-                            let counter = counter.clone();
-                            tokio::spawn(async move {
-                                counter.fetch_add(1, Ordering::Relaxed);
-                            })
-                        })
-                        .collect();
-                    for handle in handles {
-                        handle.await.expect("micro: a tokio spawn-many task failed");
-                    }
-                });
-                rt.block_on(outer)
-                    .expect("micro: the tokio spawning task failed");
-            }
+                for handle in handles {
+                    handle.await.expect("micro: a tokio spawn-many task failed");
+                }
+            });
+            rt.block_on(outer)
+                .expect("micro: the tokio spawning task failed");
         }
-        elapsed += start.elapsed();
-        check_count(&counter, s, "tokio");
-    }
+    });
     drop(rt);
-    rate(spawn_ops(s), elapsed)
+    metrics
 }
