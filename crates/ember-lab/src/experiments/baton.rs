@@ -2,7 +2,7 @@
 //! (ping-pong and chained spawn): every task passes it to the task it spawns, and the chain's
 //! last task reports how many tasks the chain ran, for the experiment to check.
 
-use crossbeam_channel::Sender;
+use super::mailbox::Post;
 
 /// What a chain's last task reports: the chain, and how many tasks it ran.
 pub type Report = (usize, u64);
@@ -36,17 +36,16 @@ impl Baton {
         })
     }
 
-    /// Reports the chain done. A send to a run that stopped listening is dropped: the run's
-    /// own checks count every chain's report.
-    pub fn report(self, tx: &Sender<Report>) {
-        let _ = tx.send((self.chain, self.hop + 1));
+    /// Reports the chain done (the run's own checks count every chain's report).
+    pub fn report(self, tx: &Post<Report>) {
+        tx.send((self.chain, self.hop + 1));
     }
 }
 
 /// One task of a chain on an ember pool: spawns the next on the pool it runs on
 /// ([`ember::spawn`], the counterpart of the `rayon::spawn` and `tokio::spawn` the peers'
 /// tasks call), or reports the chain done.
-pub fn hop_ember(baton: Baton, tx: Sender<Report>) {
+pub fn hop_ember(baton: Baton, tx: Post<Report>) {
     match baton.pass() {
         Some(next) => ember::spawn(move || hop_ember(next, tx)),
         None => baton.report(&tx),
@@ -54,7 +53,7 @@ pub fn hop_ember(baton: Baton, tx: Sender<Report>) {
 }
 
 /// One task of a chain on tokio (runs inside a task, so `tokio::spawn` finds the runtime).
-pub fn hop_tokio(baton: Baton, tx: Sender<Report>) {
+pub fn hop_tokio(baton: Baton, tx: Post<Report>) {
     match baton.pass() {
         Some(next) => {
             tokio::spawn(async move { hop_tokio(next, tx) });
@@ -69,7 +68,7 @@ mod tests {
 
     #[test]
     fn a_chain_of_three_passes_twice_and_reports_three() {
-        let (tx, rx) = crossbeam_channel::unbounded();
+        let (tx, rx) = crate::experiments::mailbox::mailbox();
         let mut baton = Baton::first(7, 3);
         let mut passes = 0;
         while let Some(next) = baton.pass() {
@@ -78,6 +77,6 @@ mod tests {
         }
         baton.report(&tx);
         assert_eq!(passes, 2);
-        assert_eq!(rx.try_recv(), Ok((7, 3)));
+        assert_eq!(rx.try_recv(), Some((7, 3)));
     }
 }

@@ -8,7 +8,7 @@
 //! handing the token on; a *hop* is one such task run. The token of ring `k` makes
 //! `hops / t` hops (the first `hops % t` rings one more), so the `hops` of a wave are split
 //! over the rings. The task that makes a ring's last hop reports it; a wave ends when every
-//! ring has reported. A run makes waves until it has lasted 60 ms, so the fastest and the
+//! ring has reported (to a thread that blocks and wakes once a wave, `mailbox.rs`). A run makes waves until it has lasted 60 ms, so the fastest and the
 //! slowest rows are both measured over a stretch of time long enough to mean something
 //! (`waves` says how many; per-run counts such as `ctx_switches` are per that stretch).
 //!
@@ -68,6 +68,7 @@ use crossbeam_channel::{Receiver, Sender};
 
 use super::baton::{hop_ember, hop_tokio, Baton, Report};
 use super::ember_rows::EmberPolicy;
+use super::mailbox::{mailbox, Mailbox};
 use super::peers::tokio_runtime;
 use super::{oversubscription, params, rate, trial};
 use crate::experiment::{Experiment, Group, LabOpts, Metrics};
@@ -255,7 +256,7 @@ fn waves(shape: Shape, mut wave: impl FnMut()) -> Metrics {
 
 fn run_ember(shape: Shape, policy: EmberPolicy) -> Metrics {
     let pool = policy.build(shape.workers, "cycle");
-    let (tx, rx) = crossbeam_channel::unbounded();
+    let (tx, rx) = mailbox();
     let mut metrics = waves(shape, || {
         for token in shape.tokens() {
             let tx = tx.clone();
@@ -273,7 +274,7 @@ fn run_ember(shape: Shape, policy: EmberPolicy) -> Metrics {
 
 fn run_tokio(shape: Shape) -> Metrics {
     let rt = tokio_runtime(shape.workers, "cycle-tokio");
-    let (tx, rx) = crossbeam_channel::unbounded();
+    let (tx, rx) = mailbox();
     let metrics = waves(shape, || {
         for token in shape.tokens() {
             let tx = tx.clone();
@@ -289,7 +290,7 @@ fn run_tokio(shape: Shape) -> Metrics {
 
 /// The floor: every hop made on the measuring thread, no pool, for as long as a pool's run.
 fn run_single_threaded(shape: Shape) -> Metrics {
-    let (tx, rx) = crossbeam_channel::unbounded();
+    let (tx, rx) = mailbox();
     let metrics = waves(shape, || {
         for token in shape.tokens() {
             let mut token = std::hint::black_box(token);
@@ -318,7 +319,7 @@ fn run_std_threads(shape: Shape) -> Metrics {
     let owner = move |token: &Baton| (token.chain * r + (token.hop % r as u64) as usize) % p;
     let (senders, receivers): (Vec<Sender<Msg>>, Vec<Receiver<Msg>>) =
         (0..p).map(|_| crossbeam_channel::unbounded()).unzip();
-    let (tx, rx) = crossbeam_channel::unbounded();
+    let (tx, rx) = mailbox();
     let threads: Vec<_> = receivers
         .into_iter()
         .enumerate()
@@ -363,18 +364,16 @@ fn run_std_threads(shape: Shape) -> Metrics {
 }
 
 /// Waits until every ring has reported and checks each made exactly its share of hops.
-fn collect_reports(shape: Shape, rx: &Receiver<Report>) {
-    let deadline = Instant::now() + TIMEOUT;
+fn collect_reports(shape: Shape, rx: &Mailbox<Report>) {
+    let reports = rx.recv_many(shape.rings, TIMEOUT).unwrap_or_else(|some| {
+        panic!(
+            "cycle: only {} of {} rings finished in {TIMEOUT:?}; a task was lost",
+            some.len(),
+            shape.rings
+        )
+    });
     let mut seen = vec![false; shape.rings];
-    for _ in 0..shape.rings {
-        let (ring, made) = match rx.recv_deadline(deadline) {
-            Ok(report) => report,
-            Err(e) => panic!(
-                "cycle: only {} of {} rings finished ({e}); a task was lost",
-                seen.iter().filter(|&&s| s).count(),
-                shape.rings
-            ),
-        };
+    for (ring, made) in reports {
         assert!(!seen[ring], "cycle: ring {ring} finished twice");
         seen[ring] = true;
         assert_eq!(
@@ -387,8 +386,8 @@ fn collect_reports(shape: Shape, rx: &Receiver<Report>) {
 
 /// After the system has shut down (every task has run and let go of its sender), no
 /// report may be left over: one would mean a ring's last hop ran twice.
-fn assert_no_more_reports(rx: &Receiver<Report>) {
-    if let Ok((ring, made)) = rx.try_recv() {
+fn assert_no_more_reports(rx: &Mailbox<Report>) {
+    if let Some((ring, made)) = rx.try_recv() {
         panic!("cycle: ring {ring} reported again after {made} hops");
     }
 }

@@ -38,7 +38,9 @@
 //!   bounce (one task run, or one message received).
 //! - **chained spawn**: a chain of 1,000 tasks, each spawning the next; the last reports.
 //!   Chains run one after another (the next starts when the previous one has reported). An
-//!   op is one link.
+//!   op is one link. Pairs and chains report to a waiting thread that blocks at once and
+//!   wakes once a wave (`mailbox.rs`: a channel's receive yields the processor while it
+//!   waits, which moved the switch counts of every row from run to run).
 //! - **successor hold**: 100 parents, one at a time on an idle pool, each spawns one
 //!   successor and then runs 1 ms without a scheduling point; the table gives how long each
 //!   successor waited to start (`hold_max_us`, `hold_median_us`; `hold.rs`). An op is one
@@ -73,7 +75,7 @@
 //! the tree-sum the node count;
 //! every pair and chain reports exactly once with exactly its number of bounces or links
 //! (the ball carries its count); nothing reports again after the pool has shut down. A run
-//! that waits on a channel or latch longer than `TIMEOUT` (120 s) for a result panics rather
+//! that waits longer than `TIMEOUT` (120 s) for a result (a wave's reports) panics rather
 //! than hang (`Pool::wait_idle` has no time limit; it must return once the tasks are done).
 
 mod fork_join;

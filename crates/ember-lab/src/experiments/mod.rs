@@ -9,6 +9,7 @@ pub mod cycle;
 pub mod ember_rows;
 pub mod flow;
 pub mod light_load;
+pub mod mailbox;
 pub mod micro;
 pub mod peers;
 pub mod producer_consumer;

@@ -3,6 +3,7 @@
 
 use super::*;
 use crate::experiments::baton::{hop_ember, hop_tokio, Baton, Report};
+use crate::experiments::mailbox::{mailbox, Mailbox, Post};
 use crate::systems;
 
 /// A set of relays: `concurrent` relays run at once, `waves` times one after another, each
@@ -46,10 +47,19 @@ impl Relays {
     }
 
     /// Waits for every relay of a wave to report once, with exactly `length` runs.
-    fn collect(&self, rx: &Receiver<Report>, system: &str) {
+    fn collect(&self, rx: &Mailbox<Report>, system: &str) {
+        let reports = rx
+            .recv_many(self.concurrent, TIMEOUT)
+            .unwrap_or_else(|some| {
+                panic!(
+                "micro: {} on {system}: {} of {} relays reported in {TIMEOUT:?}; a task was lost",
+                self.what,
+                some.len(),
+                self.concurrent
+            )
+            });
         let mut seen = vec![false; self.concurrent];
-        for _ in 0..self.concurrent {
-            let (relay, runs) = recv_or_die(rx, self.what);
+        for (relay, runs) in reports {
             assert!(
                 !seen[relay],
                 "micro: {} on {system}: relay {relay} finished twice",
@@ -65,8 +75,8 @@ impl Relays {
     }
 
     /// Once the system has shut down, nothing may report any more.
-    fn check_quiet(&self, rx: &Receiver<Report>, system: &str) {
-        if let Ok((relay, runs)) = rx.try_recv() {
+    fn check_quiet(&self, rx: &Mailbox<Report>, system: &str) {
+        if let Some((relay, runs)) = rx.try_recv() {
             panic!(
                 "micro: {} on {system}: relay {relay} reported again after {runs} runs",
                 self.what
@@ -89,7 +99,7 @@ pub(super) fn relay_trials(s: Sizes, relays: Relays) -> Vec<Trial> {
 
 fn relays_ember(s: Sizes, relays: Relays, policy: EmberPolicy) -> Metrics {
     let pool = policy.build(s.threads, "micro");
-    let (tx, rx) = crossbeam_channel::unbounded();
+    let (tx, rx) = mailbox();
     let start = Instant::now();
     for _ in 0..relays.waves {
         for baton in relays.batons() {
@@ -106,7 +116,7 @@ fn relays_ember(s: Sizes, relays: Relays, policy: EmberPolicy) -> Metrics {
 }
 
 /// One task of a relay on rayon (runs on a pool thread, so `rayon::spawn` uses that pool).
-fn hop_rayon(baton: Baton, tx: Sender<Report>) {
+fn hop_rayon(baton: Baton, tx: Post<Report>) {
     match baton.pass() {
         Some(next) => rayon::spawn(move || hop_rayon(next, tx)),
         None => baton.report(&tx),
@@ -114,7 +124,7 @@ fn hop_rayon(baton: Baton, tx: Sender<Report>) {
 }
 
 fn relays_rayon(s: Sizes, relays: Relays) -> Metrics {
-    let (tx, rx) = crossbeam_channel::unbounded();
+    let (tx, rx) = mailbox();
     let metrics = with_rayon(s.threads, |pool| {
         let start = Instant::now();
         for _ in 0..relays.waves {
@@ -132,7 +142,7 @@ fn relays_rayon(s: Sizes, relays: Relays) -> Metrics {
 
 fn relays_tokio(s: Sizes, relays: Relays) -> Metrics {
     let rt = tokio_runtime(s.threads, "micro-tokio");
-    let (tx, rx) = crossbeam_channel::unbounded();
+    let (tx, rx) = mailbox();
     let start = Instant::now();
     for _ in 0..relays.waves {
         for baton in relays.batons() {

@@ -1,0 +1,163 @@
+//! Where the chains of `micro` and `cycle` report to the thread that waits for them: a
+//! queue behind a mutex, and a condition variable that the one waiting thread blocks on.
+//!
+//! Why not a channel, as elsewhere in the lab: a crossbeam-channel receive (and std's
+//! `mpsc`, built the same way) spins, then yields the processor a few times, then spins
+//! again as it registers, before it blocks. `micro`'s chained spawn waits for each of its
+//! 1,000 chains in turn, and on a 2-core machine the waiting thread, woken by the worker
+//! that ran the last chain, often lands on that worker's processor: each of its yields
+//! then hands the processor to the worker and back, a context switch counted against the
+//! system under test, and whether it lands there changes from run to run. With a channel,
+//! a run's involuntary switches ranged over 291–1,124 for ember, 5–1,288 for
+//! `ember-biased` and 7,603–8,967 for rayon (9 runs each, 2026-11-24, `ember-lab micro
+//! --micro-bench chained-spawn --repeat 9`); with this mailbox over 1–480, 135–1,004 and
+//! 1,001–1,009, what is left being the woken waiter taking a worker's processor. Here the
+//! waiting thread blocks at once and is woken once a wave, when the last report it waits
+//! for arrives (a channel would wake it for each): one switch per wave, whatever the
+//! system.
+//!
+//! Hand-written because that is what a channel does not do: a receive that never spins or
+//! yields and wakes once for many values. A few lines of `std`.
+
+use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
+use std::time::{Duration, Instant};
+
+struct Shared<T> {
+    state: Mutex<State<T>>,
+    /// Signalled when the values the waiter wants have all arrived.
+    complete: Condvar,
+}
+
+struct State<T> {
+    /// Values not yet received, oldest first.
+    values: Vec<T>,
+    /// How many values the waiting thread waits for; 0 while it does not wait.
+    wanted: usize,
+}
+
+impl<T> Shared<T> {
+    /// The state; a panic while it was held (only an allocation failure can do that) left
+    /// it whole.
+    fn state(&self) -> MutexGuard<'_, State<T>> {
+        self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
+/// The sending side: cloned into every chain.
+pub struct Post<T> {
+    shared: Arc<Shared<T>>,
+}
+
+impl<T> Clone for Post<T> {
+    fn clone(&self) -> Self {
+        Post {
+            shared: Arc::clone(&self.shared),
+        }
+    }
+}
+
+impl<T> Post<T> {
+    /// Leaves `value` for the waiting thread, and wakes it if that completes what it waits
+    /// for (and only then: a wave's reports wake it once, not once each).
+    pub fn send(&self, value: T) {
+        let mut state = self.shared.state();
+        state.values.push(value);
+        let complete = state.wanted != 0 && state.values.len() >= state.wanted;
+        drop(state);
+        if complete {
+            self.shared.complete.notify_one();
+        }
+    }
+}
+
+/// The receiving side, for one waiting thread.
+pub struct Mailbox<T> {
+    shared: Arc<Shared<T>>,
+}
+
+/// A new mailbox and its first sender.
+pub fn mailbox<T>() -> (Post<T>, Mailbox<T>) {
+    let shared = Arc::new(Shared {
+        state: Mutex::new(State {
+            values: Vec::new(),
+            wanted: 0,
+        }),
+        complete: Condvar::new(),
+    });
+    (
+        Post {
+            shared: Arc::clone(&shared),
+        },
+        Mailbox { shared },
+    )
+}
+
+impl<T> Mailbox<T> {
+    /// The `count` oldest values, oldest first, blocking until that many have arrived; if
+    /// `timeout` passes first, `Err` with the fewer that did.
+    pub fn recv_many(&self, count: usize, timeout: Duration) -> Result<Vec<T>, Vec<T>> {
+        let deadline = Instant::now() + timeout;
+        let mut state = self.shared.state();
+        loop {
+            if state.values.len() >= count {
+                state.wanted = 0;
+                return Ok(state.values.drain(..count).collect());
+            }
+            let Some(left) = deadline.checked_duration_since(Instant::now()) else {
+                state.wanted = 0;
+                return Err(std::mem::take(&mut state.values));
+            };
+            state.wanted = count;
+            state = self
+                .shared
+                .complete
+                .wait_timeout(state, left)
+                .unwrap_or_else(PoisonError::into_inner)
+                .0;
+        }
+    }
+
+    /// The oldest value, if one has arrived.
+    pub fn try_recv(&self) -> Option<T> {
+        let mut state = self.shared.state();
+        (!state.values.is_empty()).then(|| state.values.remove(0))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::mailbox;
+    use std::time::Duration;
+
+    const LONG: Duration = Duration::from_secs(60);
+
+    #[test]
+    fn values_from_another_thread_arrive_in_order() {
+        let (post, mailbox) = mailbox();
+        let sender = std::thread::spawn(move || (0..100).for_each(|i| post.send(i)));
+        let first = mailbox.recv_many(60, LONG).unwrap();
+        let rest = mailbox.recv_many(40, LONG).unwrap();
+        sender.join().unwrap();
+        assert_eq!([first, rest].concat(), (0..100).collect::<Vec<_>>());
+        assert_eq!(mailbox.try_recv(), None);
+    }
+
+    #[test]
+    fn a_wait_that_times_out_returns_what_arrived() {
+        let (post, mailbox) = mailbox();
+        post.send(7);
+        assert_eq!(
+            mailbox.recv_many(2, Duration::from_millis(10)),
+            Err(vec![7])
+        );
+        assert_eq!(mailbox.try_recv(), None);
+    }
+
+    #[test]
+    fn values_beyond_those_waited_for_stay_for_later() {
+        let (post, mailbox) = mailbox();
+        (1..=3).for_each(|i| post.send(i));
+        assert_eq!(mailbox.recv_many(2, LONG), Ok(vec![1, 2]));
+        assert_eq!(mailbox.try_recv(), Some(3));
+    }
+}
