@@ -4,7 +4,8 @@
 //! cargo run --release -p ember --example idle_cost
 //! ```
 //!
-//! For a pool of two workers, with and without lazy joins, it prints the CPU time the pool's
+//! For a pool of two workers, with and without lazy joins and with sequential joins, it
+//! prints the CPU time the pool's
 //! threads used over 5 s with nothing to do (from `/proc/self/task/*/schedstat`, so Linux
 //! only; nanosecond resolution), then the wall time of a `join` of two 200 ms halves made on
 //! that idle pool (≈ 200 ms when the halves run in parallel, 400 ms when they do not).
@@ -33,10 +34,20 @@ fn busy(for_: Duration) {
 }
 
 fn main() {
-    for lazy in [false, true] {
-        let pool = ember::Pool::builder()
+    let configurations = [
+        (
+            "lazy_joins(false)",
+            ember::Pool::builder().lazy_joins(false),
+        ),
+        ("lazy_joins(true) ", ember::Pool::builder().lazy_joins(true)),
+        (
+            "sequential_joins ",
+            ember::Pool::builder().sequential_joins(true),
+        ),
+    ];
+    for (configuration, builder) in configurations {
+        let pool = builder
             .threads(2)
-            .lazy_joins(lazy)
             .name("idle-cost")
             .build()
             .expect("a pool of two workers");
@@ -58,7 +69,7 @@ fn main() {
             )
         });
         println!(
-            "lazy_joins({lazy}): pool threads' CPU over 5 s idle: {idle}; \
+            "{configuration}: pool threads' CPU over 5 s idle: {idle}; \
              join of two 200 ms halves on the idle pool: {:.1} ms",
             start.elapsed().as_secs_f64() * 1e3
         );
