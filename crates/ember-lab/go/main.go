@@ -59,7 +59,11 @@ func metric(name string, v float64) { fmt.Printf("%s %g\n", name, v) }
 // threads.
 func cycle(workers, rings, ringLen int, hops uint64, target time.Duration) {
 	runtime.GOMAXPROCS(workers)
-	done := make(chan uint64, rings)
+	// A wave's end wakes the measuring goroutine once, as the Rust rows' mailbox does: each
+	// ring's last hop adds its count, and the one that finishes the wave signals.
+	done := make(chan struct{}, 1)
+	var made atomic.Uint64
+	var unfinished atomic.Int64
 	var inboxes [][]chan uint64
 	for k := 0; k < rings; k++ {
 		share := hops / uint64(rings)
@@ -75,7 +79,10 @@ func cycle(workers, rings, ringLen int, hops uint64, target time.Duration) {
 			go func() {
 				for hop := range in {
 					if hop+1 == share {
-						done <- hop + 1
+						made.Add(hop + 1)
+						if unfinished.Add(-1) == 0 {
+							done <- struct{}{}
+						}
 						continue
 					}
 					out <- hop + 1
@@ -87,14 +94,13 @@ func cycle(workers, rings, ringLen int, hops uint64, target time.Duration) {
 	start := time.Now()
 	waves := uint64(0)
 	for waves == 0 || time.Since(start) < target {
+		made.Store(0)
+		unfinished.Store(int64(rings))
 		for _, ring := range inboxes {
 			ring[0] <- 0
 		}
-		var total uint64
-		for k := 0; k < rings; k++ {
-			total += <-done
-		}
-		if total != hops {
+		<-done
+		if total := made.Load(); total != hops {
 			fail(fmt.Sprintf("cycle: %d hops made, %d asked", total, hops))
 		}
 		waves++

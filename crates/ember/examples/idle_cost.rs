@@ -8,7 +8,11 @@
 //! prints the CPU time the pool's
 //! threads used over 5 s with nothing to do (from `/proc/self/task/*/schedstat`, so Linux
 //! only; nanosecond resolution), then the wall time of a `join` of two 200 ms halves made on
-//! that idle pool (≈ 200 ms when the halves run in parallel, 400 ms when they do not).
+//! that idle pool (≈ 200 ms when the halves run in parallel, 400 ms when they do not). That
+//! `join` is made three `join`s deep, the depth from which sequential joins may run two
+//! halves as plain calls (once a worker keeps three halves for thieves); on an idle pool the
+//! sleeping worker wants work, so each of those `join`s offers its half rather than keeping
+//! it, and the option leaves a coarse `join` parallel.
 
 use std::time::{Duration, Instant};
 
@@ -24,6 +28,15 @@ fn threads_cpu_ns(prefix: &str) -> Option<u64> {
         }
     }
     Some(total)
+}
+
+/// `f` called `depth` `join`s deep, each with an empty other half.
+fn nested(depth: u32, f: impl FnOnce() + Send) {
+    if depth == 0 {
+        f()
+    } else {
+        ember::join(|| nested(depth - 1, f), || ());
+    }
 }
 
 fn busy(for_: Duration) {
@@ -63,10 +76,12 @@ fn main() {
         };
         let start = Instant::now();
         pool.install(|| {
-            ember::join(
-                || busy(Duration::from_millis(200)),
-                || busy(Duration::from_millis(200)),
-            )
+            nested(3, || {
+                ember::join(
+                    || busy(Duration::from_millis(200)),
+                    || busy(Duration::from_millis(200)),
+                );
+            })
         });
         println!(
             "{configuration}: pool threads' CPU over 5 s idle: {idle}; \

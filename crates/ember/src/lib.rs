@@ -51,7 +51,7 @@
 //! nothing (or steals the chain away to a cold core), so by default a spawn onto the
 //! worker's empty deque owes that wake-up until the spawner's next scheduling point, or
 //! 100 µs ([`PoolBuilder::defer_wakeups`], Linux): chains of spawns stay on one thread, with
-//! no more context switches than under `Biased` (`micro`'s chained spawn). The successor of a job that spawns and then runs on
+//! about `Biased`'s context switches (`micro`'s chained spawn, claimed at most 1.2×). The successor of a job that spawns and then runs on
 //! waits the 100 µs (and the alarm's own latency) before anybody is woken for it, but not
 //! at every such spawn: once the alarm has had to wake for a worker, that worker's next 16
 //! spawns that would owe a wake-up make it at once, so such a job holds a successor about

@@ -8,8 +8,10 @@
 //! handing the token on; a *hop* is one such task run. The token of ring `k` makes
 //! `hops / t` hops (the first `hops % t` rings one more), so the `hops` of a wave are split
 //! over the rings. The task that makes a ring's last hop reports it; a wave ends when every
-//! ring has reported (to a thread that blocks and wakes once a wave, `mailbox.rs`). A run makes waves until it has lasted 60 ms, so the fastest and the
-//! slowest rows are both measured over a stretch of time long enough to mean something
+//! ring has reported (to a mailbox whose waiter is woken once a wave, `mailbox.rs`; the Go
+//! peer signals once a wave too). A run makes waves until it has lasted 60 ms, so the
+//! fastest and the slowest rows are both measured over a stretch of time long enough to
+//! mean something
 //! (`waves` says how many; per-run counts such as `ctx_switches` are per that stretch).
 //!
 //! The rings run on `p` workers. The sweep is `p = cores` and `p = 100` (on a machine with
@@ -365,13 +367,12 @@ fn run_std_threads(shape: Shape) -> Metrics {
 
 /// Waits until every ring has reported and checks each made exactly its share of hops.
 fn collect_reports(shape: Shape, rx: &Mailbox<Report>) {
-    let reports = rx.recv_many(shape.rings, TIMEOUT).unwrap_or_else(|some| {
-        panic!(
-            "cycle: only {} of {} rings finished in {TIMEOUT:?}; a task was lost",
-            some.len(),
-            shape.rings
-        )
-    });
+    // What came, all of it or the fewer before the timeout: each report is checked before a
+    // shortfall is called a loss, so a ring that reported twice says so.
+    let (reports, complete) = match rx.recv_many(shape.rings, TIMEOUT) {
+        Ok(reports) => (reports, true),
+        Err(some) => (some, false),
+    };
     let mut seen = vec![false; shape.rings];
     for (ring, made) in reports {
         assert!(!seen[ring], "cycle: ring {ring} finished twice");
@@ -382,6 +383,12 @@ fn collect_reports(shape: Shape, rx: &Mailbox<Report>) {
             "cycle: ring {ring} made the wrong number of hops"
         );
     }
+    assert!(
+        complete,
+        "cycle: only {} of {} rings finished in {TIMEOUT:?}; a task was lost",
+        seen.iter().filter(|&&s| s).count(),
+        shape.rings
+    );
 }
 
 /// After the system has shut down (every task has run and let go of its sender), no

@@ -2,8 +2,8 @@
 //! queue behind a mutex, and a condition variable that the one waiting thread blocks on.
 //!
 //! Why not a channel, as elsewhere in the lab: a crossbeam-channel receive (and std's
-//! `mpsc`, built the same way) spins, then yields the processor a few times, then spins
-//! again as it registers, before it blocks. `micro`'s chained spawn waits for each of its
+//! `mpsc`, built the same way) spins, then yields the processor a few times, before it
+//! registers and blocks. `micro`'s chained spawn waits for each of its
 //! 1,000 chains in turn, and on a 2-core machine the waiting thread, woken by the worker
 //! that ran the last chain, often lands on that worker's processor: each of its yields
 //! then hands the processor to the worker and back, a context switch counted against the
@@ -12,9 +12,9 @@
 //! `ember-biased` and 7,603–8,967 for rayon (9 runs each, 2026-11-24, `ember-lab micro
 //! --micro-bench chained-spawn --repeat 9`); with this mailbox over 1–480, 135–1,004 and
 //! 1,001–1,009, what is left being the woken waiter taking a worker's processor. Here the
-//! waiting thread blocks at once and is woken once a wave, when the last report it waits
-//! for arrives (a channel would wake it for each): one switch per wave, whatever the
-//! system.
+//! waiting thread blocks at once, unless the wave's reports are already in, and is woken
+//! once a wave, when the last report it waits for arrives (a channel would wake it for
+//! each): at most one switch of the waiter per wave, whatever the system.
 //!
 //! Hand-written because that is what a channel does not do: a receive that never spins or
 //! yields and wakes once for many values. A few lines of `std`.
@@ -33,11 +33,13 @@ struct State<T> {
     values: Vec<T>,
     /// How many values the waiting thread waits for; 0 while it does not wait.
     wanted: usize,
+    /// Live [`Post`]s: once there are none, nothing more can arrive.
+    senders: usize,
 }
 
 impl<T> Shared<T> {
-    /// The state; a panic while it was held (only an allocation failure can do that) left
-    /// it whole.
+    /// The state; a panic while it was held (only a `Vec` whose capacity overflows can
+    /// do that) left it whole.
     fn state(&self) -> MutexGuard<'_, State<T>> {
         self.state.lock().unwrap_or_else(PoisonError::into_inner)
     }
@@ -50,8 +52,23 @@ pub struct Post<T> {
 
 impl<T> Clone for Post<T> {
     fn clone(&self) -> Self {
+        self.shared.state().senders += 1;
         Post {
             shared: Arc::clone(&self.shared),
+        }
+    }
+}
+
+impl<T> Drop for Post<T> {
+    /// The last one wakes a waiter: every sender is gone (the threads holding them panicked,
+    /// say), so what it waits for will not come.
+    fn drop(&mut self) {
+        let mut state = self.shared.state();
+        state.senders -= 1;
+        let hopeless = state.senders == 0 && state.wanted != 0;
+        drop(state);
+        if hopeless {
+            self.shared.complete.notify_one();
         }
     }
 }
@@ -81,6 +98,7 @@ pub fn mailbox<T>() -> (Post<T>, Mailbox<T>) {
         state: Mutex::new(State {
             values: Vec::new(),
             wanted: 0,
+            senders: 1,
         }),
         complete: Condvar::new(),
     });
@@ -94,7 +112,8 @@ pub fn mailbox<T>() -> (Post<T>, Mailbox<T>) {
 
 impl<T> Mailbox<T> {
     /// The `count` oldest values, oldest first, blocking until that many have arrived; if
-    /// `timeout` passes first, `Err` with the fewer that did.
+    /// `timeout` passes first, or every [`Post`] is dropped before they do, `Err` with
+    /// the fewer that did (taken out of the mailbox).
     pub fn recv_many(&self, count: usize, timeout: Duration) -> Result<Vec<T>, Vec<T>> {
         let deadline = Instant::now() + timeout;
         let mut state = self.shared.state();
@@ -103,7 +122,8 @@ impl<T> Mailbox<T> {
                 state.wanted = 0;
                 return Ok(state.values.drain(..count).collect());
             }
-            let Some(left) = deadline.checked_duration_since(Instant::now()) else {
+            let left = deadline.checked_duration_since(Instant::now());
+            let Some(left) = left.filter(|_| state.senders != 0) else {
                 state.wanted = 0;
                 return Err(std::mem::take(&mut state.values));
             };
@@ -151,6 +171,30 @@ mod tests {
             Err(vec![7])
         );
         assert_eq!(mailbox.try_recv(), None);
+    }
+
+    /// The waiter's own timeout is a day, so only the last sender's drop can end its wait
+    /// within the watchdog's minute.
+    #[test]
+    fn a_wait_ends_once_every_sender_is_gone() {
+        let (post, mailbox) = mailbox();
+        let (result_tx, result_rx) = std::sync::mpsc::channel();
+        let waiter = std::thread::spawn(move || {
+            result_tx
+                .send(mailbox.recv_many(3, Duration::from_secs(86_400)))
+                .unwrap()
+        });
+        let second = post.clone();
+        post.send(1);
+        drop(post);
+        std::thread::sleep(Duration::from_millis(50));
+        second.send(2);
+        drop(second);
+        let result = result_rx
+            .recv_timeout(LONG)
+            .expect("the wait outlived every sender");
+        assert_eq!(result, Err(vec![1, 2]));
+        waiter.join().unwrap();
     }
 
     #[test]
