@@ -367,11 +367,15 @@ fn run_std_threads(shape: Shape) -> Metrics {
 
 /// Waits until every ring has reported and checks each made exactly its share of hops.
 fn collect_reports(shape: Shape, rx: &Mailbox<Report>) {
-    // What came, all of it or the fewer before the timeout: each report is checked before a
-    // shortfall is called a loss, so a ring that reported twice says so.
-    let (reports, complete) = match rx.recv_many(shape.rings, TIMEOUT) {
-        Ok(reports) => (reports, true),
-        Err(some) => (some, false),
+    // What came, all of it or fewer: each report is checked before a shortfall is called a
+    // loss, so that a wave short of two reports or more, one of them a ring that reported
+    // twice, says so.
+    let (reports, shortfall) = match rx.recv_many(shape.rings, TIMEOUT) {
+        Ok(reports) => (reports, None),
+        Err(shortfall) => {
+            let when = shortfall.when(TIMEOUT);
+            (shortfall.arrived, Some(when))
+        }
     };
     let mut seen = vec![false; shape.rings];
     for (ring, made) in reports {
@@ -383,12 +387,13 @@ fn collect_reports(shape: Shape, rx: &Mailbox<Report>) {
             "cycle: ring {ring} made the wrong number of hops"
         );
     }
-    assert!(
-        complete,
-        "cycle: only {} of {} rings finished in {TIMEOUT:?}; a task was lost",
-        seen.iter().filter(|&&s| s).count(),
-        shape.rings
-    );
+    if let Some(when) = shortfall {
+        panic!(
+            "cycle: only {} of {} rings finished {when}; a task was lost",
+            seen.iter().filter(|&&s| s).count(),
+            shape.rings
+        );
+    }
 }
 
 /// After the system has shut down (every task has run and let go of its sender), no

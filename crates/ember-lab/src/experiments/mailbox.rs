@@ -19,13 +19,22 @@
 //! Hand-written because that is what a channel does not do: a receive that never spins or
 //! yields and wakes once for many values. A few lines of `std`.
 
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
 
 struct Shared<T> {
     state: Mutex<State<T>>,
-    /// Signalled when the values the waiter wants have all arrived.
+    /// Signalled when the values the waiter wants have all arrived, or the last sender is
+    /// gone.
     complete: Condvar,
+    /// Live [`Post`]s: once there are none, nothing more can arrive. Outside the mutex, so
+    /// that a chain's clone and drop of its sender do not take the lock the waiter wakes to:
+    /// only the last drop takes it, after its decrement. A waiter reads the count holding
+    /// the lock, so a last drop either comes before that read (which then sees 0: the drop's
+    /// decrement happens before the lock it takes next, and that lock before or after the
+    /// waiter's) or waits for the lock until the waiter sleeps, and then wakes it.
+    senders: AtomicUsize,
 }
 
 struct State<T> {
@@ -33,8 +42,6 @@ struct State<T> {
     values: Vec<T>,
     /// How many values the waiting thread waits for; 0 while it does not wait.
     wanted: usize,
-    /// Live [`Post`]s: once there are none, nothing more can arrive.
-    senders: usize,
 }
 
 impl<T> Shared<T> {
@@ -52,7 +59,7 @@ pub struct Post<T> {
 
 impl<T> Clone for Post<T> {
     fn clone(&self) -> Self {
-        self.shared.state().senders += 1;
+        self.shared.senders.fetch_add(1, Ordering::Relaxed);
         Post {
             shared: Arc::clone(&self.shared),
         }
@@ -63,11 +70,11 @@ impl<T> Drop for Post<T> {
     /// The last one wakes a waiter: every sender is gone (the threads holding them panicked,
     /// say), so what it waits for will not come.
     fn drop(&mut self) {
-        let mut state = self.shared.state();
-        state.senders -= 1;
-        let hopeless = state.senders == 0 && state.wanted != 0;
-        drop(state);
-        if hopeless {
+        if self.shared.senders.fetch_sub(1, Ordering::AcqRel) != 1 {
+            return;
+        }
+        let waiting = self.shared.state().wanted != 0;
+        if waiting {
             self.shared.complete.notify_one();
         }
     }
@@ -87,6 +94,26 @@ impl<T> Post<T> {
     }
 }
 
+/// What a wait that ended short got.
+#[derive(Debug, PartialEq)]
+pub struct Shortfall<T> {
+    /// The values that did arrive, oldest first.
+    pub arrived: Vec<T>,
+    /// Whether the wait ended because every [`Post`] was gone, rather than at its timeout.
+    pub senders_gone: bool,
+}
+
+impl<T> Shortfall<T> {
+    /// When the wait ended, for a panic message; `timeout` was the wait's.
+    pub fn when(&self, timeout: Duration) -> String {
+        if self.senders_gone {
+            "before every sender was gone".to_string()
+        } else {
+            format!("in {timeout:?}")
+        }
+    }
+}
+
 /// The receiving side, for one waiting thread.
 pub struct Mailbox<T> {
     shared: Arc<Shared<T>>,
@@ -98,9 +125,9 @@ pub fn mailbox<T>() -> (Post<T>, Mailbox<T>) {
         state: Mutex::new(State {
             values: Vec::new(),
             wanted: 0,
-            senders: 1,
         }),
         complete: Condvar::new(),
+        senders: AtomicUsize::new(1),
     });
     (
         Post {
@@ -112,9 +139,9 @@ pub fn mailbox<T>() -> (Post<T>, Mailbox<T>) {
 
 impl<T> Mailbox<T> {
     /// The `count` oldest values, oldest first, blocking until that many have arrived; if
-    /// `timeout` passes first, or every [`Post`] is dropped before they do, `Err` with
-    /// the fewer that did (taken out of the mailbox).
-    pub fn recv_many(&self, count: usize, timeout: Duration) -> Result<Vec<T>, Vec<T>> {
+    /// `timeout` passes first, or every [`Post`] is dropped before they do, the fewer that
+    /// did (taken out of the mailbox) and which of the two ended the wait.
+    pub fn recv_many(&self, count: usize, timeout: Duration) -> Result<Vec<T>, Shortfall<T>> {
         let deadline = Instant::now() + timeout;
         let mut state = self.shared.state();
         loop {
@@ -122,10 +149,14 @@ impl<T> Mailbox<T> {
                 state.wanted = 0;
                 return Ok(state.values.drain(..count).collect());
             }
+            let senders_gone = self.shared.senders.load(Ordering::Acquire) == 0;
             let left = deadline.checked_duration_since(Instant::now());
-            let Some(left) = left.filter(|_| state.senders != 0) else {
+            let Some(left) = left.filter(|_| !senders_gone) else {
                 state.wanted = 0;
-                return Err(std::mem::take(&mut state.values));
+                return Err(Shortfall {
+                    arrived: std::mem::take(&mut state.values),
+                    senders_gone,
+                });
             };
             state.wanted = count;
             state = self
@@ -146,7 +177,7 @@ impl<T> Mailbox<T> {
 
 #[cfg(test)]
 mod tests {
-    use super::mailbox;
+    use super::{mailbox, Shortfall};
     use std::time::Duration;
 
     const LONG: Duration = Duration::from_secs(60);
@@ -168,7 +199,10 @@ mod tests {
         post.send(7);
         assert_eq!(
             mailbox.recv_many(2, Duration::from_millis(10)),
-            Err(vec![7])
+            Err(Shortfall {
+                arrived: vec![7],
+                senders_gone: false,
+            })
         );
         assert_eq!(mailbox.try_recv(), None);
     }
@@ -193,7 +227,11 @@ mod tests {
         let result = result_rx
             .recv_timeout(LONG)
             .expect("the wait outlived every sender");
-        assert_eq!(result, Err(vec![1, 2]));
+        let shortfall = Shortfall {
+            arrived: vec![1, 2],
+            senders_gone: true,
+        };
+        assert_eq!(result, Err(shortfall));
         waiter.join().unwrap();
     }
 

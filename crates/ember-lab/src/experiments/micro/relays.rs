@@ -48,11 +48,15 @@ impl Relays {
 
     /// Waits for every relay of a wave to report once, with exactly `length` runs.
     fn collect(&self, rx: &Mailbox<Report>, system: &str) {
-        // What came, all of it or the fewer before the timeout: each report is checked
-        // before a shortfall is called a loss, so a relay that reported twice says so.
-        let (reports, complete) = match rx.recv_many(self.concurrent, TIMEOUT) {
-            Ok(reports) => (reports, true),
-            Err(some) => (some, false),
+        // What came, all of it or fewer: each report is checked before a shortfall is
+        // called a loss, so that a wave short of two reports or more, one of them a relay
+        // that reported twice, says so.
+        let (reports, shortfall) = match rx.recv_many(self.concurrent, TIMEOUT) {
+            Ok(reports) => (reports, None),
+            Err(shortfall) => {
+                let when = shortfall.when(TIMEOUT);
+                (shortfall.arrived, Some(when))
+            }
         };
         let mut seen = vec![false; self.concurrent];
         for (relay, runs) in reports {
@@ -68,13 +72,14 @@ impl Relays {
                 self.what
             );
         }
-        assert!(
-            complete,
-            "micro: {} on {system}: {} of {} relays reported in {TIMEOUT:?}; a task was lost",
-            self.what,
-            seen.iter().filter(|&&s| s).count(),
-            self.concurrent
-        );
+        if let Some(when) = shortfall {
+            panic!(
+                "micro: {} on {system}: {} of {} relays reported {when}; a task was lost",
+                self.what,
+                seen.iter().filter(|&&s| s).count(),
+                self.concurrent
+            );
+        }
     }
 
     /// Once the system has shut down, nothing may report any more.
