@@ -2,7 +2,10 @@
 //! (ping-pong and chained spawn): every task passes it to the task it spawns, and the chain's
 //! last task reports how many tasks the chain ran, for the experiment to check.
 
-use super::mailbox::Post;
+use std::fmt::Arguments;
+use std::time::Duration;
+
+use super::mailbox::{Mailbox, Post};
 
 /// What a chain's last task reports: the chain, and how many tasks it ran.
 pub type Report = (usize, u64);
@@ -42,6 +45,53 @@ impl Baton {
     }
 }
 
+/// Waits for the `count` chains of a wave, numbered `0..count`, to report once each, chain
+/// `k` after exactly `tasks(k)` tasks, and panics otherwise, naming `context` (the experiment
+/// and system) and the chain as a `noun` (`ring`, `relay`). The reports that came are all
+/// checked before a shortfall (after `timeout`, or once every sender is gone) is called a
+/// loss, so that a wave short of two reports or more, one of them a chain that reported
+/// twice, says so.
+pub fn collect_wave(
+    rx: &Mailbox<Report>,
+    count: usize,
+    tasks: impl Fn(usize) -> u64,
+    timeout: Duration,
+    context: Arguments<'_>,
+    noun: &str,
+) {
+    let (reports, shortfall) = match rx.recv_many(count, timeout) {
+        Ok(reports) => (reports, None),
+        Err(shortfall) => {
+            let when = shortfall.when(timeout);
+            (shortfall.arrived, Some(when))
+        }
+    };
+    let mut seen = vec![false; count];
+    for (chain, ran) in reports {
+        assert!(!seen[chain], "{context}: {noun} {chain} finished twice");
+        seen[chain] = true;
+        assert_eq!(
+            ran,
+            tasks(chain),
+            "{context}: {noun} {chain} ran the wrong number of tasks"
+        );
+    }
+    if let Some(when) = shortfall {
+        panic!(
+            "{context}: only {} of {count} {noun}s finished {when}; a task was lost",
+            seen.iter().filter(|&&s| s).count()
+        );
+    }
+}
+
+/// Once the system has shut down (every task has run and let go of its sender), no report
+/// may be left over: one would mean a chain's last task ran twice.
+pub fn assert_no_more_reports(rx: &Mailbox<Report>, context: Arguments<'_>, noun: &str) {
+    if let Some((chain, ran)) = rx.try_recv() {
+        panic!("{context}: {noun} {chain} reported again after {ran} tasks");
+    }
+}
+
 /// One task of a chain on an ember pool: spawns the next on the pool it runs on
 /// ([`ember::spawn`], the counterpart of the `rayon::spawn` and `tokio::spawn` the peers'
 /// tasks call), or reports the chain done.
@@ -64,7 +114,39 @@ pub fn hop_tokio(baton: Baton, tx: Post<Report>) {
 
 #[cfg(test)]
 mod tests {
-    use super::Baton;
+    use super::{Baton, Report};
+
+    /// A wave of `reports` from chains that each should run 5 tasks, checked.
+    fn check(reports: &[Report], count: usize) {
+        let (tx, rx) = crate::experiments::mailbox::mailbox();
+        reports.iter().for_each(|&report| tx.send(report));
+        drop(tx);
+        let wait = std::time::Duration::from_secs(60);
+        super::collect_wave(&rx, count, |_| 5, wait, format_args!("test"), "ring");
+    }
+
+    #[test]
+    fn a_whole_wave_passes() {
+        check(&[(1, 5), (0, 5)], 2);
+    }
+
+    #[test]
+    #[should_panic(expected = "ring 0 finished twice")]
+    fn a_chain_that_reports_twice_fails_even_in_a_short_wave() {
+        check(&[(0, 5), (0, 5)], 3);
+    }
+
+    #[test]
+    #[should_panic(expected = "ring 1 ran the wrong number of tasks")]
+    fn a_chain_that_ran_too_few_tasks_fails() {
+        check(&[(0, 5), (1, 4)], 2);
+    }
+
+    #[test]
+    #[should_panic(expected = "only 1 of 2 rings finished before every sender was gone")]
+    fn a_lost_report_fails() {
+        check(&[(1, 5)], 2);
+    }
 
     #[test]
     fn a_chain_of_three_passes_twice_and_reports_three() {

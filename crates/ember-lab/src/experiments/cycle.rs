@@ -68,7 +68,7 @@ use std::time::{Duration, Instant};
 use clap::Args;
 use crossbeam_channel::{Receiver, Sender};
 
-use super::baton::{hop_ember, hop_tokio, Baton, Report};
+use super::baton::{self, collect_wave, hop_ember, hop_tokio, Baton, Report};
 use super::ember_rows::EmberPolicy;
 use super::mailbox::{mailbox, Mailbox};
 use super::peers::tokio_runtime;
@@ -367,39 +367,18 @@ fn run_std_threads(shape: Shape) -> Metrics {
 
 /// Waits until every ring has reported and checks each made exactly its share of hops.
 fn collect_reports(shape: Shape, rx: &Mailbox<Report>) {
-    // What came, all of it or fewer: each report is checked before a shortfall is called a
-    // loss, so that a wave short of two reports or more, one of them a ring that reported
-    // twice, says so.
-    let (reports, shortfall) = match rx.recv_many(shape.rings, TIMEOUT) {
-        Ok(reports) => (reports, None),
-        Err(shortfall) => {
-            let when = shortfall.when(TIMEOUT);
-            (shortfall.arrived, Some(when))
-        }
-    };
-    let mut seen = vec![false; shape.rings];
-    for (ring, made) in reports {
-        assert!(!seen[ring], "cycle: ring {ring} finished twice");
-        seen[ring] = true;
-        assert_eq!(
-            made,
-            shape.ring_hops(ring),
-            "cycle: ring {ring} made the wrong number of hops"
-        );
-    }
-    if let Some(when) = shortfall {
-        panic!(
-            "cycle: only {} of {} rings finished {when}; a task was lost",
-            seen.iter().filter(|&&s| s).count(),
-            shape.rings
-        );
-    }
+    let hops = |ring| shape.ring_hops(ring);
+    collect_wave(
+        rx,
+        shape.rings,
+        hops,
+        TIMEOUT,
+        format_args!("cycle"),
+        "ring",
+    );
 }
 
-/// After the system has shut down (every task has run and let go of its sender), no
-/// report may be left over: one would mean a ring's last hop ran twice.
+/// After the system has shut down, no report may be left over.
 fn assert_no_more_reports(rx: &Mailbox<Report>) {
-    if let Some((ring, made)) = rx.try_recv() {
-        panic!("cycle: ring {ring} reported again after {made} hops");
-    }
+    baton::assert_no_more_reports(rx, format_args!("cycle"), "ring");
 }

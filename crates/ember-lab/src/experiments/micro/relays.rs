@@ -2,7 +2,9 @@
 //! tokio (and, for ping-pong, tokio tasks passing the ball over channels).
 
 use super::*;
-use crate::experiments::baton::{hop_ember, hop_tokio, Baton, Report};
+use crate::experiments::baton::{
+    assert_no_more_reports, collect_wave, hop_ember, hop_tokio, Baton, Report,
+};
 use crate::experiments::mailbox::{mailbox, Mailbox, Post};
 use crate::systems;
 
@@ -48,48 +50,21 @@ impl Relays {
 
     /// Waits for every relay of a wave to report once, with exactly `length` runs.
     fn collect(&self, rx: &Mailbox<Report>, system: &str) {
-        // What came, all of it or fewer: each report is checked before a shortfall is
-        // called a loss, so that a wave short of two reports or more, one of them a relay
-        // that reported twice, says so.
-        let (reports, shortfall) = match rx.recv_many(self.concurrent, TIMEOUT) {
-            Ok(reports) => (reports, None),
-            Err(shortfall) => {
-                let when = shortfall.when(TIMEOUT);
-                (shortfall.arrived, Some(when))
-            }
-        };
-        let mut seen = vec![false; self.concurrent];
-        for (relay, runs) in reports {
-            assert!(
-                !seen[relay],
-                "micro: {} on {system}: relay {relay} finished twice",
-                self.what
-            );
-            seen[relay] = true;
-            assert_eq!(
-                runs, self.length,
-                "micro: {} on {system}: relay {relay} made the wrong number of runs",
-                self.what
-            );
-        }
-        if let Some(when) = shortfall {
-            panic!(
-                "micro: {} on {system}: {} of {} relays reported {when}; a task was lost",
-                self.what,
-                seen.iter().filter(|&&s| s).count(),
-                self.concurrent
-            );
-        }
+        let context = format_args!("micro: {} on {system}", self.what);
+        collect_wave(
+            rx,
+            self.concurrent,
+            |_| self.length,
+            TIMEOUT,
+            context,
+            "relay",
+        );
     }
 
     /// Once the system has shut down, nothing may report any more.
     fn check_quiet(&self, rx: &Mailbox<Report>, system: &str) {
-        if let Some((relay, runs)) = rx.try_recv() {
-            panic!(
-                "micro: {} on {system}: relay {relay} reported again after {runs} runs",
-                self.what
-            );
-        }
+        let context = format_args!("micro: {} on {system}", self.what);
+        assert_no_more_reports(rx, context, "relay");
     }
 }
 
