@@ -21,6 +21,7 @@ use super::idle;
 use super::job_cache;
 use super::latch::Latch;
 use super::registry::{Registry, WorkerCounters};
+use super::worker::WorkerThread;
 
 /// The payload of a caught panic.
 pub(crate) type Panic = Box<dyn Any + Send + 'static>;
@@ -301,12 +302,23 @@ impl<F> HeapJobBox<F>
 where
     F: FnOnce(Runner<'_>) + Send,
 {
-    /// `func` on the heap: in a block of the cache (`job_cache.rs`) if it fits one, else in
-    /// a `Box`.
+    /// `func` on the heap: in a block of this thread's worker's cache (`job_cache.rs`) if it
+    /// fits one, else in a `Box`.
     #[inline]
     pub(crate) fn new(func: F) -> Self {
         if job_cache::fits::<HeapJob<F>>() {
-            let block = job_cache::alloc_block().cast::<HeapJob<F>>();
+            WorkerThread::with_any_current(|worker| Self::new_on(func, worker))
+        } else {
+            Self::new_on(func, None)
+        }
+    }
+
+    /// [`new`](Self::new) for a caller that has looked up this thread's worker (of any pool)
+    /// already: `worker`, whose cache gives the block.
+    #[inline]
+    pub(crate) fn new_on(func: F, worker: Option<&WorkerThread>) -> Self {
+        if job_cache::fits::<HeapJob<F>>() {
+            let block = job_cache::alloc_block(worker).cast::<HeapJob<F>>();
             // SAFETY: the block is ours and uninitialised, of `BLOCK`'s layout, which holds a
             // `HeapJob<F>` (`fits`).
             unsafe { block.as_ptr().write(HeapJob { func }) };

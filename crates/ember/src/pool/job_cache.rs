@@ -88,13 +88,11 @@ impl Drop for JobCache {
     }
 }
 
-/// An uninitialised block of layout [`BLOCK`]: the cache of this thread's worker's last
-/// freed one, or a fresh one.
+/// An uninitialised block of layout [`BLOCK`]: the last one freed into the cache of
+/// `worker` (this thread's, of any pool, if it is one), or a fresh one.
 #[inline]
-pub(crate) fn alloc_block() -> NonNull<u8> {
-    if let Some(block) =
-        WorkerThread::with_any_current(|worker| worker.and_then(|w| w.job_cache().take()))
-    {
+pub(crate) fn alloc_block(worker: Option<&WorkerThread>) -> NonNull<u8> {
+    if let Some(block) = worker.and_then(|worker| worker.job_cache().take()) {
         return block;
     }
     // SAFETY: `BLOCK` has a non-zero size.

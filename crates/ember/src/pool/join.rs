@@ -168,7 +168,13 @@ where
     RB: Send,
 {
     if worker.join_in_sequence() {
-        return join_in_sequence(&worker.registry, a, b);
+        // Two calls, `a` then `b` (`PoolBuilder::sequential_joins`), with the panics of any
+        // `join`.
+        return run_b_after(
+            &worker.registry,
+            panic::catch_unwind(AssertUnwindSafe(a)),
+            b,
+        );
     }
     let mut job_b = job_for(worker, b);
     // As in `join_with_public_half`: a private half may be offered on the deque, and then
@@ -190,19 +196,6 @@ where
         return both;
     }
     finish(&worker.registry, result_a, job_b.into_result())
-}
-
-/// `join` as two calls, `a` then `b` (`PoolBuilder::sequential_joins`), with the panics of
-/// any `join` (`run_b_after`).
-#[inline(always)]
-fn join_in_sequence<A, B, RA, RB>(registry: &Registry, a: A, b: B) -> (RA, RB)
-where
-    A: FnOnce() -> RA + Send,
-    B: FnOnce() -> RB + Send,
-    RA: Send,
-    RB: Send,
-{
-    run_b_after(registry, panic::catch_unwind(AssertUnwindSafe(a)), b)
 }
 
 /// Runs `b`, taken back before anybody else could run it, on this thread, and returns both

@@ -589,34 +589,42 @@ fn spawn_with<F>(registry: &Registry, f: F, push: impl FnOnce(&WorkerThread, job
 where
     F: FnOnce() + Send + 'static,
 {
-    let job = spawned_job(f);
-    WorkerThread::with_current(registry.id, |worker| match worker {
-        Some(worker) => {
-            worker.count_spawn();
-            push(worker, job);
-        }
-        None => {
-            registry.count_external_spawn();
-            registry.inject(job);
+    // One look at this thread's worker: any pool's gives the job's block, only `registry`'s
+    // takes the job.
+    WorkerThread::with_any_current(|any| {
+        let job = spawned_job(f, any);
+        match any.filter(|worker| worker.registry.id == registry.id) {
+            Some(worker) => {
+                worker.count_spawn();
+                push(worker, job);
+            }
+            None => {
+                registry.count_external_spawn();
+                registry.inject(job);
+            }
         }
     });
 }
 
-/// The job of a spawned closure: a counted task whose panic is reported.
+/// The job of a spawned closure: a counted task whose panic is reported. `worker` is this
+/// thread's, of any pool (`HeapJobBox::new_on`).
 #[inline]
-fn spawned_job<F>(f: F) -> job::JobRef
+fn spawned_job<F>(f: F, worker: Option<&WorkerThread>) -> job::JobRef
 where
     F: FnOnce() + Send + 'static,
 {
-    let job = HeapJobBox::new(move |runner: job::Runner<'_>| {
-        runner.start_counted();
-        let outcome = runner.registry.trace.in_task_span(runner.worker, None, || {
-            panic::catch_unwind(AssertUnwindSafe(f))
-        });
-        runner
-            .registry
-            .finish_spawned(runner.counters, outcome.err());
-    });
+    let job = HeapJobBox::new_on(
+        move |runner: job::Runner<'_>| {
+            runner.start_counted();
+            let outcome = runner.registry.trace.in_task_span(runner.worker, None, || {
+                panic::catch_unwind(AssertUnwindSafe(f))
+            });
+            runner
+                .registry
+                .finish_spawned(runner.counters, outcome.err());
+        },
+        worker,
+    );
     // SAFETY: `f` is 'static, so nothing it holds can end before it runs.
     unsafe { job.into_job_ref() }
 }
