@@ -636,12 +636,15 @@ pub(crate) fn submit<F>(registry: &Registry, from_task: bool, f: F)
 where
     F: FnOnce(Runner<'_>) + Send + 'static,
 {
-    // SAFETY: `f` is 'static.
-    let job = unsafe { HeapJobBox::new(f).into_job_ref() };
-    WorkerThread::with_current(registry.id, |worker| match worker {
-        Some(worker) if from_task && registry.delay_kick => worker.hold(job),
-        Some(worker) => worker.push_shared(job),
-        None => registry.inject(job),
+    // As in `spawn_with`: one look at this thread's worker.
+    WorkerThread::with_any_current(|any| {
+        // SAFETY: `f` is 'static.
+        let job = unsafe { HeapJobBox::new_on(f, any).into_job_ref() };
+        match any.filter(|worker| worker.registry.id == registry.id) {
+            Some(worker) if from_task && registry.delay_kick => worker.hold(job),
+            Some(worker) => worker.push_shared(job),
+            None => registry.inject(job),
+        }
     });
 }
 
