@@ -135,6 +135,31 @@ fn a_worker_that_wants_work_gets_the_kept_halves() {
     }
 }
 
+/// A `join` `depth` deep on `pool` (2 workers), made while its other worker is busy, whose
+/// first half frees that worker and then waits up to `wait` for its second half to send:
+/// what the first half received.
+#[cfg(target_os = "linux")]
+fn first_half_waits_for_second(pool: Pool, depth: usize, wait: Duration) -> Option<u32> {
+    no_deadlock("first half waits", move || {
+        let release = occupy_a_worker(&pool);
+        let (tx, rx) = std::sync::mpsc::channel();
+        pool.install(|| {
+            nested(depth, move || {
+                ember::join(
+                    move || {
+                        release();
+                        rx.recv_timeout(wait).ok()
+                    },
+                    move || {
+                        let _ = tx.send(7u32);
+                    },
+                )
+                .0
+            })
+        })
+    })
+}
+
 /// The three outermost `join`s keep their halves for thieves, sequential joins or not: a
 /// first half that waits for its second, fewer than three kept halves deep, is relieved by
 /// the worker that frees up (on its way to sleep it steals the half). Linux: the steal needs
@@ -144,24 +169,7 @@ fn a_worker_that_wants_work_gets_the_kept_halves() {
 fn the_outermost_halves_are_kept_for_thieves() {
     for depth in 0..3 {
         let pool = sequential(WakePolicy::Searching, 2, true);
-        let received = no_deadlock("outermost", move || {
-            let release = occupy_a_worker(&pool);
-            let (tx, rx) = std::sync::mpsc::channel();
-            pool.install(|| {
-                nested(depth, move || {
-                    ember::join(
-                        move || {
-                            release();
-                            rx.recv_timeout(Duration::from_secs(20)).ok()
-                        },
-                        move || {
-                            let _ = tx.send(7u32);
-                        },
-                    )
-                    .0
-                })
-            })
-        });
+        let received = first_half_waits_for_second(pool, depth, Duration::from_secs(20));
         assert_eq!(received, Some(7), "{depth} kept halves above");
     }
 }
@@ -177,27 +185,10 @@ fn the_outermost_halves_are_kept_for_thieves() {
 fn a_first_half_waiting_for_its_second_is_not_relieved() {
     for on in [true, false] {
         let pool = sequential(WakePolicy::Searching, 2, on);
-        let received = no_deadlock("wait", move || {
-            let release = occupy_a_worker(&pool);
-            let (tx, rx) = std::sync::mpsc::channel();
-            pool.install(|| {
-                nested(3, move || {
-                    ember::join(
-                        move || {
-                            release();
-                            // Known to time out with sequential joins; without, the freed
-                            // worker's steals end it long before.
-                            let wait = if on { 500 } else { 20_000 };
-                            rx.recv_timeout(Duration::from_millis(wait)).ok()
-                        },
-                        move || {
-                            let _ = tx.send(7u32);
-                        },
-                    )
-                    .0
-                })
-            })
-        });
+        // Known to time out with sequential joins; without, the freed worker's steals end it
+        // long before.
+        let wait = Duration::from_millis(if on { 500 } else { 20_000 });
+        let received = first_half_waits_for_second(pool, 3, wait);
         if on {
             assert_eq!(received, None, "the second half ran while its first waited");
         } else {
