@@ -276,21 +276,22 @@ pub(crate) struct HeapJob<F> {
 pub(crate) struct HeapJobBox<F>(NonNull<HeapJob<F>>);
 
 impl<F> HeapJob<F> {
-    /// Moves the closure out of `job` and frees its memory, the way [`HeapJobBox::new`] got it.
+    /// Moves the closure out of `job` and frees its memory, the way [`HeapJobBox::new_on`]
+    /// got it.
     ///
     /// # Safety
-    /// `job` came from [`HeapJobBox::new`], its closure is still in it, and it is not used
-    /// again.
+    /// `job` came from [`HeapJobBox::new_on`] (which `new` calls), its closure is still in
+    /// it, and it is not used again.
     #[inline]
     unsafe fn take_and_free(job: NonNull<Self>) -> F {
         // SAFETY: the closure is there (the caller's promise), and is read out only once.
         let func = unsafe { std::ptr::read(&raw const (*job.as_ptr()).func) };
         if job_cache::fits::<HeapJob<F>>() {
-            // SAFETY: `HeapJobBox::new` took this block from `alloc_block`; its closure is
+            // SAFETY: `HeapJobBox::new_on` took this block from `alloc_block`; its closure is
             // moved out.
             unsafe { job_cache::free_block(job.cast()) };
         } else {
-            // SAFETY: `HeapJobBox::new` leaked this `Box`; `ManuallyDrop` (same layout) frees it
+            // SAFETY: `HeapJobBox::new_on` leaked this `Box`; `ManuallyDrop` (same layout) frees it
             // without dropping the closure moved out above.
             drop(unsafe { Box::from_raw(job.as_ptr().cast::<ManuallyDrop<HeapJob<F>>>()) });
         }
@@ -343,7 +344,7 @@ impl<F> Drop for HeapJobBox<F> {
         // A job dropped before it was queued: its closure and memory go as `execute` would
         // have let them go. No path drops one today (every `new` is queued at once); one that
         // did would run the user's captured values' `Drop` here, and must let it unwind.
-        // SAFETY: `self.0` came from `HeapJobBox::new` and was never queued or run
+        // SAFETY: `self.0` came from `HeapJobBox::new_on` and was never queued or run
         // (`into_job_ref` does not drop `self`).
         drop(unsafe { HeapJob::take_and_free(self.0) });
     }
@@ -354,7 +355,7 @@ where
     F: FnOnce(Runner<'_>) + Send,
 {
     unsafe fn execute(this: *const Self, runner: Runner<'_>) {
-        // SAFETY: `this` came from `HeapJobBox::new` (through `into_job_ref`) and runs once. The
+        // SAFETY: `this` came from `HeapJobBox::new_on` (through `into_job_ref`) and runs once. The
         // memory is freed before the closure runs, so that a job it spawns may reuse it.
         let func = unsafe { HeapJob::take_and_free(NonNull::new_unchecked(this.cast_mut())) };
         func(runner);

@@ -15,11 +15,12 @@
 //! The cache is a plain array of `Cell`s: only its worker's thread touches it (the worker is
 //! not `Sync`), so it needs no atomics, and it holds at most [`CAPACITY`] blocks (2 KiB), given
 //! back to the allocator when the worker's thread exits: by the time a pool's drop returns,
-//! unless its last handle was dropped on a worker, whose drop does not wait for the threads. A block crosses threads only inside a job,
-//! through the queues that hand the job over (and whose protocols have their models): the
-//! cache adds no shared state, and so no protocol of its own to model. Hand-written because what it does is one
-//! line each way: a general object pool or allocator crate would put synchronisation, or a
-//! global allocator, where a worker-local array does.
+//! unless its last handle was dropped on a worker, whose drop does not wait for the threads.
+//! A block crosses threads only inside a job, through the queues that hand the job over (and
+//! whose protocols have their models): the cache adds no shared state, and so no protocol of
+//! its own to model. Hand-written because what it does is one line each way: a general
+//! object pool or allocator crate would put synchronisation, or a global allocator, where a
+//! worker-local array does.
 
 use std::alloc::{alloc, dealloc, handle_alloc_error, Layout};
 use std::cell::Cell;
@@ -89,7 +90,9 @@ impl Drop for JobCache {
 }
 
 /// An uninitialised block of layout [`BLOCK`]: the last one freed into the cache of
-/// `worker` (this thread's, of any pool, if it is one), or a fresh one.
+/// `worker` (this thread's, of any pool, if it is one), or a fresh one. Safe because a
+/// `&WorkerThread` never leaves its thread: the worker is not `Sync` (its `Cell`s, this
+/// cache's among them), so no other thread's cache can be passed here.
 #[inline]
 pub(crate) fn alloc_block(worker: Option<&WorkerThread>) -> NonNull<u8> {
     if let Some(block) = worker.and_then(|worker| worker.job_cache().take()) {
