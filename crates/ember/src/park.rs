@@ -110,6 +110,13 @@ impl Parker {
         }
     }
 
+    /// Whether the owner is blocked in `park` (or committed to blocking: it holds the lock
+    /// between this state and its wait), for the models that start from parked workers.
+    #[cfg(all(test, loom))]
+    pub(crate) fn is_parked(&self) -> bool {
+        self.state.load(Ordering::SeqCst) == PARKED
+    }
+
     /// Leaves a token and wakes the thread if it is blocked. Returns `true` if it was blocked
     /// (a real wake-up), `false` if the token will be consumed by its next `park`.
     pub(crate) fn unpark(&self) -> bool {

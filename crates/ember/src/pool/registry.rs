@@ -169,6 +169,7 @@ impl Registry {
                 workers,
                 lazy_joins,
                 defer_wakeups.map(|bound| u64::try_from(bound.as_nanos()).unwrap_or(u64::MAX)),
+                trace.epoch(),
             ),
             counters: (0..workers).map(|_| CachePadded::default()).collect(),
             broadcasts: (0..workers).map(|_| CachePadded::default()).collect(),
@@ -227,6 +228,13 @@ impl Registry {
     /// Whether any queue holds a job. Called after a `SeqCst` fence by a worker about to sleep.
     pub(crate) fn has_work(&self) -> bool {
         !self.injector.is_empty() || self.stealers.iter().any(|s| !s.is_empty())
+    }
+
+    /// How many jobs the global queue and the workers' deques hold, read one queue at a
+    /// time: a woken searcher's fan-out wakes no more workers than this (`wake/README.md`,
+    /// "Fan-out"). Zero exactly when [`has_work`](Self::has_work) would say no.
+    pub(crate) fn visible_jobs(&self) -> usize {
+        self.injector.len() + self.stealers.iter().map(|s| s.len()).sum::<usize>()
     }
 
     /// Counts a `spawn` made outside the pool (before its job is pushed).

@@ -218,6 +218,7 @@ impl WorkerThread {
             job_cache: JobCache::new(),
         };
         CURRENT.with(|current| current.set(&worker));
+        worker.registry.sleep.enter(index);
         // Declared after `worker`, so dropped before it.
         let _unregister = Unregister;
         // Says the worker is gone however its body ends, so that nobody waits for it forever.
@@ -774,7 +775,7 @@ impl WorkerThread {
         if self
             .registry
             .sleep
-            .found_work(&mut wake, || self.registry.has_work())
+            .found_work(&mut wake, || self.registry.visible_jobs())
         {
             self.wake.set(wake);
         }
@@ -925,7 +926,7 @@ impl WorkerThread {
         if let (true, Some(start)) = (blocked, start) {
             let trace = &self.registry.trace;
             trace.record(self.index, TraceKind::Sleep, start, 0);
-            trace.mark(self.index, TraceKind::Wake, 0);
+            trace.record_wake(self.index, self.registry.sleep.woken(self.index));
         }
     }
 
@@ -976,6 +977,7 @@ struct Unregister;
 impl Drop for Unregister {
     fn drop(&mut self) {
         CURRENT.with(|current| current.set(std::ptr::null()));
+        crate::wake::Sleep::exit();
     }
 }
 

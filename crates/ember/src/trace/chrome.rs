@@ -26,7 +26,7 @@ pub(super) fn write(trace: &Trace, name: &str, mut out: impl Write) -> io::Resul
             escape(name)
         )?;
     }
-    for event in &trace.events {
+    for (flow, event) in trace.events.iter().enumerate() {
         sep(&mut out)?;
         let ts = event.start_ns as f64 / 1000.0;
         let tid = event.worker;
@@ -56,6 +56,17 @@ pub(super) fn write(trace: &Trace, name: &str, mut out: impl Write) -> io::Resul
                      \"ts\":{ts:.3},\"args\":{{\"count\":{}}}}}",
                     event.count
                 )?;
+                if let (Some(waker), Some(at_ns)) = (event.woken_by, event.woken_at_ns) {
+                    // A flow arrow from the waker, when it made the wake-up, to the wakee.
+                    let at = at_ns as f64 / 1000.0;
+                    write!(
+                        out,
+                        ",\n{{\"ph\":\"s\",\"id\":{flow},\"name\":\"wake\",\"cat\":\"wake\",\
+                         \"pid\":1,\"tid\":{waker},\"ts\":{at:.3}}},\n\
+                         {{\"ph\":\"f\",\"bp\":\"e\",\"id\":{flow},\"name\":\"wake\",\
+                         \"cat\":\"wake\",\"pid\":1,\"tid\":{tid},\"ts\":{ts:.3}}}"
+                    )?;
+                }
             }
         }
     }
@@ -103,6 +114,8 @@ mod tests {
                     duration_ns: 2000,
                     label: Some("decode \"7\"".into()),
                     count: 0,
+                    woken_by: None,
+                    woken_at_ns: None,
                 },
                 TraceEvent {
                     kind: TraceKind::Kick,
@@ -111,6 +124,18 @@ mod tests {
                     duration_ns: 0,
                     label: None,
                     count: 3,
+                    woken_by: None,
+                    woken_at_ns: None,
+                },
+                TraceEvent {
+                    kind: TraceKind::Wake,
+                    worker: 1,
+                    start_ns: 9000,
+                    duration_ns: 0,
+                    label: None,
+                    count: 0,
+                    woken_by: Some(0),
+                    woken_at_ns: Some(8000),
                 },
             ],
         };
@@ -122,6 +147,9 @@ mod tests {
         assert!(text.contains("\"ts\":1.500,\"dur\":2.000"));
         assert!(text.contains("\"name\":\"kick\""));
         assert!(text.contains("\"count\":3"));
-        assert_eq!(text.matches("\"ph\":").count(), 4);
+        // The wake-up's arrow: out of worker 0 at 8 µs, into worker 1 at 9 µs.
+        assert!(text.contains("\"ph\":\"s\",\"id\":2,\"name\":\"wake\",\"cat\":\"wake\",\"pid\":1,\"tid\":0,\"ts\":8.000"));
+        assert!(text.contains("\"ph\":\"f\",\"bp\":\"e\",\"id\":2,\"name\":\"wake\",\"cat\":\"wake\",\"pid\":1,\"tid\":1,\"ts\":9.000"));
+        assert_eq!(text.matches("\"ph\":").count(), 7);
     }
 }

@@ -68,6 +68,13 @@ pub struct TraceEvent {
     pub label: Option<String>,
     /// Victim of a `Steal`, number of jobs of a `Kick`.
     pub count: usize,
+    /// On a `Wake`: the worker of the same pool that made the wake-up; `None` when a thread
+    /// outside the pool made it (a caller, the pool's alarm thread, another pool's worker).
+    /// Of several wake-ups racing for one sleep, the last one made.
+    pub woken_by: Option<usize>,
+    /// On a `Wake`: when the wake-up was made, on the clock of `start_ns`. The Chrome export
+    /// draws an arrow from the waker at this time to the woken worker at `start_ns`.
+    pub woken_at_ns: Option<u64>,
 }
 
 impl TraceEvent {
@@ -116,6 +123,7 @@ struct Pending {
     end: Instant,
     label: Option<Label>,
     count: usize,
+    woken: crate::wake::Woken,
 }
 
 /// The recorder of one pool.
@@ -140,6 +148,26 @@ impl Tracer {
 
     pub(crate) fn enabled(&self) -> bool {
         self.enabled
+    }
+
+    /// The instant events are timed from, if this tracer records.
+    pub(crate) fn epoch(&self) -> Option<Instant> {
+        self.enabled.then_some(self.epoch)
+    }
+
+    /// Records that `worker` woke now, from a sleep `woken` tells who ended, and when.
+    pub(crate) fn record_wake(&self, worker: usize, woken: crate::wake::Woken) {
+        if self.enabled {
+            let now = Instant::now();
+            self.buffers[worker].push(Pending {
+                kind: TraceKind::Wake,
+                start: now,
+                end: now,
+                label: None,
+                count: 0,
+                woken,
+            });
+        }
     }
 
     /// Runs `task` in a task span on `worker`, recorded when it ends. `task` must catch its
@@ -190,6 +218,7 @@ impl Tracer {
                 end: Instant::now(),
                 label: None,
                 count,
+                woken: Default::default(),
             });
         }
     }
@@ -212,6 +241,8 @@ impl Tracer {
                     duration_ns,
                     label: p.label.map(|l| l.0.to_string()),
                     count: p.count,
+                    woken_by: p.woken.by,
+                    woken_at_ns: p.woken.at_ns,
                 });
             }
         }
@@ -240,6 +271,7 @@ impl Drop for Span<'_> {
             end: Instant::now(),
             label: self.label.take(),
             count: 0,
+            woken: Default::default(),
         });
     }
 }

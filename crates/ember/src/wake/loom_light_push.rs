@@ -138,7 +138,8 @@ fn hand_off_step_by_step(heavy: bool) {
                     thread::yield_now();
                 }
                 assert_eq!(pool.deques[0].steal(), Some(SPAWNED));
-                pool.sleep.found_work(&mut me, || pool.has_work());
+                pool.sleep
+                    .found_work(&mut me, || usize::from(pool.has_work()));
                 step.store(3, Ordering::Relaxed);
                 pool.ran(SPAWNED);
             })

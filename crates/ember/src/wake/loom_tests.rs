@@ -78,7 +78,7 @@ impl World {
             }
             if found {
                 self.sleep
-                    .found_work(&mut me, || self.queued.load(Ordering::SeqCst) > 0);
+                    .found_work(&mut me, || self.queued.load(Ordering::SeqCst));
                 self.book();
                 on_job(self);
                 continue;
@@ -263,7 +263,7 @@ fn waiter_beside_a_worker(counted: bool) {
                         if !counted {
                             world
                                 .sleep
-                                .found_work(&mut me, || world.queued.load(Ordering::SeqCst) > 0);
+                                .found_work(&mut me, || world.queued.load(Ordering::SeqCst));
                         }
                         world.book();
                         gated();
@@ -296,4 +296,85 @@ fn loom_waiter_takes_jobs_uncounted() {
 #[ignore = "mutant: must fail (deadlock), showing the model catches a waiter holding a searcher's place"]
 fn mutant_waiter_counted_without_hand_off() {
     waiter_beside_a_worker(true);
+}
+
+/// A burst on a pool whose workers all sleep: three jobs queued by one push, which wakes one
+/// worker. That worker, woken as a searcher, finds work with two more jobs queued, and when it
+/// starts its job neither other worker still sleeps unwoken: it woke both (README,
+/// "Fan-out"), or the one it woke first woke the other. With `fan_out` off it wakes only one,
+/// as the last searcher's hand-off does, and the other sleeps on until that one runs.
+fn woken_searcher_fans_out(fan_out: bool) {
+    model_bounded(2, move || {
+        let mut sleep = Sleep::new(WakePolicy::Searching, 3);
+        sleep.fan_out = fan_out;
+        let world = Arc::new(World {
+            sleep,
+            queued: AtomicUsize::new(0),
+            taken: AtomicUsize::new(0),
+            jobs: 3,
+        });
+        // Worker `i` has returned from a sleep: it was woken (a worker's first sleep starts
+        // the model, so nothing else ends it).
+        let woken: Arc<[AtomicUsize; 3]> = Arc::new(Default::default());
+        let handles: Vec<_> = (0..3)
+            .map(|index| {
+                let world = Arc::clone(&world);
+                let woken = Arc::clone(&woken);
+                thread::spawn(move || {
+                    let mut me = WakeState::default();
+                    while !world.all_taken() {
+                        // The queue's count before our take: 3 only for the first job taken.
+                        let before = world.queued.load(Ordering::SeqCst);
+                        if !world.try_take() {
+                            world.sleep.sleep(
+                                index,
+                                &mut me,
+                                |_| world.queued.load(Ordering::SeqCst) > 0,
+                                || world.all_taken(),
+                                None,
+                            );
+                            woken[index].store(1, Ordering::SeqCst);
+                            continue;
+                        }
+                        world
+                            .sleep
+                            .found_work(&mut me, || world.queued.load(Ordering::SeqCst));
+                        if before == 3 {
+                            // The first job taken: whoever sleeps now was woken and slept again.
+                            let asleep = world.sleep.sleeping();
+                            for other in asleep {
+                                assert!(
+                                    woken[other].load(Ordering::SeqCst) == 1,
+                                    "worker {other} still sleeps, unwoken, as the first \
+                                     woken searcher (worker {index}) starts its job"
+                                );
+                            }
+                        }
+                        world.book();
+                    }
+                })
+            })
+            .collect();
+        // Every worker blocked first, then one push of three jobs.
+        while !(0..3).all(|index| world.sleep.parkers[index].is_parked()) {
+            thread::yield_now();
+        }
+        world.queued.fetch_add(3, Ordering::SeqCst);
+        world.sleep.notify_injected();
+        for handle in handles {
+            handle.join().unwrap();
+        }
+        assert_eq!(world.taken.load(Ordering::SeqCst), 3);
+    });
+}
+
+#[test]
+fn loom_woken_searcher_fans_out() {
+    woken_searcher_fans_out(true);
+}
+
+#[test]
+#[ignore = "mutant: must fail (assertion), showing the model catches a searcher that wakes one"]
+fn mutant_woken_searcher_wakes_one() {
+    woken_searcher_fans_out(false);
 }

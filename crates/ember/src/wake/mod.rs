@@ -22,8 +22,11 @@
 
 mod biased;
 mod deferred;
+mod notes;
 mod searching;
 mod stamp;
+
+pub(crate) use notes::Woken;
 
 pub(crate) use deferred::{SpawnWake, DEFAULT_DEFER_NS, SPAWNS_WAKING_AFTER_ALARM};
 
@@ -98,6 +101,9 @@ pub(crate) struct WakeState {
     /// A waker took this worker out of the sleeper set for a queued job (Eager and Biased;
     /// Searching counts it as a searcher instead), and it has not passed that on yet.
     picked: bool,
+    /// A waker counted this worker as a searcher and woke it, and it has not found work
+    /// since (Searching): the job it finds first is where it fans out (README, "Fan-out").
+    woken: bool,
     /// This worker is listed in `Sleep::light_pushers` (README, "Light pushes"): it may have
     /// pushed a `join` half with a light barrier since it last went to sleep.
     light_pushes: bool,
@@ -152,27 +158,36 @@ pub(crate) struct Sleep {
     /// Off only in the loom mutant that shows what the hand-off's heavy barrier guards.
     #[cfg(all(test, loom))]
     pub(crate) hand_off_heavy: bool,
+    /// Off only in the loom mutant that shows what the fan-out does.
+    #[cfg(all(test, loom))]
+    pub(crate) fan_out: bool,
     /// Spawned jobs' owed wake-ups and their alarm (Searching with `defer_wakeups`, several
     /// workers, where the system has an alarm; `deferred.rs`).
     debts: Option<deferred::Debts>,
     counters: Box<[CachePadded<WakeCounters>]>,
+    /// Who woke each worker last, and when (`notes.rs`).
+    notes: Box<[notes::WakeNote]>,
+    /// The trace's epoch, on a pool that traces: wake-ups then note their time too.
+    trace_epoch: Option<std::time::Instant>,
 }
 
 impl Sleep {
     /// The wake-up state of a pool without lazy joins.
     #[cfg(all(test, loom))]
     pub(crate) fn new(policy: WakePolicy, workers: usize) -> Self {
-        Self::for_pool(policy, workers, false, None)
+        Self::for_pool(policy, workers, false, None, None)
     }
 
     /// The wake-up state of a pool of `workers` under `policy`, with or without lazy joins,
     /// deferring spawned jobs' wake-ups for at most `defer_spawns` ns or not
-    /// (`PoolBuilder::defer_wakeups`; Searching only).
+    /// (`PoolBuilder::defer_wakeups`; Searching only). A pool that traces passes its trace's
+    /// epoch, so that wake-ups note their time on the trace's clock.
     pub(crate) fn for_pool(
         policy: WakePolicy,
         workers: usize,
         lazy_joins: bool,
         defer_spawns: Option<u64>,
+        trace_epoch: Option<std::time::Instant>,
     ) -> Self {
         Sleep {
             policy,
@@ -191,12 +206,16 @@ impl Sleep {
             barrier: Barrier::default(),
             #[cfg(all(test, loom))]
             hand_off_heavy: true,
+            #[cfg(all(test, loom))]
+            fan_out: true,
             debts: defer_spawns
                 .filter(|_| workers > 1 && matches!(policy, WakePolicy::Searching))
                 .and_then(|defer_ns| deferred::Debts::new(workers, defer_ns)),
             counters: (0..workers)
                 .map(|_| CachePadded::new(WakeCounters::default()))
                 .collect(),
+            notes: (0..workers).map(|_| notes::WakeNote::new()).collect(),
+            trace_epoch,
         }
     }
 
@@ -320,8 +339,9 @@ impl Sleep {
         }
     }
 
-    /// Worker-side: the caller took a job. `pending` tells whether visible work remains
-    /// (queried only when a policy needs it). Returns whether `me` may have changed: under
+    /// Worker-side: the caller took a job. `visible` counts the jobs still visible in the
+    /// pool's queues, or at least says whether there are any (queried only when a policy
+    /// needs it). Returns whether `me` may have changed: under
     /// Searching only a searcher has anything to do, under Eager only a picked worker;
     /// Biased counts every job. A `join` popping its own half back off the deque lands here
     /// each time, so a worker stores its state back only when this says so
@@ -330,25 +350,25 @@ impl Sleep {
     /// (under Searching and Eager a test and a return; under Biased a count and a compare),
     /// and the compiler's own choice flipped with unrelated edits.
     #[inline(always)]
-    pub(crate) fn found_work(&self, me: &mut WakeState, pending: impl Fn() -> bool) -> bool {
+    pub(crate) fn found_work(&self, me: &mut WakeState, visible: impl Fn() -> usize) -> bool {
         match self.policy {
             WakePolicy::Eager => {
                 if !me.picked {
                     return false;
                 }
-                self.pass_on_pick(me, pending);
+                self.pass_on_pick(me, || visible() > 0);
             }
             WakePolicy::Searching => {
                 if !me.searching {
                     return false;
                 }
-                self.found_work_searching(me, pending);
+                self.found_work_searching(me, visible);
             }
             WakePolicy::Biased { batch } => {
                 // A job taken uses up a pick: whether more workers wake is the overload
                 // rule's call, which `found_work_biased` makes.
                 me.picked = false;
-                self.found_work_biased(me, batch, pending);
+                self.found_work_biased(me, batch, || visible() > 0);
             }
         }
         true
@@ -418,6 +438,7 @@ impl Sleep {
         if self.woken_to_search[index].swap(false, Ordering::SeqCst) {
             // A waker picked us and counted us as a searcher.
             me.searching = true;
+            me.woken = true;
         } else if work && was_searching {
             // The last look found work after all: search again (counted once: no waker
             // counted us), so that taking the work runs the last-searcher hand-off in
@@ -440,7 +461,9 @@ impl Sleep {
     /// could wait behind user code while every other worker sleeps.
     pub(crate) fn leave(&self, me: &mut WakeState, pending: impl Fn() -> bool) {
         match self.policy {
-            WakePolicy::Searching => self.found_work_searching(me, pending),
+            // One job at most: leaving for user code wakes no more than the last searcher's
+            // hand-off would.
+            WakePolicy::Searching => self.found_work_searching(me, || usize::from(pending())),
             WakePolicy::Eager | WakePolicy::Biased { .. } => {
                 if me.picked {
                     self.pass_on_pick(me, pending);
@@ -465,6 +488,7 @@ impl Sleep {
 
     /// Wakes worker `index` whatever it is doing (its latch was set).
     pub(crate) fn wake_worker(&self, index: usize) {
+        self.note_wake(index);
         self.counters[index].issued.fetch_add(1, Ordering::Relaxed);
         self.parkers[index].unpark();
     }
@@ -506,6 +530,7 @@ impl Sleep {
 
     /// Unparks a worker a waker took out of the sleeper set.
     fn unpark_listed(&self, index: usize) {
+        self.note_wake(index);
         self.counters[index].issued.fetch_add(1, Ordering::Relaxed);
         self.parkers[index].unpark();
     }

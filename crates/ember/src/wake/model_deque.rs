@@ -180,6 +180,7 @@ impl ModelPool {
             workers,
             false,
             Some(super::deferred::DEFAULT_DEFER_NS),
+            None,
         );
         configure(&mut sleep);
         sleep.debts().mark_watched();
@@ -259,7 +260,8 @@ impl ModelPool {
     /// queue and the other deques (`WorkerThread::find_work`, without the spin).
     pub(crate) fn find(&self, me: usize, state: &mut WakeState) -> Option<usize> {
         if let Some(job) = self.deques[me].pop() {
-            self.sleep.found_work(state, || self.has_work());
+            self.sleep
+                .found_work(state, || usize::from(self.has_work()));
             return Some(job);
         }
         self.sleep.start_searching(state);
@@ -269,7 +271,8 @@ impl ModelPool {
                 .find_map(|victim| self.deques[victim].steal())
         });
         if stolen.is_some() {
-            self.sleep.found_work(state, || self.has_work());
+            self.sleep
+                .found_work(state, || usize::from(self.has_work()));
         }
         stolen
     }

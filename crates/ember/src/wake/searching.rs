@@ -1,6 +1,10 @@
 //! The Searching policy's counter of searching workers (README: "Searching").
 
 use super::{Sleep, WakeState};
+
+/// The most sleepers a woken searcher wakes when it finds work (README, "Fan-out"). A burst
+/// reaches `n` sleepers in about `log2(n)` rounds of wake-ups rather than `n`.
+pub(crate) const FAN_OUT: usize = 4;
 use crate::sync::atomic::{fence, Ordering};
 
 impl Sleep {
@@ -29,20 +33,47 @@ impl Sleep {
     }
 
     /// Wakes the most recently parked worker and counts it as a searcher, unless somebody is
-    /// searching. Counting happens under the sleeper-set lock, so two pushers racing here wake
-    /// one worker, not two.
+    /// searching.
     #[cold]
     pub(super) fn wake_searcher(&self) {
-        let woken = self.sleepers.pop_latest_if(
-            || self.num_searching.load(Ordering::SeqCst) == 0,
-            |index| {
-                self.num_searching.fetch_add(1, Ordering::SeqCst);
-                self.woken_to_search[index].store(true, Ordering::SeqCst);
-            },
-        );
-        if let Some(index) = woken {
-            self.unpark_listed(index);
+        self.wake_searchers(1, 1);
+    }
+
+    /// Wakes up to `most` sleepers, most recently parked first, each counted as a searcher,
+    /// while fewer than `target` workers search. Each check and count happen under the
+    /// sleeper-set lock, so two wakers racing here never take the count past `target`.
+    /// Each sleeper is unparked before the next is chosen: the first starts soonest.
+    #[cold]
+    fn wake_searchers(&self, target: usize, most: usize) {
+        for _ in 0..most {
+            let woken = self.sleepers.pop_latest_if(
+                || self.num_searching.load(Ordering::SeqCst) < target,
+                |index| {
+                    self.num_searching.fetch_add(1, Ordering::SeqCst);
+                    self.woken_to_search[index].store(true, Ordering::SeqCst);
+                },
+            );
+            match woken {
+                Some(index) => self.unpark_listed(index),
+                None => return,
+            }
         }
+    }
+
+    /// Whether a woken searcher fans out: always, but in the loom mutant that shows what the
+    /// fan-out does (`mutant_woken_searcher_wakes_one`).
+    #[inline(always)]
+    fn fans_out(&self) -> bool {
+        #[cfg(all(test, loom))]
+        if !self.fan_out {
+            return false;
+        }
+        true
+    }
+
+    /// The most searchers there may be: half the workers, rounded up (at least one).
+    fn searcher_cap(&self) -> usize {
+        self.workers.div_ceil(2)
     }
 
     /// Joins the searchers if fewer than half the workers search already.
@@ -52,7 +83,7 @@ impl Sleep {
         }
         // The cap is checked and taken in two steps, as Go does: a race can let one extra
         // worker search, which costs a little spinning and nothing else.
-        if 2 * self.num_searching.load(Ordering::SeqCst) >= self.workers {
+        if self.num_searching.load(Ordering::SeqCst) >= self.searcher_cap() {
             return false;
         }
         self.num_searching.fetch_add(1, Ordering::SeqCst);
@@ -62,22 +93,43 @@ impl Sleep {
 
     /// A searcher found work: it stops searching, and the last searcher to stop wakes one
     /// more if work is still visible, because pushes made while it searched woke nobody.
+    /// A searcher that was woken fans out instead: it wakes up to [`FAN_OUT`] more, while
+    /// fewer workers search than jobs are visible (README, "Fan-out").
     ///
     /// Go and Tokio wake one more unconditionally, which under light load costs a second
     /// wake-up per job (the woken searcher finds nothing). Looking first is safe: a push that
     /// skipped its wake-up because this worker searched read the count before the decrement
-    /// in `stop_searching`, so after the fence below its job is visible to `pending`; a push
+    /// in `stop_searching`, so after the fence below its job is visible to `visible`; a push
     /// that reads the count after the decrement sees zero and wakes a sleeper itself.
     ///
     /// A light push (README, "Light pushes") has no fence to make it visible to that look. So
     /// while some worker is listed as a light pusher and somebody sleeps, a look that finds
     /// nothing is made again after the heavy barrier.
-    pub(super) fn found_work_searching(&self, me: &mut WakeState, pending: impl Fn() -> bool) {
-        if me.searching && self.stop_searching(me) {
-            fence(Ordering::SeqCst);
-            if pending() || self.light_push_missed(pending) {
-                self.wake_searcher();
+    pub(super) fn found_work_searching(&self, me: &mut WakeState, visible: impl Fn() -> usize) {
+        if !me.searching {
+            return;
+        }
+        let woken = me.woken;
+        let last = self.stop_searching(me);
+        if !(last || woken) {
+            return;
+        }
+        // StoreLoad: our decrement before the look at the queues (the hand-off's proof).
+        fence(Ordering::SeqCst);
+        let mut jobs = visible();
+        if jobs == 0 {
+            if !(last && self.light_push_missed(|| visible() > 0)) {
+                return;
             }
+            jobs = 1;
+        }
+        if woken && self.fans_out() {
+            // Every searcher, ourselves gone, will take one of the visible jobs: wake for the
+            // rest. Not capped at half the workers, as a search started by a worker itself
+            // is: these searchers are woken for jobs already there, and stop at their first.
+            self.wake_searchers(jobs, FAN_OUT);
+        } else if last {
+            self.wake_searcher();
         }
     }
 
@@ -100,6 +152,7 @@ impl Sleep {
     /// Leaves the searchers; returns whether the caller was the last one.
     pub(super) fn stop_searching(&self, me: &mut WakeState) -> bool {
         me.searching = false;
+        me.woken = false;
         // SeqCst RMW: it is ordered against a pusher's fenced read of the count (README).
         self.num_searching.fetch_sub(1, Ordering::SeqCst) == 1
     }
