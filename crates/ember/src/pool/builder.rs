@@ -116,6 +116,10 @@ impl std::fmt::Debug for PoolBuilder {
 }
 
 impl PoolBuilder {
+    /// The longest [`spin`](Self::spin): one hour. A longer one, up to `Duration::MAX` ("spin
+    /// forever"), is clamped to it, so that a worker can always add its spin to the clock.
+    pub const MAX_SPIN: Duration = Duration::from_secs(60 * 60);
+
     /// A builder with the defaults: one worker per available CPU, the default
     /// [`WakePolicy`], delay-kick on, threads named `ember-0`, `ember-1`, ….
     pub fn new() -> Self {
@@ -421,9 +425,10 @@ impl PoolBuilder {
     /// [`std::hint::spin_loop`], before it yields once ([`std::thread::yield_now`]), looks
     /// again and sleeps (default 10 µs). Zero sleeps at once. A worker whose last spins all
     /// found nothing stops spinning until one finds work again (it probes now and then), so a
-    /// pool under light load does not burn the spin per job.
+    /// pool under light load does not burn the spin per job. A spin longer than
+    /// [`MAX_SPIN`](Self::MAX_SPIN) (one hour) is clamped to it.
     pub fn spin(mut self, spin: Duration) -> Self {
-        self.spin = spin;
+        self.spin = spin.min(Self::MAX_SPIN);
         self
     }
 
