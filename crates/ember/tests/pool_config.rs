@@ -16,7 +16,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{mpsc, Arc, Barrier};
 use std::time::Duration;
 
-use ember::{BuildError, Pool, PoolStats, WakePolicy};
+use ember::{BuildError, Pool, PoolBuilder, PoolStats, WakePolicy};
 
 mod common;
 use common::{no_deadlock, policies};
@@ -37,6 +37,22 @@ fn zero_threads_is_an_error_naming_threads() {
         "the message should say to change `threads`: {text:?}"
     );
     let _: &dyn Error = &error;
+}
+
+#[test]
+fn too_many_threads_is_an_error_naming_threads() {
+    for threads in [1 << 40, usize::MAX, PoolBuilder::MAX_THREADS + 1] {
+        let error = build_error(
+            Pool::builder().threads(threads).build(),
+            &format!("threads({threads})"),
+        );
+        assert!(
+            matches!(error, BuildError::TooManyThreads { requested, .. } if requested == threads),
+            "threads({threads}): {error:?}"
+        );
+        let text = error.to_string();
+        assert!(text.contains("threads"), "threads({threads}): {text:?}");
+    }
 }
 
 /// "Spin forever": the spin is clamped to `MAX_SPIN`, and an idle worker that spins still

@@ -120,6 +120,11 @@ impl PoolBuilder {
     /// forever"), is clamped to it, so that a worker can always add its spin to the clock.
     pub const MAX_SPIN: Duration = Duration::from_secs(60 * 60);
 
+    /// The most worker threads a pool may have: 65,535, rayon's limit on 64-bit targets. More
+    /// ([`threads`](Self::threads) or `EMBER_NUM_THREADS`) is a
+    /// [`BuildError::TooManyThreads`], returned before anything is allocated per worker.
+    pub const MAX_THREADS: usize = (1 << 16) - 1;
+
     /// A builder with the defaults: one worker per available CPU, the default
     /// [`WakePolicy`], delay-kick on, threads named `ember-0`, `ember-1`, ….
     pub fn new() -> Self {
@@ -540,8 +545,18 @@ impl PoolBuilder {
     pub fn build(self) -> Result<Pool, BuildError> {
         let threads = match self.threads {
             Some(0) => return Err(BuildError::ZeroThreads),
+            // Checked before the names, deques and counters of each worker are allocated: an
+            // allocation that fails aborts the process.
+            Some(requested) if requested > Self::MAX_THREADS => {
+                return Err(BuildError::TooManyThreads {
+                    requested,
+                    max: Self::MAX_THREADS,
+                })
+            }
             Some(n) => n,
-            None => std::thread::available_parallelism().map_or(1, |n| n.get()),
+            None => std::thread::available_parallelism()
+                .map_or(1, |n| n.get())
+                .min(Self::MAX_THREADS),
         };
         if let WakePolicy::Biased { batch: 0 } = self.wake {
             return Err(BuildError::ZeroBatch);
