@@ -609,6 +609,7 @@ impl PoolBuilder {
         // set the stack size) must not leave the started workers at the gate for ever.
         let _fail_on_unwind = FailOnUnwind(&gate);
         let mut handles = Vec::with_capacity(threads);
+        let pool_name: Arc<str> = Arc::from(self.name.as_str());
         for ((index, local), name) in locals.into_iter().enumerate().zip(names) {
             let mut builder = std::thread::Builder::new().name(name);
             if let Some(bytes) = self.stack_size {
@@ -624,6 +625,7 @@ impl PoolBuilder {
             }
             let (worker_registry, worker_gate) = (Arc::clone(&registry), Arc::clone(&gate));
             let spin = self.spin;
+            let pool_name = Arc::clone(&pool_name);
             let cpu = cpus.as_ref().map(|cpus| cpus[index % cpus.len()]);
             let body = move || {
                 // Before anything runs on the worker, its start handler included.
@@ -635,7 +637,7 @@ impl PoolBuilder {
                     }
                 }
                 if worker_gate.wait() {
-                    WorkerThread::run(worker_registry, index, local, spin);
+                    WorkerThread::run(worker_registry, index, local, spin, &pool_name);
                 } else {
                     worker_registry.worker_exited(index);
                 }
