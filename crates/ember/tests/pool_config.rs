@@ -59,6 +59,12 @@ fn too_many_threads_is_an_error_naming_threads() {
 /// takes the jobs pushed meanwhile.
 #[test]
 fn a_spin_of_duration_max_is_clamped() {
+    let builder = Pool::builder().spin(Duration::MAX);
+    let shown = format!("{builder:?}");
+    assert!(
+        shown.contains(&format!("spin: {:?}", PoolBuilder::MAX_SPIN)),
+        "{shown}"
+    );
     for (name, policy) in policies() {
         let pool = Pool::builder()
             .threads(2)
