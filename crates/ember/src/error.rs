@@ -20,6 +20,14 @@ pub enum BuildError {
     /// `WakePolicy::Biased { batch: 0 }`: a worker must take at least one job before it
     /// counts as overloaded.
     ZeroBatch,
+    /// More worker threads than [`PoolBuilder::MAX_THREADS`](crate::PoolBuilder::MAX_THREADS)
+    /// (from [`threads`](crate::PoolBuilder::threads) or `EMBER_NUM_THREADS`).
+    TooManyThreads {
+        /// The number asked for.
+        requested: usize,
+        /// The most a pool may have.
+        max: usize,
+    },
     /// `EMBER_NUM_THREADS` is set to something that is not a number of threads.
     NumThreadsVar {
         /// What it is set to.
@@ -57,6 +65,12 @@ impl fmt::Display for BuildError {
             BuildError::ZeroBatch => write!(
                 f,
                 "WakePolicy::Biased {{ batch: 0 }}: batch must be at least 1 (20 is a good start)"
+            ),
+            BuildError::TooManyThreads { requested, max } => write!(
+                f,
+                "{requested} worker threads asked for, more than the {max} threads a pool may \
+                 have; lower threads(n) or EMBER_NUM_THREADS, or leave them unset for one per \
+                 available CPU"
             ),
             BuildError::NumThreadsVar { value } => write!(
                 f,

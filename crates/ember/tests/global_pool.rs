@@ -118,3 +118,17 @@ fn child_build_global_sized_by_the_variable() {
         Err(error) => println!("error: {error}"),
     }
 }
+
+#[test]
+fn a_thread_count_too_large_is_an_error_or_a_fallback() {
+    let absurd = "1000000000000";
+    let (out, _) = run_child("child_build_global_sized_by_the_variable", Some(absurd));
+    assert!(out.contains("error: "), "{out}");
+    assert!(out.contains("threads"), "{out}");
+    let (out, err) = run_child("child_print_threads", Some(absurd));
+    assert!(out.contains(&format!("threads={}", cpus())), "{out}");
+    assert!(
+        err.contains("the global pool uses one thread per CPU"),
+        "{err}"
+    );
+}

@@ -14,11 +14,12 @@ use std::collections::BTreeSet;
 use std::error::Error;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{mpsc, Arc, Barrier};
+use std::time::Duration;
 
-use ember::{BuildError, Pool, PoolStats, WakePolicy};
+use ember::{BuildError, Pool, PoolBuilder, PoolStats, WakePolicy};
 
 mod common;
-use common::policies;
+use common::{no_deadlock, policies};
 
 fn build_error(result: Result<Pool, BuildError>, what: &str) -> BuildError {
     match result {
@@ -36,6 +37,48 @@ fn zero_threads_is_an_error_naming_threads() {
         "the message should say to change `threads`: {text:?}"
     );
     let _: &dyn Error = &error;
+}
+
+#[test]
+fn too_many_threads_is_an_error_naming_threads() {
+    for threads in [1 << 40, usize::MAX, PoolBuilder::MAX_THREADS + 1] {
+        let error = build_error(
+            Pool::builder().threads(threads).build(),
+            &format!("threads({threads})"),
+        );
+        assert!(
+            matches!(error, BuildError::TooManyThreads { requested, .. } if requested == threads),
+            "threads({threads}): {error:?}"
+        );
+        let text = error.to_string();
+        assert!(text.contains("threads"), "threads({threads}): {text:?}");
+    }
+}
+
+/// "Spin forever": the spin is clamped to `MAX_SPIN`, and an idle worker that spins still
+/// takes the jobs pushed meanwhile.
+#[test]
+fn a_spin_of_duration_max_is_clamped() {
+    let builder = Pool::builder().spin(Duration::MAX);
+    let shown = format!("{builder:?}");
+    assert!(
+        shown.contains(&format!("spin: {:?}", PoolBuilder::MAX_SPIN)),
+        "{shown}"
+    );
+    for (name, policy) in policies() {
+        let pool = Pool::builder()
+            .threads(2)
+            .wake(policy)
+            .spin(Duration::MAX)
+            .build()
+            .expect("valid configuration");
+        no_deadlock(name, move || {
+            let (tx, rx) = mpsc::channel();
+            pool.spawn(move || tx.send(()).unwrap());
+            rx.recv().unwrap();
+            assert_eq!(pool.install(|| ember::join(|| 1, || 2)), (1, 2));
+        });
+    }
 }
 
 #[test]

@@ -280,3 +280,65 @@ fn scope_reraises_after_every_job_finished() {
         }
     }
 }
+
+/// The pool of `child_worker_loop_panics`, whose workers the parent has panic in their loop.
+const FAULTY_POOL: &str = "faulty-pool";
+
+/// A panic in ember's own code on a worker, outside every job, aborts the process with a
+/// message naming the worker and its pool, rather than leaving a dead worker whose jobs
+/// nobody runs. The fault is injected (`EMBER_FAULT_WORKER_LOOP`) in a child process: this
+/// test binary, rerun on the `#[ignore]`d child below.
+#[test]
+fn a_panic_in_a_worker_loop_aborts_naming_the_worker_and_the_pool() {
+    let output = std::process::Command::new(std::env::current_exe().unwrap())
+        .args([
+            "--exact",
+            "child_worker_loop_panics",
+            "--ignored",
+            "--nocapture",
+            "--test-threads=1",
+        ])
+        .env("EMBER_FAULT_WORKER_LOOP", FAULTY_POOL)
+        .output()
+        .expect("the test binary reruns");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        !output.status.success() && !stdout.contains("survived"),
+        "the child should have aborted ({}):\n{stdout}\n{stderr}",
+        output.status
+    );
+    #[cfg(unix)]
+    {
+        use std::os::unix::process::ExitStatusExt;
+        assert_eq!(
+            output.status.signal(),
+            Some(6),
+            "SIGABRT ({}):\n{stderr}",
+            output.status
+        );
+    }
+    assert!(stderr.contains("a fault injected into worker"), "{stderr}");
+    assert!(
+        stderr.contains("ember: worker ") && stderr.contains(&format!("of pool {FAULTY_POOL:?}")),
+        "the message names the worker and the pool:\n{stderr}"
+    );
+}
+
+#[test]
+#[ignore = "run by the test above, in a child process"]
+fn child_worker_loop_panics() {
+    let pool = Pool::builder()
+        .name(FAULTY_POOL)
+        .threads(2)
+        .build()
+        .unwrap();
+    let (tx, rx) = mpsc::channel();
+    pool.spawn(move || {
+        let _ = tx.send(());
+    });
+    // The process aborts first. A worker lost to the panic instead leaves the job unrun: this
+    // only bounds the wait.
+    let ran = rx.recv_timeout(Duration::from_secs(20)).is_ok();
+    println!("survived; the job ran: {ran}");
+}

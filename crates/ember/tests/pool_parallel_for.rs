@@ -128,3 +128,36 @@ fn zero_grain_is_refused_with_a_message() {
         .unwrap_or_default();
     assert!(message.contains("grain"), "{message}");
 }
+
+/// Visits `range` with `grain` and checks that each index was visited exactly once; `range`
+/// may end anywhere up to `usize::MAX`, where a chunk's end must not overflow.
+fn visit_range(pool: &ember::Pool, range: std::ops::Range<usize>, grain: usize, label: &str) {
+    let seen: Vec<AtomicU8> = range.clone().map(|_| AtomicU8::new(0)).collect();
+    let start = range.start;
+    pool.parallel_for(range, grain, |i| {
+        seen[i - start].fetch_add(1, Ordering::Relaxed);
+    });
+    for (offset, count) in seen.iter().enumerate() {
+        let i = start + offset;
+        assert_eq!(count.load(Ordering::Relaxed), 1, "{label}: index {i}");
+    }
+}
+
+#[test]
+fn ranges_near_the_end_of_usize_and_huge_grains() {
+    let cases = [
+        (usize::MAX - 10..usize::MAX, 4),
+        (usize::MAX - 10..usize::MAX, usize::MAX),
+        (usize::MAX - 1..usize::MAX, 1),
+        (5..10, usize::MAX),
+        (5..10, usize::MAX - 3),
+    ];
+    for (name, policy) in policies() {
+        let pool = pool(policy, 2);
+        for (range, grain) in cases.iter().cloned() {
+            let label = format!("{name}, {range:?} by {grain}");
+            visit_range(&pool, range.clone(), grain, &format!("{label}, outside"));
+            pool.install(|| visit_range(&pool, range, grain, &format!("{label}, on a worker")));
+        }
+    }
+}

@@ -871,3 +871,99 @@ fn kicks_count_the_successors_handed_on() {
         }
     }
 }
+
+/// Signals when dropped, then waits (outside ember) for the successor of the task that made
+/// it to start: a `Drop` that runs while that worker holds the successor, invisible to the
+/// idle worker, waits out its guard. Records whether it waited in vain.
+struct WaitsForSuccessor {
+    started: mpsc::Receiver<()>,
+    timed_out: Arc<AtomicBool>,
+}
+
+impl Drop for WaitsForSuccessor {
+    fn drop(&mut self) {
+        // Only a guard against hanging forever: the successor needs microseconds.
+        if self
+            .started
+            .recv_timeout(std::time::Duration::from_secs(20))
+            .is_err()
+        {
+            self.timed_out.store(true, Ordering::SeqCst);
+        }
+    }
+}
+
+/// The policies that wake a sleeper for a job pushed on a worker's own deque: under Biased,
+/// user code that blocks outside ember on such a job waits for its own worker by design.
+const WAKING_POLICIES: [WakePolicy; 2] = [WakePolicy::Eager, WakePolicy::Searching];
+
+/// A task whose handle is gone before it runs leaves its result to the job that ran it. That
+/// result's `Drop` (user code) must not run while the worker holds the successors the task
+/// released: here it waits for the successor to start, which only the other, idle worker can
+/// do.
+#[test]
+fn an_unjoined_result_is_dropped_after_the_successors_are_kicked() {
+    for policy in WAKING_POLICIES {
+        let pool = Pool::builder().threads(2).wake(policy).build().unwrap();
+        let timed_out = Arc::new(AtomicBool::new(false));
+        let (started_tx, started_rx) = mpsc::channel();
+        let gate = pool.event();
+        let flag = Arc::clone(&timed_out);
+        let first = pool
+            .task(move || WaitsForSuccessor {
+                started: started_rx,
+                timed_out: flag,
+            })
+            .after(&[&gate])
+            .spawn();
+        let second = pool
+            .task(move || {
+                // Fails only if the drop gave up waiting: the assertion below says so.
+                let _ = started_tx.send(());
+            })
+            .after(&[&first])
+            .spawn();
+        // Gone before `first` can run: its job drops the last reference, and the result.
+        drop(first);
+        gate.complete();
+        second.join().unwrap();
+        pool.wait_idle();
+        assert!(!timed_out.load(Ordering::SeqCst), "{policy:?}");
+    }
+}
+
+/// The same for the closure of a task cancelled by the ending that releases a runnable
+/// sibling: its drop (user code, inside that ending) waits for the sibling to start.
+#[test]
+fn a_cancelled_closure_is_dropped_after_the_successors_are_kicked() {
+    for policy in WAKING_POLICIES {
+        let pool = Pool::builder().threads(2).wake(policy).build().unwrap();
+        let timed_out = Arc::new(AtomicBool::new(false));
+        let (started_tx, started_rx) = mpsc::channel();
+        let gate = pool.event();
+        let source = pool.task(|| ()).after(&[&gate]).spawn();
+        let sibling = pool
+            .task(move || {
+                // Fails only if the drop gave up waiting: the assertion below says so.
+                let _ = started_tx.send(());
+            })
+            .after(&[&source])
+            .spawn();
+        let guard = WaitsForSuccessor {
+            started: started_rx,
+            timed_out: Arc::clone(&timed_out),
+        };
+        let doomed_input = pool.event();
+        let cancelled = pool
+            .task(move || drop(guard))
+            .after(&[&source, &doomed_input])
+            .spawn();
+        // Cancels `cancelled`, whose last permit goes when `source` ends on a worker.
+        drop(doomed_input);
+        gate.complete();
+        sibling.join().unwrap();
+        assert!(matches!(cancelled.join(), Err(TaskError::Cancelled)));
+        pool.wait_idle();
+        assert!(!timed_out.load(Ordering::SeqCst), "{policy:?}");
+    }
+}

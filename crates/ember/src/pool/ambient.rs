@@ -19,12 +19,19 @@ pub(crate) const NUM_THREADS_VAR: &str = "EMBER_NUM_THREADS";
 
 static GLOBAL: OnceLock<Pool> = OnceLock::new();
 
-/// `EMBER_NUM_THREADS`: `None` when unset or `0` (automatic), an error when it is not a count.
+/// `EMBER_NUM_THREADS`: `None` when unset or `0` (automatic), an error when it is not a count
+/// or more than a pool may have.
 fn threads_from_env() -> Result<Option<usize>, BuildError> {
     match std::env::var(NUM_THREADS_VAR) {
         Err(std::env::VarError::NotPresent) => Ok(None),
         Ok(value) => match value.trim().parse::<usize>() {
             Ok(0) => Ok(None),
+            Ok(requested) if requested > PoolBuilder::MAX_THREADS => {
+                Err(BuildError::TooManyThreads {
+                    requested,
+                    max: PoolBuilder::MAX_THREADS,
+                })
+            }
             Ok(threads) => Ok(Some(threads)),
             Err(_) => Err(BuildError::NumThreadsVar { value }),
         },

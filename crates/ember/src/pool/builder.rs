@@ -116,6 +116,15 @@ impl std::fmt::Debug for PoolBuilder {
 }
 
 impl PoolBuilder {
+    /// The longest [`spin`](Self::spin): one hour. A longer one, up to `Duration::MAX` ("spin
+    /// forever"), is clamped to it, so that a worker can always add its spin to the clock.
+    pub const MAX_SPIN: Duration = Duration::from_secs(60 * 60);
+
+    /// The most worker threads a pool may have: 65,535, rayon's limit on 64-bit targets. More
+    /// ([`threads`](Self::threads) or `EMBER_NUM_THREADS`) is a
+    /// [`BuildError::TooManyThreads`], returned before anything is allocated per worker.
+    pub const MAX_THREADS: usize = (1 << 16) - 1;
+
     /// A builder with the defaults: one worker per available CPU, the default
     /// [`WakePolicy`], delay-kick on, threads named `ember-0`, `ember-1`, ….
     pub fn new() -> Self {
@@ -421,9 +430,10 @@ impl PoolBuilder {
     /// [`std::hint::spin_loop`], before it yields once ([`std::thread::yield_now`]), looks
     /// again and sleeps (default 10 µs). Zero sleeps at once. A worker whose last spins all
     /// found nothing stops spinning until one finds work again (it probes now and then), so a
-    /// pool under light load does not burn the spin per job.
+    /// pool under light load does not burn the spin per job. A spin longer than
+    /// [`MAX_SPIN`](Self::MAX_SPIN) (one hour) is clamped to it.
     pub fn spin(mut self, spin: Duration) -> Self {
-        self.spin = spin;
+        self.spin = spin.min(Self::MAX_SPIN);
         self
     }
 
@@ -535,8 +545,18 @@ impl PoolBuilder {
     pub fn build(self) -> Result<Pool, BuildError> {
         let threads = match self.threads {
             Some(0) => return Err(BuildError::ZeroThreads),
+            // Checked before the names, deques and counters of each worker are allocated: an
+            // allocation that fails aborts the process.
+            Some(requested) if requested > Self::MAX_THREADS => {
+                return Err(BuildError::TooManyThreads {
+                    requested,
+                    max: Self::MAX_THREADS,
+                })
+            }
             Some(n) => n,
-            None => std::thread::available_parallelism().map_or(1, |n| n.get()),
+            None => std::thread::available_parallelism()
+                .map_or(1, |n| n.get())
+                .min(Self::MAX_THREADS),
         };
         if let WakePolicy::Biased { batch: 0 } = self.wake {
             return Err(BuildError::ZeroBatch);
@@ -589,6 +609,7 @@ impl PoolBuilder {
         // set the stack size) must not leave the started workers at the gate for ever.
         let _fail_on_unwind = FailOnUnwind(&gate);
         let mut handles = Vec::with_capacity(threads);
+        let pool_name: Arc<str> = Arc::from(self.name.as_str());
         for ((index, local), name) in locals.into_iter().enumerate().zip(names) {
             let mut builder = std::thread::Builder::new().name(name);
             if let Some(bytes) = self.stack_size {
@@ -604,6 +625,7 @@ impl PoolBuilder {
             }
             let (worker_registry, worker_gate) = (Arc::clone(&registry), Arc::clone(&gate));
             let spin = self.spin;
+            let pool_name = Arc::clone(&pool_name);
             let cpu = cpus.as_ref().map(|cpus| cpus[index % cpus.len()]);
             let body = move || {
                 // Before anything runs on the worker, its start handler included.
@@ -615,7 +637,7 @@ impl PoolBuilder {
                     }
                 }
                 if worker_gate.wait() {
-                    WorkerThread::run(worker_registry, index, local, spin);
+                    WorkerThread::run(worker_registry, index, local, spin, &pool_name);
                 } else {
                     worker_registry.worker_exited(index);
                 }

@@ -80,8 +80,10 @@ impl<F: Fn(usize) + Sync> Loop<F> {
             if chunk >= self.chunks {
                 return;
             }
+            // `chunk < chunks` puts `start` inside the range, so neither sum can overflow,
+            // however close to `usize::MAX` the range ends or however large `grain` is.
             let start = self.range.start + chunk * self.grain;
-            let end = (start + self.grain).min(self.range.end);
+            let end = start + self.grain.min(self.range.end - start);
             // SAFETY: this chunk is claimed and not yet counted done, so the caller is still
             // waiting in `shared_counter` and its `f` is alive.
             let f = unsafe { &*self.f };

@@ -80,6 +80,10 @@ pub(crate) const INJECTOR_EVERY: u32 = 61;
 /// leave theirs to thieves.
 pub(crate) const MIN_KEPT_FOR_SEQUENTIAL: usize = 3;
 
+/// Not part of the API: set to a pool's name, makes that pool's workers panic in their loop,
+/// in ember's own frames, for the tests of what such a panic does (`tests/pool_panics.rs`).
+const FAULT_VAR: &str = "EMBER_FAULT_WORKER_LOOP";
+
 guarded_frame!(WorkerLoop, "a worker's loop");
 guarded_frame!(
     MovedJobWait,
@@ -175,13 +179,14 @@ impl WorkerThread {
         f(unsafe { worker.as_ref() })
     }
 
-    /// The body of worker thread `index`: runs until the pool terminates and every queue is
-    /// empty.
+    /// The body of worker thread `index` of the pool named `pool_name`: runs until the pool
+    /// terminates and every queue is empty.
     pub(crate) fn run(
         registry: Arc<Registry>,
         index: usize,
         local: Worker<JobRef>,
         spin: Duration,
+        pool_name: &str,
     ) {
         let registry_lazy_joins = registry.lazy_joins;
         let sequential_joins = registry.sequential_joins;
@@ -223,9 +228,15 @@ impl WorkerThread {
         let _unregister = Unregister;
         // Says the worker is gone however its body ends, so that nobody waits for it forever.
         let _exited = Exited(&worker);
+        // Declared last, so dropped first while unwinding: the process aborts before a dead
+        // worker is counted out.
+        let abort_if_panics = AbortIfWorkerPanics { index, pool_name };
         worker
             .registry
             .run_worker_handler(WorkerEvent::Start, index);
+        if std::env::var_os(FAULT_VAR).is_some_and(|name| name == pool_name) {
+            panic!("{FAULT_VAR}: a fault injected into worker {index}'s loop");
+        }
         worker.run_until_drained(DrainRound::Jobs);
         // The running pool has drained: no job of it runs any more. The handler is user code:
         // the worker must not stay counted as a searcher while it runs (a job it spawns and
@@ -246,6 +257,7 @@ impl WorkerThread {
             }
         }
         worker.exit();
+        std::mem::forget(abort_if_panics);
     }
 
     /// Runs jobs until the pool has shut down and `round` has drained: every worker found no
@@ -961,7 +973,30 @@ impl WorkerThread {
     }
 }
 
-/// Counts the worker out of its pool when its body returns (or, through a bug, unwinds).
+/// Aborts the process when a worker's body unwinds (rayon-core's `AbortIfPanic`). User code
+/// runs there only in frames that catch its panics (`unwind.rs`), so such an unwind is a
+/// panic of ember's own code, and the worker it would end may be counted as a searcher (every
+/// later push would skip its wake-up) or be the one its queued jobs wait for.
+struct AbortIfWorkerPanics<'n> {
+    index: usize,
+    pool_name: &'n str,
+}
+
+impl Drop for AbortIfWorkerPanics<'_> {
+    #[cold]
+    fn drop(&mut self) {
+        eprintln!(
+            "ember: worker {} of pool {:?} panicked in ember's own code, outside any job (the \
+             panic is printed above); aborting, as a lost worker would strand the jobs left to \
+             it. This is a bug in ember: please report it with that panic message.",
+            self.index, self.pool_name
+        );
+        std::process::abort();
+    }
+}
+
+/// Counts the worker out of its pool when its body returns (an unwind aborts first:
+/// [`AbortIfWorkerPanics`]).
 struct Exited<'w>(&'w WorkerThread);
 
 impl Drop for Exited<'_> {

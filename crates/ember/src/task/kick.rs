@@ -12,6 +12,10 @@
 //!   its next look for work (`WorkerThread::find_work`) starts with them, and a worker leaving
 //!   a wait inside `join`/`scope`/`Task::join` kicks whatever it still holds before it returns
 //!   to user code.
+//! * Nor does user code run while a worker holds jobs: the `Drop` of a task's result nobody
+//!   will join (the job that ran the task drops the last reference) and of a cancelled task's
+//!   closure (inside the ending that cancels it) may block on a held successor, so a worker
+//!   kicks what it holds before such a drop (`pool::kick_held_here`).
 //! * Kicked jobs go through the ordinary push, so the wake policy's guarantees (no lost
 //!   wake-up, `wake/README.md`) cover them unchanged. The loom model below checks the
 //!   hand-off: the kicking worker then blocks on its own job, and the kicked one must reach a

@@ -42,9 +42,23 @@ impl<T> Drop for TaskNode<T> {
     /// ran, a result or panic nobody joined — is user code whose drop may panic.
     fn drop(&mut self) {
         let func = lock(&self.func).take();
-        self.registry.drop_reporting(func);
         let result = lock(&self.result).take();
+        if func.is_some() || result.as_ref().is_some_and(drop_runs_user_code) {
+            crate::pool::kick_held_here();
+        }
+        self.registry.drop_reporting(func);
         self.registry.drop_reporting(result);
+    }
+}
+
+/// Whether dropping a task's result may run user code: a value with drop glue, or a panic
+/// payload. Where it does not (a `()` or `u64` result), a worker dropping it keeps the
+/// successors it holds for itself (delay-kick).
+fn drop_runs_user_code<T>(result: &Result<T, TaskError>) -> bool {
+    match result {
+        Ok(_) => std::mem::needs_drop::<T>(),
+        Err(TaskError::Panicked(_)) => true,
+        Err(TaskError::Cancelled | TaskError::ForeignPool) => false,
     }
 }
 
@@ -58,8 +72,12 @@ impl<T: Send + 'static> Node for TaskNode<T> {
     }
 
     fn record_cancelled(&self) {
-        // Dropped on whatever thread ends the task (a worker, or one dropping an event).
+        // Dropped on whatever thread ends the task (a worker, or one dropping an event); on a
+        // worker, inside an ending that may have released successors it now holds.
         let func = lock(&self.func).take();
+        if func.is_some() {
+            crate::pool::kick_held_here();
+        }
         self.registry.drop_reporting(func);
         *lock(&self.result) = Some(Err(TaskError::Cancelled));
     }
