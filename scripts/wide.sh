@@ -29,6 +29,7 @@ pack() {
     root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
     [ -f "$root/crates/ember-lab/Cargo.toml" ] || die "--pack runs from the repository's scripts/"
     mkdir -p "$dir" || die "cannot create $dir"
+    dir=$(cd "$dir" && pwd)
     echo "building the lab (release)"
     (cd "$root" && cargo build --release -p ember-lab) || die "cargo build failed"
     cp "$root/target/release/ember-lab" "$dir/ember-lab" || die "copying the lab"
@@ -36,7 +37,7 @@ pack() {
     if command -v go >/dev/null; then
         echo "building the Go peer"
         # CGO off: a static program, which needs no libc of the machine it runs on.
-        (cd "$root/crates/ember-lab/go" && CGO_ENABLED=0 go build -trimpath -o "$dir/ember-go-peer" .) \
+        (cd "$root/crates/ember-lab/go" && CGO_ENABLED=0 go build -trimpath -ldflags="-s -w" -o "$dir/ember-go-peer" .) \
             || die "go build failed"
     else
         rm -f "$dir/ember-go-peer"
