@@ -1,8 +1,10 @@
 //! `micro`: scheduler micro-benchmarks against the pools people use today.
 //!
-//! Six workloads: spawn-many (measured from outside and from inside a task), fork-join,
-//! ping-pong, chained spawn, successor hold, each with `cores` worker threads, and the
-//! tree-sum at three sizes with 1 and 2 workers. Each run builds its pool, times
+//! The workloads: spawn-many (measured from outside and from inside a task), ping-pong,
+//! chained spawn, successor hold and ramp, each with `cores` worker threads; fork-join, the
+//! tree-sum at three sizes and par-iter at 1, 2, 4, .. workers below `cores` and at `cores`
+//! (`--workers` picks the counts; a table below `cores` runs on that many processors,
+//! `machine::on_cpus`). Each run builds its pool, times
 //! the workload alone, then shuts the pool down and waits for its threads to exit (the
 //! harness's wall and CPU time include start-up and shut-down; `ns_per_op` does not).
 //!
@@ -17,8 +19,8 @@
 //!   two sub-calls, with no sequential cut-off: the cost measured is the cost of `join`;
 //!   An op is one `join` (`fib(n + 1) - 1` of them).
 //! - **tree-sum**: the benchmark the `chili` crate publishes: the sum of a perfect binary
-//!   tree, one `join` per node; 1,023 nodes, 2^20 − 1 and 2^24 − 1, each with 1 and 2
-//!   workers. An op is one node.
+//!   tree, one `join` per node; 1,023 nodes, 2^20 − 1 and 2^24 − 1, each at every worker
+//!   count. An op is one node.
 //!
 //!   A fork-join run evaluates its workload until 60 ms have passed (see `fork_join`).
 //!
@@ -48,14 +50,16 @@
 //! - **par-iter**: parallel iterators, ember's default policy against rayon, on 10^7 random
 //!   u64: a sum of squares, a `par_sort_unstable`, a map-filter-collect (see `par_iter`). An
 //!   op is one item.
+//! - **ramp**: a burst of one 2 ms job per worker, spawned from a worker of a pool whose
+//!   workers all sleep: the time until every worker runs one (see `ramp`). An op is a burst.
 //!
 //! `--micro-bench NAME,..` runs only the tables of those benchmarks (`spawn-outside`,
 //! `spawn-inside`, `fork-join`, `ping-pong`, `chained-spawn`, `successor-hold`, `tree-sum`,
-//! `par-iter`).
+//! `par-iter`, `ramp`).
 //!
 //! Sizes (default / `--quick`): spawn-many 10,000 tasks x 40 / 1 rounds; `fib(30)` /
 //! `fib(20)`; tree-sum trees of 10, 20, 24 / 10, 12, 14 layers; ping-pong 1,000 pairs x 1,000 / 10 bounces; chained spawn 1,000 / 5 chains of
-//! depth 1,000; successor hold 100 / 10 parents.
+//! depth 1,000; successor hold 100 / 10 parents; ramp 21 / 3 bursts after 30 / 5 ms idle.
 //!
 //! # Metrics (besides what the harness measures around the run)
 //!
@@ -108,7 +112,7 @@ use clap::Args;
 #[command(next_help_heading = "micro")]
 pub struct MicroArgs {
     /// Run only these benchmarks' tables (spawn-outside, spawn-inside, fork-join, ping-pong,
-    /// chained-spawn, tree-sum, par-iter) [default: all]
+    /// chained-spawn, successor-hold, tree-sum, par-iter, ramp) [default: all]
     #[arg(long = "micro-bench", value_delimiter = ',', value_name = "NAME,..")]
     pub benchmarks: Vec<String>,
     /// Worker counts of the fork-join, tree-sum and par-iter tables [default: 1, 2, 4, ..
