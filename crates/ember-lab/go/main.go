@@ -6,6 +6,7 @@
 //	cycle WORKERS RINGS RING_LEN HOPS TARGET_MS
 //	light-load THREADS INTERVAL_US TASKS
 //	producer-consumer THREADS POOLS ITEMS WORK PRODUCE
+//	version (the Go release it was built with, for a lab that did not build it)
 package main
 
 import (
@@ -21,7 +22,11 @@ import (
 
 func main() {
 	if len(os.Args) < 2 {
-		fail("usage: ember-go-peer cycle|light-load|producer-consumer ARGS...")
+		fail("usage: ember-go-peer cycle|light-load|producer-consumer ARGS...|version")
+	}
+	if os.Args[1] == "version" {
+		fmt.Println(runtime.Version())
+		return
 	}
 	args := make([]uint64, 0, len(os.Args)-2)
 	for _, a := range os.Args[2:] {

@@ -163,7 +163,12 @@ const CYCLE_100: &[(&str, &str)] = &[("workers", "100"), ("rings", "100")];
 /// The fork-join tables, each a claim of its own (`as_fast_as_rayon`): `fib` and the tree-sum
 /// of `nodes` nodes, on `workers` workers (number literals: the table's parameters are their
 /// text).
+/// `full` picks the table at the machine's full width (`full_width`: as many workers as
+/// cores), where a scheduler's wake-ups and steals matter most.
 macro_rules! fib {
+    (full) => {
+        &[("benchmark", "fork-join"), ("full_width", "true")]
+    };
     ($workers:literal) => {
         &[
             ("benchmark", "fork-join"),
@@ -172,6 +177,13 @@ macro_rules! fib {
     };
 }
 macro_rules! tree_sum {
+    ($nodes:literal, full) => {
+        &[
+            ("benchmark", "tree-sum"),
+            ("nodes", stringify!($nodes)),
+            ("full_width", "true"),
+        ]
+    };
     ($nodes:literal, $workers:literal) => {
         &[
             ("benchmark", "tree-sum"),
@@ -181,11 +193,18 @@ macro_rules! tree_sum {
     };
 }
 
-/// An `as_fast_as_rayon` claim on the table `fib` or `tree NODES` with `WORKERS` workers,
-/// which is also the number of cores the claim needs.
+/// An `as_fast_as_rayon` claim on the table `fib` or `tree NODES` with `WORKERS` workers
+/// (`1`, which is also the number of cores the claim needs, or `full`: every core, at
+/// least 2).
 macro_rules! fork_join {
+    ($id:literal, $claim:literal, fib, full) => {
+        as_fast_as_rayon($id, $claim, fib!(full), 2)
+    };
     ($id:literal, $claim:literal, fib, $workers:literal) => {
         as_fast_as_rayon($id, $claim, fib!($workers), $workers)
+    };
+    ($id:literal, $claim:literal, tree $nodes:literal, full) => {
+        as_fast_as_rayon($id, $claim, tree_sum!($nodes, full), 2)
     };
     ($id:literal, $claim:literal, tree $nodes:literal, $workers:literal) => {
         as_fast_as_rayon($id, $claim, tree_sum!($nodes, $workers), $workers)
@@ -252,11 +271,21 @@ const fn chili_claim(
 /// `micro`'s chained spawn: chains of spawns, each job spawning the next as its last act.
 const CHAINED_SPAWN: &[(&str, &str)] = &[("benchmark", "chained-spawn")];
 
-const PAR_SUM: &[(&str, &str)] = &[("benchmark", "par-iter"), ("workload", "sum-of-squares")];
-const PAR_SORT: &[(&str, &str)] = &[("benchmark", "par-iter"), ("workload", "sort")];
+/// The par-iter tables at the machine's full width.
+const PAR_SUM: &[(&str, &str)] = &[
+    ("benchmark", "par-iter"),
+    ("workload", "sum-of-squares"),
+    ("full_width", "true"),
+];
+const PAR_SORT: &[(&str, &str)] = &[
+    ("benchmark", "par-iter"),
+    ("workload", "sort"),
+    ("full_width", "true"),
+];
 const PAR_COLLECT: &[(&str, &str)] = &[
     ("benchmark", "par-iter"),
     ("workload", "map-filter-collect"),
+    ("full_width", "true"),
 ];
 
 /// ember's parallel iterators within 10 % of rayon's on the `par-iter` table `table`
@@ -440,41 +469,41 @@ pub const CLAIMS: &[Claim] = &[
         fib,
         1
     ),
-    fork_join!("fork-join-fib-2", "… fib(30), 2 workers", fib, 2),
+    fork_join!("fork-join-fib-full", "… fib(30), one worker per core", fib, full),
     fork_join!(
         "fork-join-tree-2^10-1",
         "… the tree-sum (chili's benchmark; chili publishes 13.6 ms for 2^24 nodes on 8 cores, rayon 58.1 ms, with chili walking the tree right first, an order that tree's layout favours), 1,023 nodes, 1 worker",
         tree 1023,
         1
     ),
-    fork_join!("fork-join-tree-2^10-2", "… the tree-sum, 1,023 nodes, 2 workers", tree 1023, 2),
+    fork_join!("fork-join-tree-2^10-full", "… the tree-sum, 1,023 nodes, one worker per core", tree 1023, full),
     fork_join!("fork-join-tree-2^20-1", "… the tree-sum, 2^20 nodes, 1 worker", tree 1048575, 1),
-    fork_join!("fork-join-tree-2^20-2", "… the tree-sum, 2^20 nodes, 2 workers", tree 1048575, 2),
+    fork_join!("fork-join-tree-2^20-full", "… the tree-sum, 2^20 nodes, one worker per core", tree 1048575, full),
     fork_join!("fork-join-tree-2^24-1", "… the tree-sum, 2^24 nodes, 1 worker", tree 16777215, 1),
-    fork_join!("fork-join-tree-2^24-2", "… the tree-sum, 2^24 nodes, 2 workers", tree 16777215, 2),
+    fork_join!("fork-join-tree-2^24-full", "… the tree-sum, 2^24 nodes, one worker per core", tree 16777215, full),
     chili_claim(
-        "fork-join-chili-tree-2^20-2",
-        "ember's join stays within 1.5× of chili's heartbeat scheduling: the tree-sum, 2^20 nodes, 2 workers (chili's closures swapped, so both walk the tree in the same order)",
+        "fork-join-chili-tree-2^20-full",
+        "ember's join stays within 1.5× of chili's heartbeat scheduling: the tree-sum, 2^20 nodes, one worker per core (chili's closures swapped, so both walk the tree in the same order)",
         "ember",
-        tree_sum!(1048575, 2),
+        tree_sum!(1048575, full),
     ),
     chili_claim(
-        "fork-join-chili-tree-2^24-2",
-        "… the tree-sum, 2^24 nodes, 2 workers",
+        "fork-join-chili-tree-2^24-full",
+        "… the tree-sum, 2^24 nodes, one worker per core",
         "ember",
-        tree_sum!(16777215, 2),
+        tree_sum!(16777215, full),
     ),
     chili_claim(
-        "fork-join-chili-seq-tree-2^20-2",
-        "… with sequential joins (opt-in, PoolBuilder::sequential_joins: the halves must not wait for each other), 2^20 nodes, 2 workers",
+        "fork-join-chili-seq-tree-2^20-full",
+        "… with sequential joins (opt-in, PoolBuilder::sequential_joins: the halves must not wait for each other), 2^20 nodes, one worker per core",
         "ember-seq-joins",
-        tree_sum!(1048575, 2),
+        tree_sum!(1048575, full),
     ),
     chili_claim(
-        "fork-join-chili-seq-tree-2^24-2",
-        "… with sequential joins, 2^24 nodes, 2 workers",
+        "fork-join-chili-seq-tree-2^24-full",
+        "… with sequential joins, 2^24 nodes, one worker per core",
         "ember-seq-joins",
-        tree_sum!(16777215, 2),
+        tree_sum!(16777215, full),
     ),
     Claim {
         id: "successor-spawn-switches",
@@ -711,6 +740,7 @@ mod tests {
         let mut params = Params::new();
         params.insert("benchmark".into(), "fork-join".into());
         params.insert("workers".into(), 2.into());
+        params.insert("full_width".into(), true.into());
         RowRuns {
             system: system.into(),
             role,
@@ -737,7 +767,10 @@ mod tests {
     }
 
     fn fib_claim() -> &'static Claim {
-        CLAIMS.iter().find(|c| c.id == "fork-join-fib-2").unwrap()
+        CLAIMS
+            .iter()
+            .find(|c| c.id == "fork-join-fib-full")
+            .unwrap()
     }
 
     #[test]
@@ -768,7 +801,7 @@ mod tests {
     fn too_few_cores_is_the_only_way_to_not_reproducible() {
         let tree = CLAIMS
             .iter()
-            .find(|c| c.id == "fork-join-tree-2^24-2")
+            .find(|c| c.id == "fork-join-tree-2^24-full")
             .unwrap();
         let mut r = runs(&[0.9; 11], &[1.0; 11]);
         for row in &mut r.groups[0].rows {
@@ -781,6 +814,19 @@ mod tests {
             "not reproducible on this machine"
         );
         assert_eq!(tree.evaluate(Some(&r), 2).verdict, "reproduced");
+    }
+
+    #[test]
+    fn a_full_width_claim_reads_the_table_at_every_core_not_a_narrower_one() {
+        let mut r = runs(&[0.9; 11], &[1.0; 11]);
+        let mut narrow = runs(&[2.0; 11], &[1.0; 11]).groups.remove(0);
+        for row in &mut narrow.rows {
+            row.params.insert("workers".into(), 1.into());
+            row.params.insert("full_width".into(), false.into());
+        }
+        r.groups.insert(0, narrow);
+        let out = fib_claim().evaluate(Some(&r), 2);
+        assert_eq!(out.verdict, "reproduced", "{out:?}");
     }
 
     #[test]

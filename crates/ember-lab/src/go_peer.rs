@@ -1,5 +1,7 @@
 //! Go's runtime as a peer: the program in `go/` beside this crate, built once per lab run
-//! when `go` is on `PATH`, run as a child process per measured run.
+//! when `go` is on `PATH`, run as a child process per measured run. Where the program was
+//! built beforehand (a machine with no Go toolchain: `scripts/wide.sh --pack`), the
+//! environment variable `EMBER_LAB_GO_PEER` names it, and the lab runs that instead.
 //!
 //! The harness measures the child like any run (wall time; `getrusage` of waited-for
 //! children; perf counters, which follow it through fork and exec), and the program prints
@@ -20,7 +22,13 @@ fn built() -> &'static Result<(PathBuf, String), String> {
     BUILT.get_or_init(build)
 }
 
+/// The variable naming a prebuilt program.
+const PREBUILT: &str = "EMBER_LAB_GO_PEER";
+
 fn build() -> Result<(PathBuf, String), String> {
+    if let Some(exe) = std::env::var_os(PREBUILT) {
+        return prebuilt(PathBuf::from(exe));
+    }
     let version = Command::new("go")
         .arg("version")
         .output()
@@ -47,6 +55,23 @@ fn build() -> Result<(PathBuf, String), String> {
             why.lines().next().unwrap_or("no message")
         ));
     }
+    Ok((exe, version))
+}
+
+/// The program `EMBER_LAB_GO_PEER` names, and the Go release it reports it was built with.
+fn prebuilt(exe: PathBuf) -> Result<(PathBuf, String), String> {
+    let out = Command::new(&exe)
+        .arg("version")
+        .output()
+        .map_err(|e| format!("{PREBUILT}={}: {e}", exe.display()))?;
+    if !out.status.success() {
+        return Err(format!(
+            "{PREBUILT}={}: `version` failed ({})",
+            exe.display(),
+            out.status
+        ));
+    }
+    let version = String::from_utf8_lossy(&out.stdout).trim().to_string();
     Ok((exe, version))
 }
 

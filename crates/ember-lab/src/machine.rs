@@ -134,6 +134,45 @@ pub fn binary_size(bytes: u64) -> String {
     }
 }
 
+/// Runs `f` with the calling thread restricted to the first `cpus` processors it may run on,
+/// then restores its mask. Threads `f` starts inherit the restriction, so a pool built
+/// inside `f` runs on `cpus` processors whatever the machine's width: a row at `w` workers
+/// on a wider machine measures `w` workers on `w` cores, not `w` threads spread over all of
+/// them. Where `cpus` covers every allowed processor, or the kernel refuses, `f` runs as is.
+pub fn on_cpus<R>(cpus: usize, f: impl FnOnce() -> R) -> R {
+    // SAFETY: `cpu_set_t` is plain bits; both calls get its true size, and pid 0 is the
+    // calling thread.
+    let mut allowed: libc::cpu_set_t = unsafe { std::mem::zeroed() };
+    let size = std::mem::size_of::<libc::cpu_set_t>();
+    if unsafe { libc::sched_getaffinity(0, size, &mut allowed) } != 0 {
+        return f();
+    }
+    let ids: Vec<usize> = (0..libc::CPU_SETSIZE as usize)
+        .filter(|&c| unsafe { libc::CPU_ISSET(c, &allowed) })
+        .collect();
+    if cpus == 0 || cpus >= ids.len() {
+        return f();
+    }
+    let mut narrow: libc::cpu_set_t = unsafe { std::mem::zeroed() };
+    for &c in &ids[..cpus] {
+        unsafe { libc::CPU_SET(c, &mut narrow) };
+    }
+    if unsafe { libc::sched_setaffinity(0, size, &narrow) } != 0 {
+        return f();
+    }
+    // Restored on unwind too: a panicking run must not leave the harness narrowed.
+    struct Restore(libc::cpu_set_t);
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            let size = std::mem::size_of::<libc::cpu_set_t>();
+            // SAFETY: as above.
+            unsafe { libc::sched_setaffinity(0, size, &self.0) };
+        }
+    }
+    let _restore = Restore(allowed);
+    f()
+}
+
 impl MachineInfo {
     /// Describes this machine, probing the perf counters once.
     pub fn detect() -> MachineInfo {
@@ -189,6 +228,18 @@ mod tests {
         assert_eq!(parse_cache_size("4096"), Some(4096));
         assert_eq!(parse_cache_size("K"), None);
         assert_eq!(parse_cache_size("lots"), None);
+    }
+
+    #[test]
+    fn a_narrowed_run_sees_its_processors_and_the_mask_comes_back() {
+        let before = cores();
+        let inside = on_cpus(1, || {
+            let inner = std::thread::spawn(cores).join().unwrap();
+            (cores(), inner)
+        });
+        assert_eq!(inside, (1, 1));
+        assert_eq!(cores(), before);
+        assert_eq!(on_cpus(before, cores), before);
     }
 
     #[test]

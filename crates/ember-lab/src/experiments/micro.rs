@@ -1,8 +1,10 @@
 //! `micro`: scheduler micro-benchmarks against the pools people use today.
 //!
-//! Six workloads: spawn-many (measured from outside and from inside a task), fork-join,
-//! ping-pong, chained spawn, successor hold, each with `cores` worker threads, and the
-//! tree-sum at three sizes with 1 and 2 workers. Each run builds its pool, times
+//! The workloads: spawn-many (measured from outside and from inside a task), ping-pong,
+//! chained spawn, successor hold and ramp, each with `cores` worker threads; fork-join, the
+//! tree-sum at three sizes and par-iter at 1, 2, 4, .. workers below `cores` and at `cores`
+//! (`--workers` picks the counts; a table below `cores` runs on that many processors,
+//! `machine::on_cpus`). Each run builds its pool, times
 //! the workload alone, then shuts the pool down and waits for its threads to exit (the
 //! harness's wall and CPU time include start-up and shut-down; `ns_per_op` does not).
 //!
@@ -17,8 +19,8 @@
 //!   two sub-calls, with no sequential cut-off: the cost measured is the cost of `join`;
 //!   An op is one `join` (`fib(n + 1) - 1` of them).
 //! - **tree-sum**: the benchmark the `chili` crate publishes: the sum of a perfect binary
-//!   tree, one `join` per node; 1,023 nodes, 2^20 − 1 and 2^24 − 1, each with 1 and 2
-//!   workers. An op is one node.
+//!   tree, one `join` per node; 1,023 nodes, 2^20 − 1 and 2^24 − 1, each at every worker
+//!   count. An op is one node.
 //!
 //!   A fork-join run evaluates its workload until 60 ms have passed (see `fork_join`).
 //!
@@ -48,14 +50,16 @@
 //! - **par-iter**: parallel iterators, ember's default policy against rayon, on 10^7 random
 //!   u64: a sum of squares, a `par_sort_unstable`, a map-filter-collect (see `par_iter`). An
 //!   op is one item.
+//! - **ramp**: a burst of one 2 ms job per worker, spawned from a worker of a pool whose
+//!   workers all sleep: the time until every worker runs one (see `ramp`). An op is a burst.
 //!
 //! `--micro-bench NAME,..` runs only the tables of those benchmarks (`spawn-outside`,
 //! `spawn-inside`, `fork-join`, `ping-pong`, `chained-spawn`, `successor-hold`, `tree-sum`,
-//! `par-iter`).
+//! `par-iter`, `ramp`).
 //!
 //! Sizes (default / `--quick`): spawn-many 10,000 tasks x 40 / 1 rounds; `fib(30)` /
 //! `fib(20)`; tree-sum trees of 10, 20, 24 / 10, 12, 14 layers; ping-pong 1,000 pairs x 1,000 / 10 bounces; chained spawn 1,000 / 5 chains of
-//! depth 1,000; successor hold 100 / 10 parents.
+//! depth 1,000; successor hold 100 / 10 parents; ramp 21 / 3 bursts after 30 / 5 ms idle.
 //!
 //! # Metrics (besides what the harness measures around the run)
 //!
@@ -81,6 +85,7 @@
 mod fork_join;
 mod hold;
 mod par_iter;
+mod ramp;
 mod relays;
 mod spawn;
 
@@ -98,6 +103,7 @@ use super::ember_rows::EmberPolicy;
 use super::peers::{rayon_pool, rayon_shutdown, tokio_runtime, Latch};
 use super::{params, plural, rate, trial};
 use crate::experiment::{Experiment, Group, LabOpts, Metrics, Trial};
+use crate::machine::on_cpus;
 use crate::systems;
 use clap::Args;
 
@@ -106,9 +112,14 @@ use clap::Args;
 #[command(next_help_heading = "micro")]
 pub struct MicroArgs {
     /// Run only these benchmarks' tables (spawn-outside, spawn-inside, fork-join, ping-pong,
-    /// chained-spawn, tree-sum, par-iter) [default: all]
+    /// chained-spawn, successor-hold, tree-sum, par-iter, ramp) [default: all]
     #[arg(long = "micro-bench", value_delimiter = ',', value_name = "NAME,..")]
     pub benchmarks: Vec<String>,
+    /// Worker counts of the fork-join, tree-sum and par-iter tables [default: 1, 2, 4, ..
+    /// below the core count, then the core count]; a count below the core count runs on
+    /// that many processors
+    #[arg(long = "workers", value_delimiter = ',', value_name = "N,..")]
+    pub workers: Vec<usize>,
 }
 
 /// The `micro` experiment.
@@ -126,6 +137,7 @@ const BENCHMARKS: &[&str] = &[
     "successor-hold",
     "tree-sum",
     "par-iter",
+    "ramp",
 ];
 
 /// A run that has waited this long for a result has lost a task: it panics.
@@ -162,6 +174,10 @@ struct Sizes {
     par_sum_evals: usize,
     /// Evaluations per run of the par-iter map-filter-collect.
     par_collect_evals: usize,
+    /// Measured bursts per ramp run (`ramp.rs`).
+    ramp_bursts: usize,
+    /// How long the pool idles before each burst: long enough for every worker to park.
+    ramp_idle: Duration,
 }
 
 impl Sizes {
@@ -183,6 +199,8 @@ impl Sizes {
                 par_items: 100_000,
                 par_sum_evals: 1,
                 par_collect_evals: 1,
+                ramp_bursts: 3,
+                ramp_idle: Duration::from_millis(5),
             }
         } else {
             Sizes {
@@ -200,6 +218,8 @@ impl Sizes {
                 par_items: 10_000_000,
                 par_sum_evals: 40,
                 par_collect_evals: 5,
+                ramp_bursts: 21,
+                ramp_idle: Duration::from_millis(30),
             }
         }
     }
@@ -238,21 +258,22 @@ impl Experiment for Micro {
             self.args.benchmarks.is_empty() || self.args.benchmarks.iter().any(|b| b == name)
         };
         let s = Sizes::new(opts);
+        let widths = widths(opts.cores, &self.args.workers)?;
         let benchmark = |g: &Group| match g.params.get("benchmark") {
             Some(serde_json::Value::String(name)) => wanted(name),
             _ => true,
         };
-        let mut groups: Vec<Group> = Self::small_groups(s)
+        let mut groups: Vec<Group> = Self::small_groups(s, &widths)
             .into_iter()
             .filter(benchmark)
             .collect();
         // The trees (up to 2^24 nodes) and the par-iter input (10^7 items) are only built
         // when their tables run.
         if wanted("tree-sum") {
-            groups.extend(tree_groups(s));
+            groups.extend(tree_groups(s, &widths));
         }
         if wanted("par-iter") {
-            groups.extend(par_iter::par_iter_groups(s));
+            groups.extend(par_iter::par_iter_groups(s, &widths));
         }
         Ok(groups)
     }
@@ -260,13 +281,13 @@ impl Experiment for Micro {
 
 impl Micro {
     /// The tables whose set-up costs nothing: spawn-many, fork-join, ping-pong, chains.
-    fn small_groups(s: Sizes) -> Vec<Group> {
+    fn small_groups(s: Sizes, widths: &[usize]) -> Vec<Group> {
         let threads = s.threads;
         let mut groups = vec![
             spawn_group(s, Origin::Outside),
             spawn_group(s, Origin::Inside),
         ];
-        groups.extend(fib_groups(s));
+        groups.extend(fib_groups(s, widths));
         groups.extend([
             Group {
                 title: format!(
@@ -300,6 +321,7 @@ impl Micro {
                 trials: relay_trials(s, Relays::chains(s)),
             },
             hold::hold_group(s),
+            ramp::ramp_group(s),
         ]);
         groups
     }
@@ -325,36 +347,69 @@ fn fork_join_trials(
         .map(|&policy| {
             let work = work.clone();
             trial(policy.system(), move || {
-                fork_join::on_ember(&work, target, workers, policy)
+                on_cpus(workers, || {
+                    fork_join::on_ember(&work, target, workers, policy)
+                })
             })
         })
         .collect();
     let w = work.clone();
     trials.push(trial(systems::RAYON, move || {
-        fork_join::on_rayon(&w, target, workers)
+        on_cpus(workers, || fork_join::on_rayon(&w, target, workers))
     }));
     let w = work.clone();
     trials.push(trial(systems::CHILI, move || {
-        fork_join::on_chili(&w, target, workers)
+        on_cpus(workers, || fork_join::on_chili(&w, target, workers))
     }));
     let w = work.clone();
     trials.push(trial(systems::SERIAL, move || {
-        fork_join::on_serial(&w, target, false)
+        on_cpus(workers, || fork_join::on_serial(&w, target, false))
     }));
     if let Work::TreeSum(..) = work {
         trials.push(trial(systems::SERIAL_RIGHT_FIRST, move || {
-            fork_join::on_serial(&work, target, true)
+            on_cpus(workers, || fork_join::on_serial(&work, target, true))
         }));
     }
     trials
 }
 
-/// `fib` with 1 and 2 workers, every ember policy.
-fn fib_groups(s: Sizes) -> Vec<Group> {
+/// The worker counts of the fork-join, tree-sum and par-iter tables: `--workers`, or 1, 2,
+/// 4, .. below `cores` and `cores` itself, so that the tables show how each system scales on
+/// this machine up to its full width (where the claims read them: `width_params`).
+fn widths(cores: usize, given: &[usize]) -> Result<Vec<usize>, String> {
+    if given.contains(&0) {
+        return Err("--workers: a table needs at least one worker".into());
+    }
+    let mut widths = if given.is_empty() {
+        let cores = cores.max(1);
+        let mut w: Vec<usize> = std::iter::successors(Some(1usize), |w| w.checked_mul(2))
+            .take_while(|&w| w < cores)
+            .collect();
+        w.push(cores);
+        w
+    } else {
+        given.to_vec()
+    };
+    widths.sort_unstable();
+    widths.dedup();
+    Ok(widths)
+}
+
+/// The parameters a table at `workers` workers carries: its count, and whether it is the
+/// machine's full width (`full_width`, which the claims select).
+fn width_params(workers: usize, cores: usize) -> [(&'static str, serde_json::Value); 2] {
+    [
+        ("workers", workers.into()),
+        ("full_width", (workers == cores).into()),
+    ]
+}
+
+/// `fib` at each of `widths` workers, every ember policy.
+fn fib_groups(s: Sizes, widths: &[usize]) -> Vec<Group> {
     let work = Work::Fib(s.fib_n);
-    FORK_JOIN_WORKERS
-        .into_iter()
-        .map(|workers| Group {
+    widths
+        .iter()
+        .map(|&workers| Group {
             title: format!(
                 "fork-join: fib({}) with join, no cut-off, {workers} worker{} (tokio: no fork-join)",
                 s.fib_n,
@@ -363,10 +418,12 @@ fn fib_groups(s: Sizes) -> Vec<Group> {
             params: params([
                 ("benchmark", "fork-join".into()),
                 ("threads", workers.into()),
-                ("workers", workers.into()),
                 ("fib_n", s.fib_n.into()),
                 ("joins", work.joins().into()),
-            ]),
+            ])
+            .into_iter()
+            .chain(params(width_params(workers, s.threads)))
+            .collect(),
             trials: fork_join_trials(
                 work.clone(),
                 s.fork_join_target,
@@ -384,18 +441,14 @@ fn fib_groups(s: Sizes) -> Vec<Group> {
         .collect()
 }
 
-/// The worker counts of the fork-join tables: one (the cost of a `join` alone) and two
-/// (with stealing), whatever the machine's size, so that tables compare across machines.
-const FORK_JOIN_WORKERS: [usize; 2] = [1, 2];
-
-/// chili's tree-sum at each size, with 1 and 2 workers. The trees are built here, once,
-/// outside every measured run.
-fn tree_groups(s: Sizes) -> Vec<Group> {
+/// chili's tree-sum at each size, at each of `widths` workers. The trees are built here,
+/// once, outside every measured run.
+fn tree_groups(s: Sizes, widths: &[usize]) -> Vec<Group> {
     let cache = crate::machine::last_level_cache_bytes();
     let mut groups = Vec::new();
     for layers in s.trees {
         let tree = Arc::new(Node::tree(layers));
-        for workers in FORK_JOIN_WORKERS {
+        for &workers in widths {
             let work = Work::TreeSum(layers, tree.clone());
             let nodes = work.joins();
             let node_bytes = nodes * std::mem::size_of::<Node>() as u64;
@@ -410,8 +463,10 @@ fn tree_groups(s: Sizes) -> Vec<Group> {
                     ("benchmark", "tree-sum".into()),
                     ("nodes", nodes.into()),
                     ("node_bytes", node_bytes.into()),
-                    ("workers", workers.into()),
-                ]),
+                ])
+                .into_iter()
+                .chain(params(width_params(workers, s.threads)))
+                .collect(),
                 trials: fork_join_trials(
                     work,
                     s.fork_join_target,

@@ -80,6 +80,11 @@ pub struct PcArgs {
     /// Run the pools as child processes of this binary instead of threads of one process
     #[arg(long)]
     pub processes: bool,
+    /// Consumer cost of one item of the published shape in work units [default: 1000000,
+    /// the publication's; --quick: 10000]: less keeps the shape (threads, pools, items, hand-offs)
+    /// where its runs would take too long
+    #[arg(long = "published-work", value_name = "UNITS")]
+    pub published_work: Option<u64>,
     /// Runs one pool of a `--processes` run and reports on stdout (used by the lab itself)
     #[arg(long, hide = true, value_name = "SPEC")]
     pub pc_child: Option<String>,
@@ -157,11 +162,14 @@ impl Experiment for ProducerConsumer {
         let batch = a.batch.unwrap_or(20).max(1);
         let per_us = units_per_us();
         // The published shape, at --quick a hundredth of the work per item.
-        let published_work = if opts.quick {
-            PUBLISHED_WORK / 100
-        } else {
-            PUBLISHED_WORK
-        };
+        let published_work = a
+            .published_work
+            .unwrap_or(if opts.quick {
+                PUBLISHED_WORK / 100
+            } else {
+                PUBLISHED_WORK
+            })
+            .max(1);
         let published = Setup {
             threads: cores,
             pools: PUBLISHED_POOLS,

@@ -163,8 +163,9 @@ fn random_input(n: usize) -> Vec<u64> {
         .collect()
 }
 
-/// The three `par-iter` tables, ember against rayon, on one input built here (unmeasured).
-pub(super) fn par_iter_groups(s: Sizes) -> Vec<Group> {
+/// The three `par-iter` tables at each of `widths` workers, ember against rayon, on one
+/// input built here (unmeasured).
+pub(super) fn par_iter_groups(s: Sizes, widths: &[usize]) -> Vec<Group> {
     let input = Arc::new(random_input(s.par_items));
     let sum: u64 = input.iter().map(|&x| square(x)).sum();
     let collected: Vec<u64> = input
@@ -173,7 +174,7 @@ pub(super) fn par_iter_groups(s: Sizes) -> Vec<Group> {
         .filter(|h| h % 3 == 0)
         .collect();
     let collected = fingerprint(&collected);
-    [
+    let workloads = [
         (
             Workload::SumOfSquares,
             "sum-of-squares",
@@ -187,35 +188,44 @@ pub(super) fn par_iter_groups(s: Sizes) -> Vec<Group> {
             s.par_collect_evals,
             collected,
         ),
-    ]
-    .into_iter()
-    .map(|(workload, name, evaluations, expected)| {
-        let case = Arc::new(Case {
-            workload,
-            input: input.clone(),
-            evaluations,
-            threads: s.threads,
-            expected,
-        });
-        let rayon_case = case.clone();
-        Group {
-            title: format!(
-                "par-iter {name}: {} u64 x {evaluations}, {} threads",
-                thousands(s.par_items as u64),
-                s.threads
-            ),
-            params: params([
-                ("benchmark", "par-iter".into()),
-                ("workload", name.into()),
-                ("threads", s.threads.into()),
-                ("items", s.par_items.into()),
-                ("evaluations", evaluations.into()),
-            ]),
-            trials: vec![
-                trial(systems::EMBER, move || on_ember_pool(&case)),
-                trial(systems::RAYON, move || on_rayon_pool(&rayon_case)),
-            ],
+    ];
+    let mut groups = Vec::new();
+    for &threads in widths {
+        for (workload, name, evaluations, expected) in workloads {
+            let case = Arc::new(Case {
+                workload,
+                input: input.clone(),
+                evaluations,
+                threads,
+                expected,
+            });
+            let rayon_case = case.clone();
+            groups.push(Group {
+                title: format!(
+                    "par-iter {name}: {} u64 x {evaluations}, {threads} thread{}",
+                    thousands(s.par_items as u64),
+                    plural(threads)
+                ),
+                params: params([
+                    ("benchmark", "par-iter".into()),
+                    ("workload", name.into()),
+                    ("threads", threads.into()),
+                    ("items", s.par_items.into()),
+                    ("evaluations", evaluations.into()),
+                ])
+                .into_iter()
+                .chain(params(width_params(threads, s.threads)))
+                .collect(),
+                trials: vec![
+                    trial(systems::EMBER, move || {
+                        on_cpus(threads, || on_ember_pool(&case))
+                    }),
+                    trial(systems::RAYON, move || {
+                        on_cpus(threads, || on_rayon_pool(&rayon_case))
+                    }),
+                ],
+            });
         }
-    })
-    .collect()
+    }
+    groups
 }
