@@ -5,9 +5,10 @@
 //! run on the same worker before the burst has spread). Each job notes the instant it
 //! starts and its thread.
 //!
-//! A burst's ramp is the time from just before its first spawn to the start of the last job
-//! that starts on a worker no earlier job of the burst ran on: the time until as many
-//! workers as the burst reached are running. A pool that wakes one sleeper at a time, each
+//! A burst's ramp is the time from just before its first spawn to the start of its last job:
+//! with every worker reached, the time until each runs one. A burst that leaves a worker out
+//! runs two jobs on another, and its ramp then includes a whole job (2 ms): it was not spread
+//! any sooner. A pool that wakes one sleeper at a time, each
 //! woken worker waking the next, ramps in `n` wake-up latencies; one that wakes them all at
 //! once, in about one. `ramp_us` is the median over a run's bursts, `ramp_max_us` their
 //! longest, `workers_reached` the fewest distinct workers a burst ran on (`n` unless some
@@ -37,17 +38,19 @@ fn job(starts: &Starts) {
     }
 }
 
-/// The ramp of one burst whose first spawn came at `t0` (module doc), and how many distinct
-/// workers it reached.
-fn ramp_of(t0: Instant, mut starts: Vec<(Instant, ThreadId)>) -> (Duration, usize) {
-    starts.sort_by_key(|&(at, _)| at);
+/// The ramp of one burst whose first spawn came at `t0` (module doc): until its last job
+/// started. A burst that reached every worker has then one job running on each; one that
+/// left a worker out ran two jobs on another, and its ramp includes the first job's whole
+/// run, as it should: the burst was not spread until then. Also how many distinct workers
+/// it reached.
+fn ramp_of(t0: Instant, starts: Vec<(Instant, ThreadId)>) -> (Duration, usize) {
     let mut seen = Vec::new();
     let mut last = t0;
     for (at, thread) in starts {
         if !seen.contains(&thread) {
             seen.push(thread);
-            last = at;
         }
+        last = last.max(at);
     }
     (last.saturating_duration_since(t0), seen.len())
 }
@@ -184,16 +187,16 @@ mod tests {
     use super::*;
 
     #[test]
-    fn the_ramp_ends_at_the_first_start_on_the_last_new_worker() {
+    fn the_ramp_ends_at_the_last_start() {
         let t0 = Instant::now();
         let a = std::thread::current().id();
         let b = std::thread::spawn(|| std::thread::current().id())
             .join()
             .unwrap();
         let at = |us| t0 + Duration::from_micros(us);
-        // b first starts at 30 µs; a's second job at 50 µs adds no worker.
+        // a's second job at 50 µs adds no worker, but the burst was not spread before it.
         let (ramp, workers) = ramp_of(t0, vec![(at(50), a), (at(10), a), (at(30), b)]);
-        assert_eq!((ramp, workers), (Duration::from_micros(30), 2));
+        assert_eq!((ramp, workers), (Duration::from_micros(50), 2));
     }
 
     #[test]
