@@ -7,8 +7,22 @@
 //! stops spinning, except for one probe every sixteenth idle period, and any spin that finds
 //! work turns spinning back on. For a worker waiting on something (its `join`'s stolen half),
 //! seeing the wait end during the spin counts as finding work: the spin spared it a sleep.
+//!
+//! How long a spin lasts depends on whether the pool is in a parallel stretch. A worker that
+//! runs out of work while another worker is still awake spins [`WIDE_SPIN`] times as long:
+//! the next round of that work (the next evaluation of a loop over parallel iterators, the
+//! next `install`, the next level of a fork) usually comes within that, and a worker kept
+//! awake takes it without being woken. A wide pool that let its workers sleep between such
+//! rounds woke them all again for each, one wake-up latency per level of the wake-up tree,
+//! which on a 16-core machine took longer than a round of a data-parallel loop. A worker
+//! alone awake (a pool under light load, one job at a time) spins the short spin: spinning
+//! longer there would keep a core busy between jobs that come every few tens of
+//! microseconds, to save wake-ups a cheaper pool does not need.
 
 use std::cell::Cell;
+
+/// How many times the builder's spin a worker spins while another worker is awake.
+pub(crate) const WIDE_SPIN: u32 = 10;
 
 /// Consecutive fruitless spins after which a worker sleeps at once.
 const MAX_MISSES: u32 = 2;

@@ -64,7 +64,7 @@ use super::job_cache::JobCache;
 use super::latch::{Latch, Waiter};
 use super::private_halves::PrivateHalves;
 use super::registry::{bump, unbump, DrainRound, Registry, WorkerCounters, WorkerState};
-use super::spin::SpinGovernor;
+use super::spin::{SpinGovernor, WIDE_SPIN};
 use super::unwind::{guarded_frame, AbortOnUnwind};
 use super::wait::{self, Sleeper};
 use crate::task::kick::Held;
@@ -706,7 +706,7 @@ impl WorkerThread {
             return None;
         }
         // A timed wait (`join_timeout`, `wait_idle_timeout`) spins no longer than it waits.
-        let spin_end = Instant::now() + self.spin;
+        let spin_end = Instant::now() + self.spin_now();
         let deadline = wait_deadline.map_or(spin_end, |wait_deadline| spin_end.min(wait_deadline));
         let mut spins = 1u32;
         while !done() && Instant::now() < deadline {
@@ -772,6 +772,16 @@ impl WorkerThread {
         self.check_idle();
         self.kick_held();
         true
+    }
+
+    /// How long this look for work may spin: [`WIDE_SPIN`] times the builder's spin while
+    /// another worker of the pool is awake, the builder's spin otherwise (`spin.rs`).
+    fn spin_now(&self) -> Duration {
+        if self.registry.sleep.others_awake() {
+            self.spin.saturating_mul(WIDE_SPIN)
+        } else {
+            self.spin
+        }
     }
 
     /// A spin found `job`: spinning paid, so it stays on (`spin.rs`).

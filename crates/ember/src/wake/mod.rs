@@ -498,6 +498,12 @@ impl Sleep {
         self.num_searching.load(Ordering::Relaxed)
     }
 
+    /// Whether some worker besides the caller (a worker) is not listed as asleep: running,
+    /// searching, or on its way to sleep. A hint, read without the lock.
+    pub(crate) fn others_awake(&self) -> bool {
+        self.sleepers.len() + 1 < self.workers
+    }
+
     /// The workers listed as asleep, most recently listed last, for diagnostics.
     pub(crate) fn sleeping(&self) -> Vec<usize> {
         self.sleepers.snapshot()
