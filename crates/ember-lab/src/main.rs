@@ -184,6 +184,16 @@ fn write_reports(
         report::chart::write(&out.join(&file), s, info)
             .map_err(|e| format!("chart {file}: {e}"))?;
         charts.push((s.name.clone(), file));
+        let curves = report::scaling::curves(s);
+        if !curves.is_empty() {
+            let file = format!("{}-scaling.svg", s.name);
+            let title = format!(
+                "{} — speedup over each system's own narrowest time ({} cores)",
+                s.name, info.machine.cores
+            );
+            report::scaling::write_chart(&out.join(&file), &title, &curves)
+                .map_err(|e| format!("chart {file}: {e}"))?;
+        }
     }
     let md = report::markdown::report(info, provenance, claims, summaries, &charts);
     std::fs::write(out.join("report.md"), &md).map_err(|e| e.to_string())?;

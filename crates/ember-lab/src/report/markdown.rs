@@ -212,6 +212,20 @@ pub fn report(
                 e.name
             );
         }
+        let curves = super::scaling::curves(e);
+        if !curves.is_empty() {
+            let _ = writeln!(
+                s,
+                "### Scaling with workers
+"
+            );
+            s.push_str(&super::scaling::tables(&curves));
+            let _ = writeln!(
+                s,
+                "![{0}: speedup over each system's own narrowest time]({0}-scaling.svg)\n",
+                e.name
+            );
+        }
         for a in &e.artifacts {
             if a.file.ends_with(".svg") || a.file.ends_with(".png") {
                 let _ = writeln!(s, "{}\n\n![{}]({})\n", a.caption, a.file, a.file);

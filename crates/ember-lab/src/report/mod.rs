@@ -5,12 +5,14 @@
 //! * [`summary`]: the claims table and the compact per-experiment tables shown first.
 //! * [`html`]: `report.html`, `report.md` with every chart and timeline inline.
 //! * [`chart`]: one SVG per experiment.
+//! * [`scaling`]: speedup against workers, for tables run at several worker counts.
 //! * [`timeline`]: per-thread timelines of a traced pool, for experiments that show them.
 
 pub mod chart;
 pub mod html;
 pub mod json;
 pub mod markdown;
+pub mod scaling;
 pub mod summary;
 pub mod timeline;
 
