@@ -9,11 +9,17 @@
 //! its pushes, and a burst pushed over hundreds of microseconds is a trickle, which no rule can
 //! fan out (each push then finds the last woken worker done searching, and wakes one more).
 
+// The spawner's processor of its own is set through Linux's affinity calls.
+#![cfg(target_os = "linux")]
+
 use std::collections::HashMap;
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 
 use ember::{Pool, TraceEvent, TraceKind};
+
+mod common;
+use common::{affinity, pin_to};
 
 const WORKERS: usize = 16;
 /// A chain, each woken worker waking the next, takes 15; a tree whose wakers each wake up to
@@ -56,31 +62,6 @@ fn wait_until_all_parked(pool: &Pool) {
     }
 }
 
-/// The processors this thread may run on.
-fn allowed_cpus() -> Vec<usize> {
-    // SAFETY: `cpu_set_t` is plain data, valid all zeroes.
-    let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
-    // SAFETY: `set` is a writable `cpu_set_t` of the size passed; pid 0 is this thread.
-    let rc =
-        unsafe { libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut set) };
-    assert_eq!(rc, 0, "sched_getaffinity failed");
-    (0..8 * std::mem::size_of::<libc::cpu_set_t>())
-        // SAFETY: `cpu` is below the set's bit count.
-        .filter(|&cpu| unsafe { libc::CPU_ISSET(cpu, &set) })
-        .collect()
-}
-
-/// Moves the calling thread to processor `cpu`.
-fn pin_to(cpu: usize) {
-    // SAFETY: `cpu_set_t` is plain data, valid all zeroes.
-    let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
-    // SAFETY: `cpu` is an allowed processor, below the set's bit count.
-    unsafe { libc::CPU_SET(cpu, &mut set) };
-    // SAFETY: `set` is a valid `cpu_set_t` of the size passed; pid 0 is this thread.
-    let rc = unsafe { libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set) };
-    assert_eq!(rc, 0, "sched_setaffinity to processor {cpu} failed");
-}
-
 /// Lets every worker park, then has one of them spawn `WORKERS` jobs and waits for them.
 fn burst(pool: &Pool, spawner_cpu: usize) {
     wait_until_all_parked(pool);
@@ -101,7 +82,7 @@ fn burst(pool: &Pool, spawner_cpu: usize) {
 
 #[test]
 fn a_burst_reaches_every_sleeper_through_a_tree() {
-    let cpus = allowed_cpus();
+    let cpus = affinity();
     if cpus.len() < 2 {
         eprintln!("skipped: one processor allowed, so the spawner cannot push undisturbed");
         return;

@@ -19,6 +19,8 @@ use std::time::Duration;
 use ember::{BuildError, Pool, PoolBuilder, PoolStats, WakePolicy};
 
 mod common;
+#[cfg(target_os = "linux")]
+use common::{affinity, can_pin};
 use common::{no_deadlock, policies};
 
 fn build_error(result: Result<Pool, BuildError>, what: &str) -> BuildError {
@@ -285,36 +287,6 @@ fn stats_totals_are_sums_over_workers() {
         assert_eq!(stats.panics, spawned / 1000, "{label}: stats().panics");
         assert_eq!(stats.threads, 4, "{label}: stats().threads");
     }
-}
-
-/// The processors the calling thread may run on.
-#[cfg(target_os = "linux")]
-fn affinity() -> Vec<usize> {
-    // SAFETY: `cpu_set_t` is plain data, valid all zeroes.
-    let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
-    // SAFETY: `set` is a writable `cpu_set_t` of the size passed; pid 0 is this thread.
-    let rc =
-        unsafe { libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut set) };
-    assert_eq!(rc, 0, "sched_getaffinity failed");
-    (0..8 * std::mem::size_of::<libc::cpu_set_t>())
-        // SAFETY: `cpu` is below the set's bit count.
-        .filter(|&cpu| unsafe { libc::CPU_ISSET(cpu, &set) })
-        .collect()
-}
-
-/// Whether this system lets a thread pin itself to `cpu` (tried on a throwaway thread).
-#[cfg(target_os = "linux")]
-fn can_pin(cpu: usize) -> bool {
-    std::thread::spawn(move || {
-        // SAFETY: `cpu_set_t` is plain data, valid all zeroes.
-        let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
-        // SAFETY: `cpu` is an allowed processor, below the set's bit count.
-        unsafe { libc::CPU_SET(cpu, &mut set) };
-        // SAFETY: `set` is a valid `cpu_set_t` of the size passed; pid 0 is this thread.
-        unsafe { libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set) == 0 }
-    })
-    .join()
-    .expect("the probe thread")
 }
 
 /// Each worker's affinity as its start handler sees it, for a pool of `threads`, and where

@@ -194,3 +194,45 @@ pub fn fork_join_results_match(pool: impl Fn(WakePolicy, usize) -> Pool) {
         }
     }
 }
+
+/// The processors the calling thread may run on.
+#[cfg(target_os = "linux")]
+pub fn affinity() -> Vec<usize> {
+    // SAFETY: `cpu_set_t` is plain data, valid all zeroes.
+    let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
+    // SAFETY: `set` is a writable `cpu_set_t` of the size passed; pid 0 is this thread.
+    let rc =
+        unsafe { libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut set) };
+    assert_eq!(rc, 0, "sched_getaffinity failed");
+    (0..8 * std::mem::size_of::<libc::cpu_set_t>())
+        // SAFETY: `cpu` is below the set's bit count.
+        .filter(|&cpu| unsafe { libc::CPU_ISSET(cpu, &set) })
+        .collect()
+}
+
+/// Whether this system lets a thread pin itself to `cpu` (tried on a throwaway thread).
+#[cfg(target_os = "linux")]
+pub fn can_pin(cpu: usize) -> bool {
+    std::thread::spawn(move || {
+        // SAFETY: `cpu_set_t` is plain data, valid all zeroes.
+        let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
+        // SAFETY: `cpu` is an allowed processor, below the set's bit count.
+        unsafe { libc::CPU_SET(cpu, &mut set) };
+        // SAFETY: `set` is a valid `cpu_set_t` of the size passed; pid 0 is this thread.
+        unsafe { libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set) == 0 }
+    })
+    .join()
+    .expect("the probe thread")
+}
+
+/// Moves the calling thread to processor `cpu`.
+#[cfg(target_os = "linux")]
+pub fn pin_to(cpu: usize) {
+    // SAFETY: `cpu_set_t` is plain data, valid all zeroes.
+    let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
+    // SAFETY: `cpu` is an allowed processor, below the set's bit count.
+    unsafe { libc::CPU_SET(cpu, &mut set) };
+    // SAFETY: `set` is a valid `cpu_set_t` of the size passed; pid 0 is this thread.
+    let rc = unsafe { libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set) };
+    assert_eq!(rc, 0, "sched_setaffinity to processor {cpu} failed");
+}
