@@ -1,8 +1,10 @@
 //! A burst reaches the sleepers through a tree of wake-ups, read from the trace: every worker
 //! of a parked 16-worker pool gets one of 16 jobs spawned by one of them, each wake-up is made
-//! before its waker starts its own job, and no worker is more than eight steps from the
-//! spawner, where a waker's k-th wake-up counts k steps (a chain of wake-ups, each woken
-//! worker waking the next, takes 15).
+//! by a worker of the pool before that worker starts its own job, and every worker is reached
+//! within eight hops of wake-ups from the spawner (a chain, each woken worker waking the
+//! next, takes 15). The test also prints the steps, where a waker's k-th wake-up counts k:
+//! on two processors they depend on which woken worker the kernel runs first (see
+//! `MOST_HOPS`).
 //!
 //! The spawner runs on a processor of its own and the other workers share a second one: with
 //! 16 threads on two processors, woken workers would otherwise preempt the spawner between
