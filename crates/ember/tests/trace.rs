@@ -144,7 +144,30 @@ fn chrome_json_is_valid_trace_event_format() {
         .filter(|e| e.kind == TraceKind::Task)
         .count();
     assert_eq!(spans.iter().filter(|e| e["cat"] == "task").count(), tasks);
-    assert_eq!(events.len(), trace.events().len() + 2);
+    // A wake-up made by a worker of the pool is drawn as an arrow: a flow's start and end,
+    // each on a slice of its own, and the two ends share an id.
+    let arrows = trace
+        .events()
+        .iter()
+        .filter(|e| e.kind == TraceKind::Wake && e.woken_by.is_some() && e.woken_at_ns.is_some())
+        .count();
+    let ends = |ph: &str| -> Vec<u64> {
+        let mut ids: Vec<u64> = events
+            .iter()
+            .filter(|e| e["ph"] == ph)
+            .map(|e| e["id"].as_u64().unwrap())
+            .collect();
+        ids.sort_unstable();
+        ids
+    };
+    assert_eq!(ends("s").len(), arrows);
+    assert_eq!(ends("s"), ends("f"));
+    assert_eq!(
+        spans.iter().filter(|e| e["cat"] == "wake").count(),
+        2 * arrows
+    );
+    // The metadata rows, one entry per event, and four per arrow.
+    assert_eq!(events.len(), trace.events().len() + 2 + 4 * arrows);
 }
 
 #[test]
@@ -231,5 +254,50 @@ fn a_span_covers_its_task_and_is_recorded_before_the_task_ends() {
         job_spans[0] >= nap.as_nanos() as u64,
         "the job's span ({} ns) is shorter than its nap",
         job_spans[0]
+    );
+}
+
+/// A sleep that ends at its deadline names no waker: the note an earlier wake-up left (here,
+/// the caller's, which woke the worker for its `install`) belongs to an earlier sleep.
+#[test]
+fn a_sleep_that_times_out_names_no_waker() {
+    let pool = Pool::builder().threads(2).trace(true).build().unwrap();
+    let never = pool.event();
+    let gated = pool.task(|| ()).after(&[&never]).spawn();
+    // Both workers asleep, so that the install's job is brought by a noted wake-up.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    while format!("{pool:?}").matches("state: sleeping").count() < 2 {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "workers never slept: {pool:?}"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    std::thread::sleep(std::time::Duration::from_millis(20));
+    let worker = pool.install(move || {
+        let gated = gated
+            .join_timeout(std::time::Duration::from_millis(30))
+            .expect_err("a task behind an event nobody completes cannot finish");
+        drop(gated);
+        ember::current_thread_index().unwrap()
+    });
+    let events = pool.trace().events().to_vec();
+    never.complete();
+    pool.wait_idle();
+    let wakes: Vec<_> = events
+        .iter()
+        .filter(|e| e.kind == TraceKind::Wake && e.worker == worker)
+        .collect();
+    // The wake-up that brought the install, noted by the caller; then the wait's timed-out
+    // sleep, last.
+    assert!(
+        wakes.iter().any(|e| e.woken_at_ns.is_some()),
+        "no noted wake-up brought the install: {events:?}"
+    );
+    let last = wakes.last().unwrap();
+    assert_eq!(
+        (last.woken_by, last.woken_at_ns),
+        (None, None),
+        "a sleep ended by its deadline: {last:?}"
     );
 }

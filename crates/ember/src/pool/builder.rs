@@ -117,7 +117,8 @@ impl std::fmt::Debug for PoolBuilder {
 
 impl PoolBuilder {
     /// The longest [`spin`](Self::spin): one hour. A longer one, up to `Duration::MAX` ("spin
-    /// forever"), is clamped to it, so that a worker can always add its spin to the clock.
+    /// forever"), is clamped to it, so that a worker can always add its spin, even ten times
+    /// over (a busy pool's longer spin), to the clock.
     pub const MAX_SPIN: Duration = Duration::from_secs(60 * 60);
 
     /// The most worker threads a pool may have: 65,535, rayon's limit on 64-bit targets. More

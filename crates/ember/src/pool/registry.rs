@@ -231,10 +231,24 @@ impl Registry {
     }
 
     /// How many jobs the global queue and the workers' deques hold, read one queue at a
-    /// time: a woken searcher's fan-out wakes no more workers than this (`wake/README.md`,
-    /// "Fan-out"). Zero exactly when [`has_work`](Self::has_work) would say no.
-    pub(crate) fn visible_jobs(&self) -> usize {
-        self.injector.len() + self.stealers.iter().map(|s| s.len()).sum::<usize>()
+    /// time, counted until there are `most` (a woken searcher's fan-out wakes no more
+    /// workers than this, `wake/README.md`, "Fan-out"). Zero exactly when
+    /// [`has_work`](Self::has_work) would say no; `visible_jobs(1)` reads the queues as it
+    /// does, up to the first that holds a job.
+    pub(crate) fn visible_jobs(&self, most: usize) -> usize {
+        let mut jobs = 0;
+        if !self.injector.is_empty() {
+            jobs += self.injector.len().max(1);
+        }
+        for stealer in self.stealers.iter() {
+            if jobs >= most {
+                break;
+            }
+            if !stealer.is_empty() {
+                jobs += stealer.len().max(1);
+            }
+        }
+        jobs
     }
 
     /// Counts a `spawn` made outside the pool (before its job is pushed).

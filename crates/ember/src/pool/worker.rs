@@ -80,8 +80,10 @@ pub(crate) const INJECTOR_EVERY: u32 = 61;
 /// leave theirs to thieves.
 pub(crate) const MIN_KEPT_FOR_SEQUENTIAL: usize = 3;
 
-/// Not part of the API: set to a pool's name, makes that pool's workers panic in their loop,
-/// in ember's own frames, for the tests of what such a panic does (`tests/pool_panics.rs`).
+/// Set to a pool's name in a build with the test-only `fault-injection` feature, makes that
+/// pool's workers panic in their loop, in ember's own frames, for the tests of what such a
+/// panic does (`tests/pool_panics.rs`). Other builds never read it.
+#[cfg(feature = "fault-injection")]
 const FAULT_VAR: &str = "EMBER_FAULT_WORKER_LOOP";
 
 guarded_frame!(WorkerLoop, "a worker's loop");
@@ -227,13 +229,14 @@ impl WorkerThread {
         // Declared after `worker`, so dropped before it.
         let _unregister = Unregister;
         // Says the worker is gone however its body ends, so that nobody waits for it forever.
-        let _exited = Exited(&worker);
+        let exited = Exited(&worker);
         // Declared last, so dropped first while unwinding: the process aborts before a dead
         // worker is counted out.
         let abort_if_panics = AbortIfWorkerPanics { index, pool_name };
         worker
             .registry
             .run_worker_handler(WorkerEvent::Start, index);
+        #[cfg(feature = "fault-injection")]
         if std::env::var_os(FAULT_VAR).is_some_and(|name| name == pool_name) {
             panic!("{FAULT_VAR}: a fault injected into worker {index}'s loop");
         }
@@ -257,6 +260,9 @@ impl WorkerThread {
             }
         }
         worker.exit();
+        // Counted out under the guard too: a panic there would leave the pool's drop waiting
+        // for a worker that is gone.
+        drop(exited);
         std::mem::forget(abort_if_panics);
     }
 
@@ -797,7 +803,7 @@ impl WorkerThread {
         if self
             .registry
             .sleep
-            .found_work(&mut wake, || self.registry.visible_jobs())
+            .found_work(&mut wake, |most| self.registry.visible_jobs(most))
         {
             self.wake.set(wake);
         }

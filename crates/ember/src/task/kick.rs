@@ -119,7 +119,7 @@ mod loom_tests {
                         }
                         sleep.start_searching(&mut me);
                         if take(&local0) {
-                            sleep.found_work(&mut me, || 0);
+                            sleep.found_work(&mut me, |_| 0);
                             let mut count = lock(&ran.0);
                             *count += 1;
                             ran.1.notify_all();

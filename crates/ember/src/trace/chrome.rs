@@ -57,21 +57,39 @@ pub(super) fn write(trace: &Trace, name: &str, mut out: impl Write) -> io::Resul
                     event.count
                 )?;
                 if let (Some(waker), Some(at_ns)) = (event.woken_by, event.woken_at_ns) {
-                    // A flow arrow from the waker, when it made the wake-up, to the wakee.
-                    let at = at_ns as f64 / 1000.0;
-                    write!(
-                        out,
-                        ",\n{{\"ph\":\"s\",\"id\":{flow},\"name\":\"wake\",\"cat\":\"wake\",\
-                         \"pid\":1,\"tid\":{waker},\"ts\":{at:.3}}},\n\
-                         {{\"ph\":\"f\",\"bp\":\"e\",\"id\":{flow},\"name\":\"wake\",\
-                         \"cat\":\"wake\",\"pid\":1,\"tid\":{tid},\"ts\":{ts:.3}}}"
-                    )?;
+                    write_wake_arrow(&mut out, flow, waker, at_ns, tid, ts)?;
                 }
             }
         }
     }
     writeln!(out, "\n]}}")?;
     out.flush()
+}
+
+/// An arrow from `waker` at `at_ns` to `wakee` at `ts` µs: a flow's start and end, each bound
+/// to a slice of a nanosecond made for it (a flow binds to the slice enclosing its end point,
+/// and a waker often makes its wake-ups between two tasks, a wakee wakes between its sleep
+/// and its next task).
+fn write_wake_arrow(
+    out: &mut impl Write,
+    flow: usize,
+    waker: usize,
+    at_ns: u64,
+    wakee: usize,
+    ts: f64,
+) -> io::Result<()> {
+    let at = at_ns as f64 / 1000.0;
+    write!(
+        out,
+        ",\n{{\"ph\":\"X\",\"name\":\"wake-up\",\"cat\":\"wake\",\"pid\":1,\"tid\":{waker},\
+         \"ts\":{at:.3},\"dur\":0.001}},\n\
+         {{\"ph\":\"s\",\"id\":{flow},\"name\":\"wake\",\"cat\":\"wake\",\"pid\":1,\
+         \"tid\":{waker},\"ts\":{at:.3}}},\n\
+         {{\"ph\":\"X\",\"name\":\"woken\",\"cat\":\"wake\",\"pid\":1,\"tid\":{wakee},\
+         \"ts\":{ts:.3},\"dur\":0.001}},\n\
+         {{\"ph\":\"f\",\"bp\":\"e\",\"id\":{flow},\"name\":\"wake\",\"cat\":\"wake\",\
+         \"pid\":1,\"tid\":{wakee},\"ts\":{ts:.3}}}"
+    )
 }
 
 /// Escapes a string for a JSON string literal.
@@ -150,6 +168,14 @@ mod tests {
         // The wake-up's arrow: out of worker 0 at 8 µs, into worker 1 at 9 µs.
         assert!(text.contains("\"ph\":\"s\",\"id\":2,\"name\":\"wake\",\"cat\":\"wake\",\"pid\":1,\"tid\":0,\"ts\":8.000"));
         assert!(text.contains("\"ph\":\"f\",\"bp\":\"e\",\"id\":2,\"name\":\"wake\",\"cat\":\"wake\",\"pid\":1,\"tid\":1,\"ts\":9.000"));
-        assert_eq!(text.matches("\"ph\":").count(), 7);
+        assert!(text.contains(
+            "\"name\":\"wake-up\",\"cat\":\"wake\",\"pid\":1,\"tid\":0,\"ts\":8.000,\"dur\":0.001"
+        ));
+        assert!(text.contains(
+            "\"name\":\"woken\",\"cat\":\"wake\",\"pid\":1,\"tid\":1,\"ts\":9.000,\"dur\":0.001"
+        ));
+        assert_eq!(text.matches("\"ph\":").count(), 9);
+        // Valid JSON as a whole.
+        let _: serde_json::Value = serde_json::from_str(&text).unwrap();
     }
 }

@@ -69,11 +69,13 @@ pub struct TraceEvent {
     /// Victim of a `Steal`, number of jobs of a `Kick`.
     pub count: usize,
     /// On a `Wake`: the worker of the same pool that made the wake-up; `None` when a thread
-    /// outside the pool made it (a caller, the pool's alarm thread, another pool's worker).
-    /// Of several wake-ups racing for one sleep, the last one made.
+    /// outside the pool made it (a caller, the pool's alarm thread, another pool's worker),
+    /// or when no wake-up was noted (the sleep ran out its deadline). Of several wake-ups
+    /// racing for one sleep, about the last one made.
     pub woken_by: Option<usize>,
-    /// On a `Wake`: when the wake-up was made, on the clock of `start_ns`. The Chrome export
-    /// draws an arrow from the waker at this time to the woken worker at `start_ns`.
+    /// On a `Wake`: when the wake-up was made, on the clock of `start_ns`; `None` when none
+    /// was noted. The Chrome export draws an arrow from the waker at this time to the woken
+    /// worker at `start_ns`.
     pub woken_at_ns: Option<u64>,
 }
 

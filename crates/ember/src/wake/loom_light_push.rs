@@ -139,7 +139,7 @@ fn hand_off_step_by_step(heavy: bool) {
                 }
                 assert_eq!(pool.deques[0].steal(), Some(SPAWNED));
                 pool.sleep
-                    .found_work(&mut me, || usize::from(pool.has_work()));
+                    .found_work(&mut me, |_| usize::from(pool.has_work()));
                 step.store(3, Ordering::Relaxed);
                 pool.ran(SPAWNED);
             })

@@ -78,7 +78,7 @@ impl World {
             }
             if found {
                 self.sleep
-                    .found_work(&mut me, || self.queued.load(Ordering::SeqCst));
+                    .found_work(&mut me, |_| self.queued.load(Ordering::SeqCst));
                 self.book();
                 on_job(self);
                 continue;
@@ -263,7 +263,7 @@ fn waiter_beside_a_worker(counted: bool) {
                         if !counted {
                             world
                                 .sleep
-                                .found_work(&mut me, || world.queued.load(Ordering::SeqCst));
+                                .found_work(&mut me, |_| world.queued.load(Ordering::SeqCst));
                         }
                         world.book();
                         gated();
@@ -338,7 +338,7 @@ fn woken_searcher_fans_out(fan_out: bool) {
                         }
                         world
                             .sleep
-                            .found_work(&mut me, || world.queued.load(Ordering::SeqCst));
+                            .found_work(&mut me, |_| world.queued.load(Ordering::SeqCst));
                         if before == 3 {
                             // The first job taken: whoever sleeps now was woken and slept again.
                             let asleep = world.sleep.sleeping();

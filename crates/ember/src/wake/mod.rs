@@ -339,9 +339,9 @@ impl Sleep {
         }
     }
 
-    /// Worker-side: the caller took a job. `visible` counts the jobs still visible in the
-    /// pool's queues, or at least says whether there are any (queried only when a policy
-    /// needs it). Returns whether `me` may have changed: under
+    /// Worker-side: the caller took a job. `visible(most)` counts the jobs still visible in
+    /// the pool's queues, or at least `most` of them when there are more (queried only when
+    /// a policy needs it; `visible(1)` only asks whether there are any). Returns whether `me` may have changed: under
     /// Searching only a searcher has anything to do, under Eager only a picked worker;
     /// Biased counts every job. A `join` popping its own half back off the deque lands here
     /// each time, so a worker stores its state back only when this says so
@@ -350,13 +350,13 @@ impl Sleep {
     /// (under Searching and Eager a test and a return; under Biased a count and a compare),
     /// and the compiler's own choice flipped with unrelated edits.
     #[inline(always)]
-    pub(crate) fn found_work(&self, me: &mut WakeState, visible: impl Fn() -> usize) -> bool {
+    pub(crate) fn found_work(&self, me: &mut WakeState, visible: impl Fn(usize) -> usize) -> bool {
         match self.policy {
             WakePolicy::Eager => {
                 if !me.picked {
                     return false;
                 }
-                self.pass_on_pick(me, || visible() > 0);
+                self.pass_on_pick(me, || visible(1) > 0);
             }
             WakePolicy::Searching => {
                 if !me.searching {
@@ -368,7 +368,7 @@ impl Sleep {
                 // A job taken uses up a pick: whether more workers wake is the overload
                 // rule's call, which `found_work_biased` makes.
                 me.picked = false;
-                self.found_work_biased(me, batch, || visible() > 0);
+                self.found_work_biased(me, batch, || visible(1) > 0);
             }
         }
         true
@@ -397,6 +397,7 @@ impl Sleep {
             me.light_pushes = false;
             self.light_pushers[index].store(false, Ordering::Release);
         }
+        self.clear_note(index);
         self.sleepers.insert(index);
         // StoreLoad: the listing above must be visible before the queues are read below,
         // pairing with the fence a pusher makes between its push and its look at the sleeper
@@ -463,7 +464,7 @@ impl Sleep {
         match self.policy {
             // One job at most: leaving for user code wakes no more than the last searcher's
             // hand-off would.
-            WakePolicy::Searching => self.found_work_searching(me, || usize::from(pending())),
+            WakePolicy::Searching => self.found_work_searching(me, |_| usize::from(pending())),
             WakePolicy::Eager | WakePolicy::Biased { .. } => {
                 if me.picked {
                     self.pass_on_pick(me, pending);

@@ -261,7 +261,7 @@ impl ModelPool {
     pub(crate) fn find(&self, me: usize, state: &mut WakeState) -> Option<usize> {
         if let Some(job) = self.deques[me].pop() {
             self.sleep
-                .found_work(state, || usize::from(self.has_work()));
+                .found_work(state, |_| usize::from(self.has_work()));
             return Some(job);
         }
         self.sleep.start_searching(state);
@@ -272,7 +272,7 @@ impl ModelPool {
         });
         if stolen.is_some() {
             self.sleep
-                .found_work(state, || usize::from(self.has_work()));
+                .found_work(state, |_| usize::from(self.has_work()));
         }
         stolen
     }

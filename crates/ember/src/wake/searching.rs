@@ -3,7 +3,7 @@
 use super::{Sleep, WakeState};
 
 /// The most sleepers a woken searcher wakes when it finds work (README, "Fan-out"). A burst
-/// reaches `n` sleepers in about `log2(n)` rounds of wake-ups rather than `n`.
+/// reaches `n` sleepers in about `log4(n)` rounds of wake-ups rather than `n`.
 pub(crate) const FAN_OUT: usize = 4;
 use crate::sync::atomic::{fence, Ordering};
 
@@ -105,7 +105,11 @@ impl Sleep {
     /// A light push (README, "Light pushes") has no fence to make it visible to that look. So
     /// while some worker is listed as a light pusher and somebody sleeps, a look that finds
     /// nothing is made again after the heavy barrier.
-    pub(super) fn found_work_searching(&self, me: &mut WakeState, visible: impl Fn() -> usize) {
+    pub(super) fn found_work_searching(
+        &self,
+        me: &mut WakeState,
+        visible: impl Fn(usize) -> usize,
+    ) {
         if !me.searching {
             return;
         }
@@ -116,9 +120,16 @@ impl Sleep {
         }
         // StoreLoad: our decrement before the look at the queues (the hand-off's proof).
         fence(Ordering::SeqCst);
-        let mut jobs = visible();
+        // The hand-off asks only whether any job is left; a fan-out counts them, as far as the
+        // searchers there are and the wake-ups it may make.
+        let most = if woken {
+            self.num_searching.load(Ordering::SeqCst) + FAN_OUT
+        } else {
+            1
+        };
+        let mut jobs = visible(most);
         if jobs == 0 {
-            if !(last && self.light_push_missed(|| visible() > 0)) {
+            if !(last && self.light_push_missed(|| visible(1) > 0)) {
                 return;
             }
             jobs = 1;

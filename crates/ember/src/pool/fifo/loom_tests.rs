@@ -122,7 +122,7 @@ fn fifo_job_reaches_sleeper(policy: WakePolicy) {
                 while finished.load(Ordering::SeqCst) == 0 {
                     sleep.start_searching(&mut me);
                     if deque.take() {
-                        sleep.found_work(&mut me, || usize::from(deque.visible()));
+                        sleep.found_work(&mut me, |_| usize::from(deque.visible()));
                         run_indirection(&fifo, &registry, 1);
                         continue;
                     }
