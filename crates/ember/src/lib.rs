@@ -138,8 +138,9 @@ pub use error::BuildError;
 pub use iter::prelude;
 pub use pool::{
     broadcast, current_num_threads, current_thread_index, in_place_scope, in_place_scope_fifo,
-    join, scope, scope_fifo, spawn, spawn_fifo, yield_local, yield_now, BroadcastContext, Pool,
-    PoolBuilder, Scope, ScopeFifo, Yield,
+    join, max_num_threads, scope, scope_fifo, spawn, spawn_fifo, yield_local, yield_now,
+    BroadcastContext, Pool, PoolBuilder, Scope, ScopeFifo, ThreadPool, ThreadPoolBuildError,
+    ThreadPoolBuilder, Yield,
 };
 pub use stats::{PoolStats, WorkerStats};
 pub use task::{Dependency, Event, Task, TaskBuilder, TaskError};
