@@ -21,7 +21,7 @@ use super::plumbing::ProducerCallback;
 #[diagnostic::on_unimplemented(
     message = "`{Self}` is not a parallel iterator",
     label = "not a parallel iterator",
-    note = "a collection or range gives one with `.par_iter()`, `.par_iter_mut()` or `.into_par_iter()`, which need `use ember::prelude::*;` (`ember::iter` lists the sources)"
+    note = "`.par_iter()`, `.par_iter_mut()` and `.into_par_iter()` make one from the sources `ember::iter` lists (slices, `Vec`s, arrays, ranges, …), with `use ember::prelude::*;`"
 )]
 pub trait ParallelIterator: Sized + Send {
     /// The items.
