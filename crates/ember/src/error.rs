@@ -12,7 +12,14 @@ use std::fmt;
 /// assert!(matches!(err, ember::BuildError::ZeroBatch));
 /// println!("{err}"); // names `batch` and the smallest valid value
 /// ```
-#[derive(Debug)]
+///
+/// `{:?}` prints the variant's name and the same message, so that `.unwrap()`, `.expect()`
+/// and a `?` out of `main` say what to change too:
+///
+/// ```
+/// let err = ember::Pool::builder().threads(0).build().unwrap_err();
+/// assert_eq!(format!("{err:?}"), format!("ZeroThreads: {err}"));
+/// ```
 #[non_exhaustive]
 pub enum BuildError {
     /// `threads(0)`: a pool needs at least one worker.
@@ -52,6 +59,29 @@ pub enum BuildError {
         /// The operating system's reason.
         source: std::io::Error,
     },
+}
+
+impl BuildError {
+    /// The variant's name, for `{:?}`.
+    fn variant(&self) -> &'static str {
+        match self {
+            BuildError::ZeroThreads => "ZeroThreads",
+            BuildError::ZeroBatch => "ZeroBatch",
+            BuildError::TooManyThreads { .. } => "TooManyThreads",
+            BuildError::NumThreadsVar { .. } => "NumThreadsVar",
+            BuildError::GlobalPoolExists => "GlobalPoolExists",
+            BuildError::ThreadName { .. } => "ThreadName",
+            BuildError::Spawn { .. } => "Spawn",
+        }
+    }
+}
+
+/// The variant and the message (which holds every field's value): a derived `Debug` would
+/// print only the fields, and `unwrap` or `main` would lose what to change.
+impl fmt::Debug for BuildError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {self}", self.variant())
+    }
 }
 
 impl fmt::Display for BuildError {
@@ -102,5 +132,76 @@ impl std::error::Error for BuildError {
             BuildError::Spawn { source, .. } => Some(source),
             _ => None,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::BuildError;
+
+    /// One of every variant.
+    fn every_variant() -> Vec<BuildError> {
+        vec![
+            BuildError::ZeroThreads,
+            BuildError::ZeroBatch,
+            BuildError::TooManyThreads {
+                requested: 70_000,
+                max: 65_535,
+            },
+            BuildError::NumThreadsVar {
+                value: "many".into(),
+            },
+            BuildError::GlobalPoolExists,
+            BuildError::ThreadName {
+                index: 3,
+                name: "a\0b".into(),
+            },
+            BuildError::Spawn {
+                index: 2,
+                source: std::io::Error::other("no more threads"),
+            },
+        ]
+    }
+
+    #[test]
+    fn debug_carries_the_variant_and_the_message() {
+        for err in every_variant() {
+            let debug = format!("{err:?}");
+            assert_eq!(debug, format!("{}: {err}", err.variant()));
+            assert!(debug.starts_with(err.variant()), "{debug}");
+        }
+    }
+
+    #[test]
+    fn the_message_holds_every_field() {
+        let expected: [&[&str]; 7] = [
+            &["threads(0)", "n >= 1"],
+            &["batch", "at least 1"],
+            &["70000", "65535"],
+            &["\"many\"", "EMBER_NUM_THREADS"],
+            &["build_global once"],
+            &["worker 3", "\"a\\0b\"", "NUL"],
+            &["worker thread 2", "no more threads"],
+        ];
+        for (err, parts) in every_variant().iter().zip(expected) {
+            let message = err.to_string();
+            for part in parts {
+                assert!(message.contains(part), "{part:?} missing from {message:?}");
+            }
+        }
+    }
+
+    /// What `.unwrap()` on a failed build prints: the message, not just a variant name.
+    #[test]
+    fn unwrap_shows_the_message() {
+        let panic = std::panic::catch_unwind(|| {
+            crate::Pool::builder().threads(0).build().unwrap();
+        })
+        .unwrap_err();
+        let message = panic.downcast_ref::<String>().expect("a formatted panic");
+        assert!(
+            message.contains("ZeroThreads: threads(0): a pool needs at least 1 worker thread"),
+            "{message}"
+        );
     }
 }

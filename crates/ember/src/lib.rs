@@ -30,13 +30,63 @@
 //! # Ok::<(), ember::BuildError>(())
 //! ```
 //!
-//! Coming from rayon: the free functions ([`join`], [`scope`], [`spawn`], [`broadcast`], …)
-//! and the builder keep rayon-core's names; the differences are listed in the README
-//! ("Coming from rayon") and, one line each, in the docs of the items concerned.
-//!
 //! For a serial producer feeding a channel, [`biased::spawn_consumers`] is the same idea
 //! without a pool: consumer 0 takes the items, and each consumer wakes the next only when
 //! it is overloaded.
+//!
+//! # Coming from rayon
+//!
+//! Code written against rayon ports by changing imports: `rayon::` becomes `ember::`, as in
+//! this program, rayon's but for its imports:
+//!
+//! ```
+//! use ember::prelude::*;
+//! use ember::ThreadPoolBuilder;
+//!
+//! let pool = ThreadPoolBuilder::new()
+//!     .num_threads(4)
+//!     .thread_name(|i| format!("worker-{i}"))
+//!     .build()
+//!     .unwrap();
+//! let sum: u64 = pool.install(|| (1..101u64).into_par_iter().map(|x| x * x).sum());
+//! assert_eq!(sum, 338_350);
+//! let (a, b) = ember::join(|| 1, || 2);
+//! assert_eq!(a + b, 3);
+//! ```
+//!
+//! | rayon | ember | what differs |
+//! | --- | --- | --- |
+//! | `join`, `scope`, `scope_fifo`, `in_place_scope`, `in_place_scope_fifo`, `spawn`, `spawn_fifo`, `broadcast`, `yield_now`, `yield_local`, `current_num_threads`, `current_thread_index`, `max_num_threads` | the same names in `ember::` | nothing |
+//! | `Scope`, `ScopeFifo`, `BroadcastContext`, `Yield` | the same names | nothing |
+//! | `ThreadPoolBuilder` | `ThreadPoolBuilder`: rayon's methods (`num_threads`, `thread_name`, `stack_size`, `start_handler`, `exit_handler`, `panic_handler`, `build`, `build_global`) and meanings | the build errors below |
+//! | `ThreadPool` | `ThreadPool`, another name for `Pool` (`install`, `join`, `scope`, `scope_fifo`, `in_place_scope(_fifo)`, `spawn`, `spawn_fifo`, `broadcast`, `current_num_threads`, `current_thread_index`, `yield_now`, `yield_local`) | a cheap `Clone` handle; dropping it waits (below) |
+//! | `ThreadPoolBuildError` | `ThreadPoolBuildError`, another name for `BuildError` | an enum to match on; its message (`Display` and `Debug`) says what to change |
+//! | `RAYON_NUM_THREADS` | `EMBER_NUM_THREADS` | a value that is not a number is an error |
+//! | `use rayon::prelude::*;` | `use ember::prelude::*;` | a subset of rayon's iterators, listed in `ember::iter` |
+//! | `rayon::iter::plumbing` | `ember::iter::plumbing` | ember's own, smaller traits: a rayon `Producer` or `Consumer` is rewritten, not ported |
+//! | `join_context`, `spawn_broadcast`, `Scope::spawn_broadcast`, `spawn_handler`, `build_scoped`, `use_current_thread`, `breadth_first`, `current_thread_has_pending_tasks` | not provided | ember starts its workers itself and never adopts the calling thread |
+//!
+//! `Pool::builder()` (`PoolBuilder`) is ember's own builder, with ember's settings (the wake
+//! policy, a name prefix, deferred wake-ups, lazy joins, pinning); it spells rayon's
+//! `num_threads(n)` as `threads(n)`.
+//!
+//! Where ember deliberately differs, and why:
+//!
+//! | what | rayon | ember | why |
+//! | --- | --- | --- | --- |
+//! | `PoolBuilder::threads(0)` | (`num_threads(0)`) one thread per CPU | `BuildError::ZeroThreads`; leave `threads` unset for one per CPU (`ThreadPoolBuilder::num_threads(0)` keeps rayon's meaning) | a zero computed by mistake should not become every CPU |
+//! | more than 65,535 threads | builds 65,535 | `BuildError::TooManyThreads` | a request that cannot be met is reported, not trimmed |
+//! | `EMBER_NUM_THREADS` not a number | ignored | `BuildError::NumThreadsVar` from `ThreadPoolBuilder::build` and either `build_global`; the global pool built on first use says so on stderr and uses one thread per CPU | a typo in the environment is seen |
+//! | `PoolBuilder::build` without `threads` | (`build` without `num_threads`) `RAYON_NUM_THREADS`, else one thread per CPU | one thread per CPU: the variable sizes only the global pool and `ThreadPoolBuilder`'s pools | a pool sized in code is not resized by the environment |
+//! | a spawned job panics, no panic handler | the process aborts | the panic is counted in `PoolStats::panics`, the worker lives on | one job's panic does not end the process; the count shows it |
+//! | the last handle is dropped | returns at once; the workers stop later | outside the pool: runs every queued job (and what running jobs still spawn), then returns once every worker and its exit handler is done; on a worker: starts the shutdown and returns | when `drop` returns, the threads and what the exit handlers release are gone |
+//! | the `thread_name` closure panics | the threads started so far are stopped | `build` re-raises the panic before any thread starts | every name is made before any thread starts |
+//! | a thread name holds a NUL byte | panics | `BuildError::ThreadName`, naming the worker | an error to handle, not a panic |
+//! | a build fails | handlers may have run | no start or exit handler runs | no user code runs in a pool that never existed |
+//! | the error type | an opaque struct | `BuildError`, an enum; `{:?}` prints its message too | `.unwrap()` and `?` from `main` say what to change |
+//! | `WakePolicy::Biased` (opt-in) | no such policy | keeps coarse `join` halves on one worker until it is overloaded | the fewest threads awake for chains of small jobs; the default, `Searching`, runs halves in parallel as rayon does |
+//! | a `join` made while every worker is busy (Linux) | its second half is pushed on the deque | kept private (no push, no fence); a worker about to sleep still steals it (`PoolBuilder::lazy_joins`) | cheaper joins; a first half may still wait for its second outside ember. `lazy_joins(false)` gives rayon's path; `sequential_joins(true)` (opt-in) runs most such joins as two plain calls, and then the halves must never wait for each other |
+//! | a job spawned onto its worker's empty deque (Linux, default policy) | wakes a sleeper | owes the wake-up to the spawner's next push, or 100 µs, kept by one more thread per pool, `NAME-alarm` (`PoolBuilder::defer_wakeups`) | the spawner usually runs it next itself: fewer wake-ups and context switches on chains of spawns |
 //!
 //! # Choosing a wake policy
 //!
@@ -111,13 +161,13 @@
 //!
 //! | module | holds |
 //! | --- | --- |
-//! | `pool` | [`Pool`], [`PoolBuilder`], [`Scope`], [`ScopeFifo`]: the worker loop, `join`, `scope`, `spawn_fifo`, `broadcast`, the free functions on the current pool |
+//! | `pool` | [`Pool`], [`PoolBuilder`], [`Scope`], [`ScopeFifo`], rayon's names ([`ThreadPool`], [`ThreadPoolBuilder`], [`ThreadPoolBuildError`]): the worker loop, `join`, `scope`, `spawn_fifo`, `broadcast`, the free functions on the current pool |
 //! | `wake` | [`WakePolicy`] and the wake protocols (`wake/README.md`) |
 //! | `park` | per-worker parking and the sleeper set that decides who wakes |
 //! | [`biased`] | the standalone biased consumer over any blocking queue |
 //! | `task` | [`Task`], [`Event`], [`TaskBuilder`]: dependent tasks, forward permits, delay-kick |
 //! | [`flow`] | access-declared tasks: dependency inference on a scheduler thread fed by a double-buffered queue |
-//! | [`iter`] | parallel iterators and sorts on the current pool ([`prelude`]: `use ember::prelude::*;`) |
+//! | [`iter`] | parallel iterators and sorts on the current pool ([`prelude`]: `use ember::prelude::*;`), and their [`plumbing`](iter::plumbing) |
 //! | `trace` | [`Trace`]: per-thread event recording and Chrome trace export |
 //! | `stats` | [`PoolStats`] |
 #![warn(missing_docs)]
@@ -138,8 +188,9 @@ pub use error::BuildError;
 pub use iter::prelude;
 pub use pool::{
     broadcast, current_num_threads, current_thread_index, in_place_scope, in_place_scope_fifo,
-    join, scope, scope_fifo, spawn, spawn_fifo, yield_local, yield_now, BroadcastContext, Pool,
-    PoolBuilder, Scope, ScopeFifo, Yield,
+    join, max_num_threads, scope, scope_fifo, spawn, spawn_fifo, yield_local, yield_now,
+    BroadcastContext, Pool, PoolBuilder, Scope, ScopeFifo, ThreadPool, ThreadPoolBuildError,
+    ThreadPoolBuilder, Yield,
 };
 pub use stats::{PoolStats, WorkerStats};
 pub use task::{Dependency, Event, Task, TaskBuilder, TaskError};

@@ -10,6 +10,7 @@
 //! | `spawn.rs` | `spawn`, `spawn_fifo`: running, order, panics and the panic handler, pool drop |
 //! | `broadcast.rs` | `broadcast`: every worker once, in order, across pools, panics, sleepers |
 //! | `thread_pool.rs` | the pool: install, mutual install, nested pools, handlers, names, yield, build errors |
+//! | `names.rs` | rayon's spellings: `ThreadPoolBuilder` (`num_threads(0)` automatic), `ThreadPool`, `ThreadPoolBuildError`, `max_num_threads` |
 //! | `stress.rs` | FIFO spawns and broadcasts under load, every item counted in and out |
 //!
 //! Not ported, because ember has no such API: `join_context`, `spawn_broadcast` (and
@@ -22,6 +23,8 @@ mod common;
 mod broadcast;
 #[path = "rayon_compat/join.rs"]
 mod join;
+#[path = "rayon_compat/names.rs"]
+mod names;
 #[path = "rayon_compat/scope.rs"]
 mod scope;
 #[path = "rayon_compat/spawn.rs"]

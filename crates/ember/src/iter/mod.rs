@@ -58,14 +58,14 @@
 //! | adapters | [`map`](ParallelIterator::map), [`filter`](ParallelIterator::filter), [`with_min_len`](ParallelIterator::with_min_len); indexed: [`enumerate`](IndexedParallelIterator::enumerate), [`zip`](IndexedParallelIterator::zip) | `filter_map`, `flat_map`, `flatten`, `chain`, `cloned`/`copied`, `inspect`, `map_with`/`map_init`, `fold`, `take`/`skip`, `step_by`, `rev`, `chunks`, `with_max_len`, `panic_fuse`, `update`, `interleave` |
 //! | consumers | [`for_each`](ParallelIterator::for_each), [`sum`](ParallelIterator::sum), [`count`](ParallelIterator::count), [`min`](ParallelIterator::min), [`max`](ParallelIterator::max), [`min_by_key`](ParallelIterator::min_by_key), [`max_by_key`](ParallelIterator::max_by_key), [`reduce`](ParallelIterator::reduce), [`any`](ParallelIterator::any), [`all`](ParallelIterator::all), [`collect`](ParallelIterator::collect) into `Vec` (order kept, also after `filter`) | `min_by`/`max_by`, `reduce_with`, `product`, `find_any`/`find_first`/`position_*`, `try_for_each`, `for_each_with`/`for_each_init`, `unzip`, `partition`, `collect_into_vec`, `collect` into other collections, `par_extend` |
 //! | slices | [`par_sort`](ParallelSliceMut::par_sort), [`par_sort_by`](ParallelSliceMut::par_sort_by), [`par_sort_by_key`](ParallelSliceMut::par_sort_by_key), [`par_sort_unstable`](ParallelSliceMut::par_sort_unstable), [`par_sort_unstable_by`](ParallelSliceMut::par_sort_unstable_by), [`par_sort_unstable_by_key`](ParallelSliceMut::par_sort_unstable_by_key) | `par_sort_by_cached_key`, `par_split`, binary search |
-//! | plumbing | — | implementing your own producers and consumers: the traits are sealed |
+//! | plumbing | [`plumbing`]: [`Producer`](plumbing::Producer), [`ProducerCallback`](plumbing::ProducerCallback), [`Consumer`](plumbing::Consumer), [`Reducer`](plumbing::Reducer), [`drive`](plumbing::drive), for sources, adapters and consumers of your own (ember's traits, smaller than rayon's) | rayon's `UnindexedProducer`, `UnindexedConsumer`, `Folder`, `bridge*`, `max_len` |
 //!
 //! # Files
 //!
 //! | file | holds |
 //! | --- | --- |
 //! | `traits.rs` | [`ParallelIterator`], [`IndexedParallelIterator`], the `Into*` conversions, [`FromParallelIterator`] |
-//! | `plumbing.rs` | producers, consumers, the splitter, and the bridge that splits one against the other |
+//! | `plumbing.rs` | [`plumbing`]: producers, consumers, the splitter, and the bridge that splits one against the other |
 //! | `adapters.rs` | [`Map`], [`Filter`], [`Enumerate`], [`Zip`], [`MinLen`] |
 //! | `fold.rs` | the consumers that fold into one value |
 //! | `collect.rs` | `collect` into a `Vec` |
@@ -116,7 +116,7 @@ macro_rules! indexed_source {
 mod adapters;
 mod collect;
 mod fold;
-mod plumbing;
+pub mod plumbing;
 mod range;
 mod slice;
 mod sort;

@@ -1,11 +1,72 @@
-//! The machinery under the parallel iterators: producers, consumers, and the adaptive bridge
-//! that splits one against the other with [`crate::join`].
+//! The machinery under the parallel iterators, public so that you can write sources and
+//! consumers of your own: producers, consumers, and [`drive`], the adaptive bridge that
+//! splits one against the other with [`crate::join`].
 //!
 //! A pipeline is a *producer* (a splittable source of positions: a slice, a range, a `Vec`,
 //! wrapped by `map`, `filter`, … adapters) driven into a *consumer* (`sum`, `collect`, …).
 //! [`drive`] halves both at the same position while the splitter allows it, runs the halves
 //! with `join`, folds each leaf's positions sequentially with an ordinary `Iterator`, and
 //! combines the two halves' results with the consumer's reducer, left before right.
+//!
+//! What you implement, for what:
+//!
+//! | to write | implement |
+//! | --- | --- |
+//! | a source (a collection, a tree, a sequence of your own) | [`Producer`], and [`ParallelIterator`] (its `with_producer` calls the callback with your producer) and [`IndexedParallelIterator`](super::IndexedParallelIterator) |
+//! | an adapter of another pipeline | [`ProducerCallback`] (receives the inner producer, wraps it in your [`Producer`]) |
+//! | a consumer (a reduction of your own) | [`Consumer`] and [`Reducer`], run by [`drive`] |
+//!
+//! These are ember's traits, not rayon's: smaller (no unindexed consumers, no folders, no
+//! `max_len`), so a rayon `Producer` or `Consumer` does not port as it is, but its
+//! `split_at` and its sequential iterator carry over. Code that only uses parallel iterators
+//! never needs this module.
+//!
+//! ```
+//! use ember::iter::plumbing::{Producer, ProducerCallback};
+//! use ember::prelude::*;
+//! use std::ops::Range;
+//!
+//! /// The squares of a range of numbers.
+//! struct Squares(Range<u64>);
+//!
+//! /// Its producer: the range, split at any position.
+//! struct SquaresProducer(Range<u64>);
+//!
+//! impl Producer for SquaresProducer {
+//!     type Item = u64;
+//!     type IntoIter = std::iter::Map<Range<u64>, fn(u64) -> u64>;
+//!     fn len(&self) -> usize {
+//!         (self.0.end - self.0.start) as usize
+//!     }
+//!     fn split_at(self, index: usize) -> (Self, Self) {
+//!         let mid = self.0.start + index as u64;
+//!         (SquaresProducer(self.0.start..mid), SquaresProducer(mid..self.0.end))
+//!     }
+//!     fn into_iter(self) -> Self::IntoIter {
+//!         self.0.map(|x| x * x)
+//!     }
+//! }
+//!
+//! impl ParallelIterator for Squares {
+//!     type Item = u64;
+//!     fn with_producer<CB: ProducerCallback<u64>>(self, callback: CB) -> CB::Output {
+//!         callback.callback(SquaresProducer(self.0))
+//!     }
+//!     fn opt_len(&self) -> Option<usize> {
+//!         Some(self.len())
+//!     }
+//! }
+//!
+//! impl IndexedParallelIterator for Squares {
+//!     fn len(&self) -> usize {
+//!         (self.0.end - self.0.start) as usize
+//!     }
+//! }
+//!
+//! let squares: Vec<u64> = Squares(0..5).collect();
+//! assert_eq!(squares, [0, 1, 4, 9, 16]);
+//! assert_eq!(Squares(0..1000).enumerate().filter(|(i, sq)| i * i == *sq as usize).count(), 1000);
+//! ```
 //!
 //! # Splitting: split while stolen
 //!
@@ -17,16 +78,45 @@
 //! ([`crate::WakePolicy::Biased`]), the leaves stay coarse and no worker is woken for work
 //! one thread can do. No leaf is ever split below the pipeline's `with_min_len`.
 //!
-//! Everything here is crate-private: the traits are public only so that the public iterator
-//! traits can name them, in a private module nobody outside can reach.
+//! The splitter itself stays private: how a pipeline splits is ember's business.
 
 use super::traits::ParallelIterator;
 use crate::{current_num_threads, current_thread_index, join};
 
-/// A splittable source of positions: the producer of one pipeline.
+/// A splittable source of positions: the producer of one pipeline. Implement it for a source
+/// of your own (see [the module](self)), or to wrap another producer in an adapter.
 ///
 /// Every position yields at most one item: exactly one in an indexed pipeline, at most one
-/// after a `filter`.
+/// after a `filter`. A producer that yields more or fewer items than it announced makes
+/// `collect` panic (never write out of bounds); other consumers see the items it yields.
+///
+/// ```
+/// use ember::iter::plumbing::Producer;
+///
+/// /// The non-zero bytes of a slice, as `NonZeroU8`: one position per byte, at most one item.
+/// struct NonZero<'a>(&'a [u8]);
+///
+/// impl<'a> Producer for NonZero<'a> {
+///     type Item = std::num::NonZeroU8;
+///     type IntoIter = std::iter::FilterMap<std::slice::Iter<'a, u8>, fn(&u8) -> Option<Self::Item>>;
+///     fn len(&self) -> usize {
+///         self.0.len()
+///     }
+///     fn split_at(self, index: usize) -> (Self, Self) {
+///         let (left, right) = self.0.split_at(index);
+///         (NonZero(left), NonZero(right))
+///     }
+///     fn into_iter(self) -> Self::IntoIter {
+///         self.0.iter().filter_map(|&b| std::num::NonZeroU8::new(b))
+///     }
+/// }
+///
+/// let (left, right) = NonZero(&[1, 0, 3]).split_at(2);
+/// assert_eq!(left.into_iter().map(|b| b.get()).collect::<Vec<_>>(), [1]);
+/// assert_eq!(right.len(), 1);
+/// ```
+// `len` counts positions to split at; nothing asks whether there are none.
+#[allow(clippy::len_without_is_empty)]
 pub trait Producer: Send + Sized {
     /// What the positions yield.
     type Item;
@@ -44,7 +134,26 @@ pub trait Producer: Send + Sized {
     }
 }
 
-/// Receives the producer of a pipeline (whose type only the pipeline knows).
+/// Receives the producer of a pipeline (whose type only the pipeline knows): implement it to
+/// do something with the producer of any [`ParallelIterator`], such as wrapping it in an
+/// adapter's producer, and pass it to [`ParallelIterator::with_producer`].
+///
+/// ```
+/// use ember::iter::plumbing::{Producer, ProducerCallback};
+/// use ember::prelude::*;
+///
+/// /// How many positions a pipeline's producer has.
+/// struct Positions;
+///
+/// impl<T> ProducerCallback<T> for Positions {
+///     type Output = usize;
+///     fn callback<P: Producer<Item = T>>(self, producer: P) -> usize {
+///         producer.len()
+///     }
+/// }
+///
+/// assert_eq!(vec![1, 2, 3].par_iter().filter(|x| **x > 1).with_producer(Positions), 3);
+/// ```
 pub trait ProducerCallback<T> {
     /// What the callback returns.
     type Output;
@@ -52,7 +161,40 @@ pub trait ProducerCallback<T> {
     fn callback<P: Producer<Item = T>>(self, producer: P) -> Self::Output;
 }
 
-/// Where the items of a pipeline go: split alongside the producer, folded per leaf.
+/// Where the items of a pipeline go: split alongside the producer, folded per leaf. Implement
+/// it, with a [`Reducer`], for a reduction of your own, and run it with [`drive`].
+///
+/// ```
+/// use ember::iter::plumbing::{drive, Consumer, Reducer};
+/// use ember::prelude::*;
+///
+/// /// The smallest and the largest item, in one pass.
+/// struct MinMax;
+/// struct Widen;
+///
+/// impl Consumer<i64> for MinMax {
+///     type Result = Option<(i64, i64)>;
+///     type Reducer = Widen;
+///     fn split_at(self, _index: usize) -> (Self, Self, Widen) {
+///         (MinMax, MinMax, Widen)
+///     }
+///     fn fold<I: Iterator<Item = i64>>(self, items: I) -> Option<(i64, i64)> {
+///         items.fold(None, |acc, x| Widen.reduce(acc, Some((x, x))))
+///     }
+/// }
+///
+/// impl Reducer<Option<(i64, i64)>> for Widen {
+///     fn reduce(self, l: Option<(i64, i64)>, r: Option<(i64, i64)>) -> Option<(i64, i64)> {
+///         match (l, r) {
+///             (Some(l), Some(r)) => Some((l.0.min(r.0), l.1.max(r.1))),
+///             (l, r) => l.or(r),
+///         }
+///     }
+/// }
+///
+/// let values = (0..10_000i64).into_par_iter().map(|x| (x * 37) % 1_001 - 500);
+/// assert_eq!(drive(values, MinMax), Some((-500, 500)));
+/// ```
 pub trait Consumer<T>: Send + Sized {
     /// What a leaf, and a combination of leaves, results in.
     type Result: Send;
@@ -68,14 +210,62 @@ pub trait Consumer<T>: Send + Sized {
     }
 }
 
-/// Combines the results of two adjacent halves, left then right.
+/// Combines the results of two adjacent halves, left then right: a [`Consumer`]'s, returned
+/// by its `split_at`. It must be associative (halves are grouped differently from run to
+/// run), not commutative.
+///
+/// ```
+/// use ember::iter::plumbing::Reducer;
+///
+/// /// Concatenates the strings of two halves, in order.
+/// struct Concat;
+///
+/// impl Reducer<String> for Concat {
+///     fn reduce(self, left: String, right: String) -> String {
+///         left + &right
+///     }
+/// }
+///
+/// assert_eq!(Concat.reduce("ab".into(), "cd".into()), "abcd");
+/// ```
 pub trait Reducer<R> {
     /// The result of the positions of `left` followed by those of `right`.
     fn reduce(self, left: R, right: R) -> R;
 }
 
-/// Runs the pipeline `iter` into `consumer`.
-pub(super) fn drive<I, C>(iter: I, consumer: C) -> C::Result
+/// Runs the pipeline `iter` into `consumer`: splits the pipeline's producer and `consumer`
+/// at the same positions, adaptively, over the current pool (as every consumer of ember's
+/// does), folds each leaf, and reduces the leaves' results in order. A panic in either is
+/// re-raised here once the halves running at the time have finished.
+///
+/// ```
+/// use ember::iter::plumbing::{drive, Consumer, Reducer};
+/// use ember::prelude::*;
+///
+/// /// Counts the items.
+/// struct Count;
+/// struct Add;
+///
+/// impl<T> Consumer<T> for Count {
+///     type Result = usize;
+///     type Reducer = Add;
+///     fn split_at(self, _index: usize) -> (Self, Self, Add) {
+///         (Count, Count, Add)
+///     }
+///     fn fold<I: Iterator<Item = T>>(self, items: I) -> usize {
+///         items.count()
+///     }
+/// }
+///
+/// impl Reducer<usize> for Add {
+///     fn reduce(self, left: usize, right: usize) -> usize {
+///         left + right
+///     }
+/// }
+///
+/// assert_eq!(drive((0..1_000u32).into_par_iter().filter(|x| x % 2 == 0), Count), 500);
+/// ```
+pub fn drive<I, C>(iter: I, consumer: C) -> C::Result
 where
     I: ParallelIterator,
     C: Consumer<I::Item>,

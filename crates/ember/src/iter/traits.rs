@@ -18,16 +18,42 @@ use super::plumbing::ProducerCallback;
 /// let evens: Vec<u64> = (0..100u64).into_par_iter().filter(|x| x % 2 == 0).collect();
 /// assert_eq!(evens.len(), 50);
 /// ```
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not a parallel iterator",
+    label = "not a parallel iterator",
+    note = "`.par_iter()`, `.par_iter_mut()` and `.into_par_iter()` make one from the sources `ember::iter` lists (slices, `Vec`s, arrays, ranges, …), with `use ember::prelude::*;`"
+)]
 pub trait ParallelIterator: Sized + Send {
     /// The items.
     type Item: Send;
 
-    /// Calls `callback` with this pipeline's producer (the plumbing; not for users).
-    #[doc(hidden)]
+    /// Calls `callback` with this pipeline's producer. Only a source or an adapter of your own
+    /// implements it ([`plumbing`](super::plumbing)); code using parallel iterators never
+    /// calls it.
+    ///
+    /// ```
+    /// use ember::iter::plumbing::{Producer, ProducerCallback};
+    /// use ember::prelude::*;
+    /// struct Positions;
+    /// impl<T> ProducerCallback<T> for Positions {
+    ///     type Output = usize;
+    ///     fn callback<P: Producer<Item = T>>(self, producer: P) -> usize {
+    ///         producer.len()
+    ///     }
+    /// }
+    /// assert_eq!((0..10u8).into_par_iter().with_producer(Positions), 10);
+    /// ```
     fn with_producer<CB: ProducerCallback<Self::Item>>(self, callback: CB) -> CB::Output;
 
-    /// The exact number of items, when the pipeline knows it (the plumbing; not for users).
-    #[doc(hidden)]
+    /// The exact number of items, when the pipeline knows it: `Some` for an indexed pipeline,
+    /// which `collect` then writes in place (default `None`). A source of your own that
+    /// implements [`IndexedParallelIterator`] returns `Some(self.len())`.
+    ///
+    /// ```
+    /// use ember::prelude::*;
+    /// assert_eq!((0..10u8).into_par_iter().opt_len(), Some(10));
+    /// assert_eq!((0..10u8).into_par_iter().filter(|x| x % 2 == 0).opt_len(), None);
+    /// ```
     fn opt_len(&self) -> Option<usize> {
         None
     }
@@ -244,6 +270,11 @@ pub trait ParallelIterator: Sized + Send {
 /// ```
 // No `is_empty`, as in rayon: `len() == 0` is what ported code says.
 #[allow(clippy::len_without_is_empty)]
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not an indexed parallel iterator",
+    label = "its exact length is not known",
+    note = "`enumerate`, `zip` and `len` need a pipeline that knows its length: slices, `Vec`s, ranges, chunks, and `map`, `enumerate`, `zip`, `with_min_len` of those; `filter` loses it, and a sequential `Iterator` is no parallel iterator (`.par_iter()`, `.into_par_iter()`)"
+)]
 pub trait IndexedParallelIterator: ParallelIterator {
     /// The number of items.
     ///
@@ -291,6 +322,11 @@ pub trait IndexedParallelIterator: ParallelIterator {
 /// let upper: Vec<String> = owned.into_par_iter().map(|s| s.to_uppercase()).collect();
 /// assert_eq!(upper, ["A", "B"]);
 /// ```
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be turned into a parallel iterator",
+    label = "no `into_par_iter()` for this type",
+    note = "`into_par_iter()` takes the sources `ember::iter` lists (ranges, `Vec`s, slices, and references to them) and parallel iterators; a sequential `Iterator` is none of them: iterate its collection with `.par_iter()` / `.into_par_iter()` (`use ember::prelude::*;`)"
+)]
 pub trait IntoParallelIterator {
     /// The parallel iterator.
     type Iter: ParallelIterator<Item = Self::Item>;
@@ -315,6 +351,11 @@ impl<I: ParallelIterator> IntoParallelIterator for I {
 /// let v = vec![1u64, 2, 3];
 /// assert_eq!(v.par_iter().sum::<u64>(), 6);
 /// ```
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` has no `par_iter()`",
+    label = "no `par_iter()` for this type",
+    note = "`par_iter()` exists where `&{Self}` turns into a parallel iterator: slices, `Vec`s, arrays, and the other sources `ember::iter` lists (`use ember::prelude::*;`)"
+)]
 pub trait IntoParallelRefIterator<'data> {
     /// The parallel iterator.
     type Iter: ParallelIterator<Item = Self::Item>;
@@ -343,6 +384,11 @@ where
 /// v.par_iter_mut().for_each(|x| *x *= 2);
 /// assert_eq!(v, [2, 4, 6]);
 /// ```
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` has no `par_iter_mut()`",
+    label = "no `par_iter_mut()` for this type",
+    note = "`par_iter_mut()` exists where `&mut {Self}` turns into a parallel iterator: slices, `Vec`s, arrays, and the other sources `ember::iter` lists (`use ember::prelude::*;`)"
+)]
 pub trait IntoParallelRefMutIterator<'data> {
     /// The parallel iterator.
     type Iter: ParallelIterator<Item = Self::Item>;
@@ -370,6 +416,11 @@ where
 /// let v = Vec::from_par_iter(vec![1, 2, 3]);
 /// assert_eq!(v, [1, 2, 3]);
 /// ```
+#[diagnostic::on_unimplemented(
+    message = "a parallel iterator over `{T}` cannot be collected into `{Self}`",
+    label = "`collect` cannot build this from items of type `{T}`",
+    note = "`collect` builds the collections that implement `FromParallelIterator` (`Vec<T>` among them); collect into a `Vec` and convert it, or check the item type"
+)]
 pub trait FromParallelIterator<T: Send> {
     /// Builds the collection from `iter`'s items.
     fn from_par_iter<I>(iter: I) -> Self

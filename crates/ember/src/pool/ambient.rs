@@ -8,6 +8,7 @@
 use std::sync::OnceLock;
 
 use super::broadcast::{self, BroadcastContext};
+use super::builder::LocalNamer;
 use super::join::join_on_worker;
 use super::scope::{self, Scope, ScopeFifo};
 use super::worker::WorkerThread;
@@ -62,17 +63,31 @@ pub(crate) fn global() -> &'static Pool {
     })
 }
 
-/// Installs `builder`'s pool as the global pool ([`PoolBuilder::build_global`]).
-pub(crate) fn build_global(mut builder: PoolBuilder) -> Result<(), BuildError> {
+/// `builder`, sized by `EMBER_NUM_THREADS` unless its `threads` is set.
+pub(crate) fn sized_by_env(builder: PoolBuilder) -> Result<PoolBuilder, BuildError> {
+    if builder.has_threads() {
+        return Ok(builder);
+    }
+    Ok(match threads_from_env()? {
+        Some(threads) => builder.threads(threads),
+        None => builder,
+    })
+}
+
+/// Installs `builder`'s pool, its workers named by `namer` if given, as the global pool
+/// ([`PoolBuilder::build_global`]).
+pub(crate) fn build_global(
+    builder: PoolBuilder,
+    namer: Option<LocalNamer<'_>>,
+) -> Result<(), BuildError> {
     if GLOBAL.get().is_some() {
         return Err(BuildError::GlobalPoolExists);
     }
-    if !builder.has_threads() {
-        if let Some(threads) = threads_from_env()? {
-            builder = builder.threads(threads);
-        }
-    }
-    let pool = builder.build()?;
+    let builder = sized_by_env(builder)?;
+    let pool = match namer {
+        Some(namer) => builder.build_named(Some(namer))?,
+        None => builder.build()?,
+    };
     GLOBAL
         .set(pool)
         .map_err(|_lost_the_race| BuildError::GlobalPoolExists)

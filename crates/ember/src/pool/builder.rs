@@ -67,6 +67,9 @@ pub struct PoolBuilder {
 /// Names worker `index`'s thread.
 type ThreadNamer = Box<dyn FnMut(usize) -> String + Send>;
 
+/// A [`ThreadNamer`] that stays on the building thread.
+pub(crate) type LocalNamer<'a> = Box<dyn FnMut(usize) -> String + 'a>;
+
 impl Default for PoolBuilder {
     fn default() -> Self {
         PoolBuilder {
@@ -536,7 +539,7 @@ impl PoolBuilder {
     /// # Ok::<(), ember::BuildError>(())
     /// ```
     pub fn build_global(self) -> Result<(), BuildError> {
-        super::ambient::build_global(self)
+        super::ambient::build_global(self, None)
     }
 
     /// Checks the configuration and starts the workers.
@@ -545,7 +548,20 @@ impl PoolBuilder {
     /// let err = ember::Pool::builder().threads(0).build().unwrap_err();
     /// assert!(err.to_string().contains("threads"));
     /// ```
-    pub fn build(self) -> Result<Pool, BuildError> {
+    pub fn build(mut self) -> Result<Pool, BuildError> {
+        let namer = self.thread_name.take().map(|namer| {
+            let namer: ThreadNamer = namer
+                .into_inner()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            namer as LocalNamer<'static>
+        });
+        self.build_named(namer)
+    }
+
+    /// [`build`](Self::build), the workers named by `namer`, which need not be `Send`: it runs
+    /// on this thread, before any worker starts. (`ThreadPoolBuilder::thread_name` takes
+    /// such a closure, as rayon's does.)
+    pub(crate) fn build_named(self, namer: Option<LocalNamer<'_>>) -> Result<Pool, BuildError> {
         let threads = match self.threads {
             Some(0) => return Err(BuildError::ZeroThreads),
             // Checked before the names, deques and counters of each worker are allocated: an
@@ -569,7 +585,7 @@ impl PoolBuilder {
             start: self.start_handler,
             exit: self.exit_handler,
         };
-        let names = match thread_names(self.thread_name, &self.name, threads) {
+        let names = match thread_names(namer, &self.name, threads) {
             Ok(names) => names,
             Err(payload) => {
                 // No thread has started. The handlers go first, their drops contained, so
@@ -721,18 +737,15 @@ impl Drop for FailOnUnwind<'_> {
 /// The worker threads' names: `namer(i)`, or `prefix-i` without a namer; or the panic of
 /// `namer` (the namer is dropped either way, a panic of its drop dropped).
 fn thread_names(
-    namer: Option<std::sync::Mutex<ThreadNamer>>,
+    namer: Option<LocalNamer<'_>>,
     prefix: &str,
     threads: usize,
 ) -> Result<Vec<String>, Panic> {
-    let Some(namer) = namer else {
+    let Some(mut namer) = namer else {
         return Ok((0..threads)
             .map(|index| format!("{prefix}-{index}"))
             .collect());
     };
-    let mut namer = namer
-        .into_inner()
-        .unwrap_or_else(|poisoned| poisoned.into_inner());
     let names = panic::catch_unwind(AssertUnwindSafe(|| (0..threads).map(&mut namer).collect()));
     drop_silently(namer);
     names

@@ -21,6 +21,7 @@
 //! | `idle.rs` | counting tasks in and out; telling `wait_idle` callers the pool is idle |
 //! | `debug.rs` | the state dump `{:?}` of a pool prints |
 //! | `handlers.rs` | the user's panic, start and exit handlers, contained |
+//! | `thread_pool.rs` | rayon's names: `ThreadPool`, `ThreadPoolBuilder`, `ThreadPoolBuildError` |
 
 mod affinity;
 mod alarm_thread;
@@ -46,6 +47,7 @@ mod private_halves;
 mod registry;
 mod scope;
 mod spin;
+mod thread_pool;
 mod unwind;
 mod wait;
 mod worker;
@@ -61,6 +63,7 @@ pub use ambient::{
 pub use broadcast::BroadcastContext;
 pub use builder::PoolBuilder;
 pub use scope::{Scope, ScopeFifo};
+pub use thread_pool::{max_num_threads, ThreadPool, ThreadPoolBuildError, ThreadPoolBuilder};
 
 #[cfg(all(test, loom))]
 pub(crate) use handlers::Handlers;
