@@ -114,18 +114,32 @@ macro_rules! indexed_source {
 }
 
 mod adapters;
+mod chain;
 mod collect;
+mod extend;
+mod find;
+mod flat_map;
 mod fold;
+mod fold_adapters;
+mod map_like;
 mod plumbing;
 mod range;
 mod slice;
 mod sort;
+mod take_skip;
 mod traits;
+mod try_consumers;
 mod vec;
 
-pub use adapters::{Enumerate, Filter, Map, MinLen, Zip};
+pub use adapters::{Enumerate, Filter, Map, MaxLen, MinLen, Zip};
+pub use chain::Chain;
+pub use extend::ParallelExtend;
+pub use flat_map::{FlatMap, FlatMapIter, Flatten, FlattenIter};
+pub use fold_adapters::{Fold, FoldWith, TryFold, TryFoldWith};
+pub use map_like::{Cloned, Copied, FilterMap, Inspect, MapInit, MapWith, PanicFuse, Update};
 pub use range::RangeIter;
 pub use slice::{Chunks, ChunksMut, ParallelSlice, ParallelSliceMut, SliceIter, SliceIterMut};
+pub use take_skip::{Rev, Skip, StepBy, Take};
 pub use traits::{
     FromParallelIterator, IndexedParallelIterator, IntoParallelIterator, IntoParallelRefIterator,
     IntoParallelRefMutIterator, ParallelIterator,
@@ -142,6 +156,7 @@ pub use vec::VecIntoIter;
 pub mod prelude {
     pub use super::{
         IndexedParallelIterator, IntoParallelIterator, IntoParallelRefIterator,
-        IntoParallelRefMutIterator, ParallelIterator, ParallelSlice, ParallelSliceMut,
+        IntoParallelRefMutIterator, ParallelExtend, ParallelIterator, ParallelSlice,
+        ParallelSliceMut,
     };
 }

@@ -42,6 +42,11 @@ pub trait Producer: Send + Sized {
     fn min_len(&self) -> usize {
         1
     }
+    /// The most positions a leaf may have (`with_max_len`): longer pieces split even when
+    /// the budget is spent, unless that goes below `min_len`.
+    fn max_len(&self) -> usize {
+        usize::MAX
+    }
 }
 
 /// Receives the producer of a pipeline (whose type only the pipeline knows).
@@ -154,7 +159,8 @@ where
     C: Consumer<P::Item>,
 {
     let len = producer.len();
-    if consumer.full() || !splitter.split(len, stolen) {
+    let too_long = len > producer.max_len() && len / 2 >= splitter.min;
+    if consumer.full() || !(splitter.split(len, stolen) || too_long) {
         return consumer.fold(producer.into_iter());
     }
     let mid = len / 2;
