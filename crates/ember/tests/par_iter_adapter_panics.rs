@@ -60,7 +60,7 @@ fn try_fold_try_for_each_try_reduce() {
     panics_cleanly("try_reduce", |items| {
         items
             .into_par_iter()
-            .map(|t| ControlFlow::<(), Tracked>::Continue(t))
+            .map(ControlFlow::<(), Tracked>::Continue)
             .try_reduce(
                 || Tracked::new(0, &Arc::new(AtomicIsize::new(0))),
                 |a, b| {
