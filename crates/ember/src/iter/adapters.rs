@@ -1,7 +1,8 @@
-//! The adapters: [`Map`], [`Filter`], [`Enumerate`], [`Zip`], [`MinLen`], [`MaxLen`]. Each wraps its
-//! base's producer: splitting is the base's, and a leaf is the base's sequential iterator
-//! wrapped by the matching `Iterator` adapter (`map`, `filter`, `zip`, …), so a leaf runs as
-//! fast as the sequential loop would.
+//! The adapters: [`Map`], [`Filter`], [`Enumerate`], [`Zip`], [`MinLen`], [`MaxLen`]. Each
+//! wraps its base's producer: splitting is the base's, and a leaf is the base's sequential
+//! iterator wrapped by the matching `Iterator` adapter (`map`, `filter`, `zip`, …), so a leaf
+//! runs as fast as the sequential loop would. [`Wrap`] is what the other adapter files build
+//! on too.
 
 use std::ops::Range;
 

@@ -1,5 +1,5 @@
-//! The consumers that fold items into one value (`for_each`, `sum`, `product`, `count`, `min`/`max`,
-//! `min_by_key`/`max_by_key`, `reduce`, `any`/`all`): each is a [`Fold`], a sequential fold
+//! The consumers that fold items into one value (`for_each`, `sum`, `product`, `count`,
+//! `min`/`max` and their `_by`/`_by_key` forms, `reduce`, `reduce_with`, `any`/`all`): each is a [`Fold`], a sequential fold
 //! of one leaf plus the combination of two adjacent leaves' results, driven by [`run`].
 
 use std::cmp::Ordering as CmpOrdering;

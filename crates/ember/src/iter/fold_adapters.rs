@@ -28,8 +28,8 @@ where
 }
 
 adapter! {
-    /// [`ParallelIterator::fold`]: folds every piece into one accumulator, starting from
-    /// `identity()`; yields one item per piece.
+    /// [`ParallelIterator::fold`](super::ParallelIterator::fold): folds every piece into one
+    /// accumulator, starting from `identity()`; yields one item per piece.
     ///
     /// ```
     /// use ember::prelude::*;
@@ -63,8 +63,8 @@ where
 }
 
 adapter! {
-    /// [`ParallelIterator::fold_with`]: [`fold`](super::ParallelIterator::fold) from a
-    /// clone of `init` in every piece.
+    /// [`ParallelIterator::fold_with`](super::ParallelIterator::fold_with):
+    /// [`fold`](super::ParallelIterator::fold) from a clone of `init` in every piece.
     ///
     /// ```
     /// use ember::prelude::*;
@@ -98,9 +98,9 @@ where
 }
 
 adapter! {
-    /// [`ParallelIterator::try_fold`]: folds every piece with a fallible operation (returning
-    /// `Option`, `Result` or `ControlFlow`), stopping that piece at its first failure; yields
-    /// one result per piece.
+    /// [`ParallelIterator::try_fold`](super::ParallelIterator::try_fold): folds every piece with a
+    /// fallible operation (returning `Option`, `Result` or `ControlFlow`), stopping that piece at
+    /// its first failure; yields one result per piece.
     ///
     /// ```
     /// use ember::prelude::*;
@@ -138,8 +138,8 @@ where
 }
 
 adapter! {
-    /// [`ParallelIterator::try_fold_with`]: [`try_fold`](super::ParallelIterator::try_fold)
-    /// from a clone of `init` in every piece.
+    /// [`ParallelIterator::try_fold_with`](super::ParallelIterator::try_fold_with):
+    /// [`try_fold`](super::ParallelIterator::try_fold) from a clone of `init` in every piece.
     ///
     /// ```
     /// use ember::prelude::*;

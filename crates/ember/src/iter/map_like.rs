@@ -29,9 +29,10 @@ macro_rules! adapter {
             }
         }
 
-        impl<I: $crate::iter::ParallelIterator $(, $g)* $($(, $ig)*)?> $crate::iter::ParallelIterator
+        impl<I $(, $g)* $($(, $ig)*)?> $crate::iter::ParallelIterator
             for $name<I $(, $g)*>
         where
+            I: $crate::iter::ParallelIterator,
             $($bounds)*
         {
             type Item = $item;
@@ -107,7 +108,7 @@ adapter! {
     extra |f| InspectFn(Shared(&f)); indexed
 }
 
-/// `copied`'s and `cloned`'s state (`copy`: whether the items are `Copy`).
+/// `copied`'s and `cloned`'s state: clones items out of references (a copy, for `Copy` ones).
 struct Deref;
 
 impl<'a, T: Clone + 'a> Wrap<&'a T> for Deref {
@@ -340,7 +341,7 @@ adapter! {
     /// ```
     /// use ember::prelude::*;
     /// let v: Vec<Vec<u8>> = vec![vec![1], vec![2]].into_par_iter().update(|v| v.push(0)).collect();
-    /// assert_eq!(v, [vec![1, 0], vec![2, 0]]);
+    /// assert_eq!(v, [[1, 0], [2, 0]]);
     /// ```
     Update<I, F> { f: F } item I::Item; where [F: Fn(&mut I::Item) + Sync + Send];
     extra |f| UpdateFn(&f); indexed

@@ -25,8 +25,8 @@ use crate::{current_num_threads, current_thread_index, join};
 
 /// A splittable source of positions: the producer of one pipeline.
 ///
-/// Every position yields at most one item: exactly one in an indexed pipeline, at most one
-/// after a `filter`.
+/// Every position of an indexed pipeline yields exactly one item; otherwise a position
+/// yields any number (none after a `filter`, many after a `flat_map`, a leaf's `fold` one).
 pub trait Producer: Send + Sized {
     /// What the positions yield.
     type Item;
