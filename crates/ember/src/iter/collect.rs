@@ -145,7 +145,7 @@ impl<T> Reducer<Written<T>> for Merge {
 /// Collects each leaf into its own `Vec`, then appends them in order.
 fn append_leaves<I: ParallelIterator>(vec: &mut Vec<I::Item>, iter: I) {
     let mut leaves = fold::run(iter, &Leaves).into_iter();
-    if vec.is_empty() {
+    if vec.capacity() == 0 {
         // The first leaf's vector becomes the result: one copy fewer.
         *vec = leaves.next().unwrap_or_default();
     }
@@ -156,7 +156,7 @@ fn append_leaves<I: ParallelIterator>(vec: &mut Vec<I::Item>, iter: I) {
 }
 
 /// The leaves' vectors, in order.
-pub(super) struct Leaves;
+struct Leaves;
 
 impl<T: Send> Fold<T> for Leaves {
     type Acc = Vec<Vec<T>>;

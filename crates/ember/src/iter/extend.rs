@@ -19,6 +19,13 @@ use super::traits::{IntoParallelIterator, ParallelIterator};
 /// ```
 pub trait ParallelExtend<T: Send> {
     /// Adds the items of `par_iter` to the collection.
+    ///
+    /// ```
+    /// use ember::prelude::*;
+    /// let mut v: Vec<u32> = Vec::new();
+    /// v.par_extend((0..100u32).into_par_iter().filter(|x| x % 10 == 0));
+    /// assert_eq!(v.len(), 10);
+    /// ```
     fn par_extend<I>(&mut self, par_iter: I)
     where
         I: IntoParallelIterator<Item = T>;

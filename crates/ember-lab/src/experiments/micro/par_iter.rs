@@ -7,19 +7,21 @@
 //!   copy is made inside the run, before the timed part, on both systems).
 //! - **map-filter-collect**: `v.par_iter().map(hash).filter(|h| h % 3 == 0).collect::<Vec<_>>()`
 //!   over the same input, 5 evaluations per run.
-//! - **fold**: a histogram of `hash(x) >> 60` into a `[u64; 16]` per piece,
-//!   `v.par_iter().fold(|| [0; 16], …).reduce(|| [0; 16], add)`, 40 evaluations per run.
+//! - **fold**: the least, the greatest and the sum of `hash(x) >> 30`, one `[u64; 3]` per
+//!   piece, `v.par_iter().fold(|| NO_STATS, …).reduce(|| NO_STATS, add)`, 5 evaluations per
+//!   run.
 //! - **find-first**: `v.par_iter().find_first(|x| hash(x) == target)`, the target's first
-//!   occurrence in the last tenth of the input, 40 evaluations per run: the pieces to its
+//!   occurrence in the last tenth of the input, 5 evaluations per run: the pieces to its
 //!   right stop once it is found.
 //! - **flat-map**: `v.par_iter().flat_map(|x| (0..x % 4).into_par_iter().map(…)).sum()`,
-//!   about 1.5 inner items per item, 5 evaluations per run.
+//!   about 1.5 inner items per item, one evaluation per run. Each inner range is an inner
+//!   parallel iterator: rayon splits it like any other, ember runs it inside its outer
+//!   item's piece.
 //!
 //! `ns_per_op` is the timed evaluations' time per item. Every result is checked against a
 //! sequential reference computed once, outside the runs: the sums, the sortedness, an
-//! order-sensitive fingerprint of the collected vector and of the histogram, and the index
-//! found. `--quick`: 10^5 items, one
-//! evaluation each.
+//! order-sensitive fingerprint of the collected vector and of the statistics, and the index
+//! found. `--quick`: 10^5 items, one evaluation each.
 
 use super::*;
 
@@ -41,13 +43,10 @@ macro_rules! pipelines {
                 v.par_iter().map(|&x| super::hash(x)).filter(|h| h % 3 == 0).collect()
             }
 
-            pub fn fold(v: &[u64]) -> [u64; 16] {
+            pub fn fold(v: &[u64]) -> [u64; 3] {
                 v.par_iter()
-                    .fold(|| [0u64; 16], |mut h, &x| {
-                        h[(super::hash(x) >> 53) as usize & 15] += 1;
-                        h
-                    })
-                    .reduce(|| [0u64; 16], super::add)
+                    .fold(|| super::NO_STATS, |stats, &x| super::add(stats, super::stats(x)))
+                    .reduce(|| super::NO_STATS, super::add)
             }
 
             pub fn find_first(v: &[u64], target: u64) -> Option<&u64> {
@@ -78,21 +77,21 @@ fn hash(x: u64) -> u64 {
     (x ^ (x >> 29)).wrapping_mul(0xBF58_476D_1CE4_E5B9) >> 7
 }
 
-/// Two histograms added.
-fn add(mut a: [u64; 16], b: [u64; 16]) -> [u64; 16] {
-    for (x, y) in a.iter_mut().zip(b) {
-        *x += y;
-    }
-    a
+/// The least, the greatest and the sum of some 34-bit hashes (10^7 of them sum to less
+/// than 2^64): the accumulator of `fold`.
+const NO_STATS: [u64; 3] = [u64::MAX, 0, 0];
+
+/// The statistics of one item.
+#[inline]
+fn stats(x: u64) -> [u64; 3] {
+    let h = hash(x) >> 30;
+    [h, h, h]
 }
 
-/// The histogram of `fold`, sequentially.
-fn histogram(v: &[u64]) -> [u64; 16] {
-    let mut h = [0u64; 16];
-    for &x in v {
-        h[(hash(x) >> 53) as usize & 15] += 1;
-    }
-    h
+/// Two statistics combined.
+#[inline]
+fn add(a: [u64; 3], b: [u64; 3]) -> [u64; 3] {
+    [a[0].min(b[0]), a[1].max(b[1]), a[2] + b[2]]
 }
 
 /// The sum of `flat_map`, sequentially.
@@ -114,7 +113,7 @@ struct Pipelines {
     sum_of_squares: fn(&[u64]) -> u64,
     sort: fn(&mut [u64]),
     map_filter_collect: fn(&[u64]) -> Vec<u64>,
-    fold: fn(&[u64]) -> [u64; 16],
+    fold: fn(&[u64]) -> [u64; 3],
     find_first: fn(&[u64], u64) -> Option<&u64>,
     flat_map: fn(&[u64]) -> u64,
 }
@@ -153,7 +152,7 @@ struct Case {
     input: Arc<Vec<u64>>,
     evaluations: usize,
     threads: usize,
-    /// The sum, the collected vector's or the histogram's fingerprint, or the index found
+    /// The sum, the collected vector's or the statistics' fingerprint, or the index found
     /// (the sort checks sortedness).
     expected: u64,
     /// What `find_first` looks for.
@@ -193,7 +192,7 @@ impl Case {
                     );
                 }
                 Workload::Fold => {
-                    let mut h = [0; 16];
+                    let mut h = NO_STATS;
                     let start = Instant::now();
                     install(&mut || h = (p.fold)(v));
                     total += start.elapsed();
@@ -274,7 +273,7 @@ pub(super) fn par_iter_groups(s: Sizes, widths: &[usize]) -> Vec<Group> {
         .filter(|h| h % 3 == 0)
         .collect();
     let collected = fingerprint(&collected);
-    let histogram = fingerprint(&histogram(&input));
+    let stats = fingerprint(&input.iter().fold(NO_STATS, |a, &x| add(a, stats(x))));
     // The first occurrence of a hash drawn from the last tenth.
     let n = input.len();
     let target = hash(input[n - 1 - n / 20]);
@@ -294,14 +293,14 @@ pub(super) fn par_iter_groups(s: Sizes, widths: &[usize]) -> Vec<Group> {
             s.par_collect_evals,
             collected,
         ),
-        (Workload::Fold, "fold", s.par_sum_evals, histogram),
+        (Workload::Fold, "fold", s.par_collect_evals, stats),
         (
             Workload::FindFirst,
             "find-first",
-            s.par_sum_evals,
+            s.par_collect_evals,
             found as u64,
         ),
-        (Workload::FlatMap, "flat-map", s.par_collect_evals, flat),
+        (Workload::FlatMap, "flat-map", 1, flat),
     ];
     let mut groups = Vec::new();
     for &threads in widths {
