@@ -57,6 +57,20 @@ fn try_fold_try_for_each_try_reduce() {
             Ok(())
         })
     });
+    panics_cleanly("try_for_each_init", |items| {
+        items
+            .into_par_iter()
+            .try_for_each_init(Vec::<u8>::new, |_, t| -> Option<()> {
+                check(t.value);
+                Some(())
+            })
+    });
+    panics_cleanly("try_reduce_with", |items| {
+        items
+            .into_par_iter()
+            .map(|t| Ok::<_, ()>(checked(t)))
+            .try_reduce_with(|a, b| Ok(if a.value > b.value { a } else { b }))
+    });
     panics_cleanly("try_reduce", |items| {
         items
             .into_par_iter()

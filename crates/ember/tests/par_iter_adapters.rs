@@ -113,6 +113,29 @@ proptest! {
             let r = v.par_iter().with_min_len(min).map(|&x| if fails(x) { None } else { Some(u64::from(x)) }).try_reduce(|| 0, |a, b| Some(a + b));
             let expected = if expected_failure { None } else { Some(v.iter().map(|&x| u64::from(x)).sum()) };
             assert_eq!(r, expected, "{name}");
+            let r = v
+                .par_iter()
+                .with_min_len(min)
+                .map(|&x| if fails(x) { None } else { Some(u64::from(x)) })
+                .try_reduce_with(|a, b| Some(a + b));
+            let expected = match (v.is_empty(), expected) {
+                (true, _) => None,
+                (false, sum) => Some(sum),
+            };
+            assert_eq!(r, expected, "{name}: try_reduce_with");
+            let r = v.par_iter().with_min_len(min).try_for_each_with(k, |k, &x| {
+                if x % *k == *k - 1 { Err(x) } else { Ok(()) }
+            });
+            assert_eq!(r.is_err(), expected_failure, "{name}: try_for_each_with");
+            let r = v.par_iter().with_min_len(min).try_for_each_init(
+                || k,
+                |k, &x| if x % *k == *k - 1 { Err(x) } else { Ok(()) },
+            );
+            let right = match r {
+                Ok(()) => !expected_failure,
+                Err(x) => fails(x),
+            };
+            assert!(right, "{name}: try_for_each_init");
         });
     }
 

@@ -417,6 +417,64 @@ pub trait ParallelIterator: Sized + Send {
         try_consumers::try_reduce(self.map(f), || (), |(), ()| R::from_output(()))
     }
 
+    /// [`try_for_each`](Self::try_for_each) with a clone of `init` per piece.
+    ///
+    /// ```
+    /// use ember::prelude::*;
+    /// use std::sync::mpsc;
+    /// let (tx, rx) = mpsc::channel();
+    /// let r = (0..10u8).into_par_iter().try_for_each_with(tx, |tx, x| tx.send(x));
+    /// assert!(r.is_ok());
+    /// assert_eq!(rx.iter().count(), 10);
+    /// ```
+    fn try_for_each_with<S, F, R>(self, init: S, f: F) -> R
+    where
+        S: Clone + Send,
+        F: Fn(&mut S, Self::Item) -> R + Sync + Send,
+        R: Try<Output = ()> + Send,
+        R::Residual: Send,
+    {
+        self.map_with(init, f).try_for_each(|r| r)
+    }
+
+    /// [`try_for_each`](Self::try_for_each) with a state that `init` makes for every piece.
+    ///
+    /// ```
+    /// use ember::prelude::*;
+    /// let r = (0..10u32).into_par_iter().try_for_each_init(String::new, |buf, x| {
+    ///     buf.clear();
+    ///     buf.push_str(&x.to_string());
+    ///     if buf.len() < 2 { Ok(()) } else { Err(x) }
+    /// });
+    /// assert_eq!(r, Ok(()));
+    /// ```
+    fn try_for_each_init<INIT, S, F, R>(self, init: INIT, f: F) -> R
+    where
+        INIT: Fn() -> S + Sync + Send,
+        F: Fn(&mut S, Self::Item) -> R + Sync + Send,
+        R: Try<Output = ()> + Send,
+        R::Residual: Send,
+    {
+        self.map_init(init, f).try_for_each(|r| r)
+    }
+
+    /// [`try_reduce`](Self::try_reduce) without an identity: `None` if there is no item.
+    ///
+    /// ```
+    /// use ember::prelude::*;
+    /// let max = [Some(3), Some(9), Some(4)].par_iter().copied().try_reduce_with(|a, b| Some(a.max(b)));
+    /// assert_eq!(max, Some(Some(9)));
+    /// ```
+    fn try_reduce_with<T, OP>(self, op: OP) -> Option<Self::Item>
+    where
+        Self::Item: Try<Output = T>,
+        <Self::Item as Try>::Residual: Send,
+        T: Send,
+        OP: Fn(T, T) -> Self::Item + Sync + Send,
+    {
+        try_consumers::try_reduce_with(self, op)
+    }
+
     /// Combines fallible items (`Option`, `Result`, `ControlFlow`) with the fallible `op`
     /// from `identity()`, as [`reduce`](Self::reduce) does; the first failure seen stops
     /// the other pieces and is returned.

@@ -210,3 +210,32 @@ where
 {
     super::fold::run(iter, &TryReduce::new(identity, op)).finish()
 }
+
+/// Runs `try_reduce_with` over `iter`: `try_reduce` over optional values, `None` the
+/// identity.
+pub(super) fn try_reduce_with<I, T, OP>(iter: I, op: OP) -> Option<I::Item>
+where
+    I: super::ParallelIterator,
+    I::Item: Try<Output = T>,
+    <I::Item as Try>::Residual: Send,
+    T: Send,
+    OP: Fn(T, T) -> I::Item + Sync,
+{
+    type Flow<I, T> = ControlFlow<<I as Try>::Residual, Option<T>>;
+    let items = iter.map(|item| match item.branch() {
+        ControlFlow::Continue(value) => ControlFlow::Continue(Some(value)),
+        ControlFlow::Break(failure) => ControlFlow::Break(failure),
+    });
+    let combined: Flow<I::Item, T> = try_reduce(
+        items,
+        || None,
+        |left, right| match (left, right) {
+            (Some(l), Some(r)) => op(l, r).branch().map_continue(Some),
+            (l, r) => ControlFlow::Continue(l.or(r)),
+        },
+    );
+    match combined {
+        ControlFlow::Continue(value) => value.map(I::Item::from_output),
+        ControlFlow::Break(failure) => Some(I::Item::from_residual(failure)),
+    }
+}
