@@ -1,7 +1,8 @@
-//! The adapters: [`Map`], [`Filter`], [`Enumerate`], [`Zip`], [`MinLen`]. Each wraps its
-//! base's producer: splitting is the base's, and a leaf is the base's sequential iterator
-//! wrapped by the matching `Iterator` adapter (`map`, `filter`, `zip`, …), so a leaf runs as
-//! fast as the sequential loop would.
+//! The adapters: [`Map`], [`Filter`], [`Enumerate`], [`Zip`], [`MinLen`], [`MaxLen`]. Each
+//! wraps its base's producer: splitting is the base's, and a leaf is the base's sequential
+//! iterator wrapped by the matching `Iterator` adapter (`map`, `filter`, `zip`, …), so a leaf
+//! runs as fast as the sequential loop would. [`Wrap`] is what the other adapter files build
+//! on too.
 
 use std::ops::Range;
 
@@ -10,7 +11,7 @@ use super::traits::{IndexedParallelIterator, ParallelIterator};
 
 /// What an adapter adds to its base producer: its own state (a closure, an offset, a
 /// minimum), how that state splits, and how it wraps a leaf's iterator over items `T`.
-trait Wrap<T>: Sized + Send {
+pub(super) trait Wrap<T>: Sized + Send {
     /// The items of the wrapped leaves.
     type Item;
     /// A leaf's iterator, wrapped.
@@ -23,12 +24,16 @@ trait Wrap<T>: Sized + Send {
     fn min_len(&self, base: usize) -> usize {
         base
     }
+    /// The most positions of a leaf, given the base's.
+    fn max_len(&self, base: usize) -> usize {
+        base
+    }
 }
 
 /// A base producer and an adapter's state: splits where the base splits.
-struct Wrapped<P, X> {
-    base: P,
-    extra: X,
+pub(super) struct Wrapped<P, X> {
+    pub(super) base: P,
+    pub(super) extra: X,
 }
 
 impl<P: Producer, X: Wrap<P::Item>> Producer for Wrapped<P, X> {
@@ -57,12 +62,15 @@ impl<P: Producer, X: Wrap<P::Item>> Producer for Wrapped<P, X> {
     fn min_len(&self) -> usize {
         self.extra.min_len(self.base.min_len())
     }
+    fn max_len(&self) -> usize {
+        self.extra.max_len(self.base.max_len())
+    }
 }
 
 /// Receives a base producer and hands it on, wrapped with `extra`.
-struct WrapCallback<CB, X> {
-    callback: CB,
-    extra: X,
+pub(super) struct WrapCallback<CB, X> {
+    pub(super) callback: CB,
+    pub(super) extra: X,
 }
 
 impl<T, CB, X> ProducerCallback<T> for WrapCallback<CB, X>
@@ -138,6 +146,9 @@ impl<T, B: Producer> Wrap<T> for ZipWith<B> {
     fn min_len(&self, base: usize) -> usize {
         base.max(self.0.min_len())
     }
+    fn max_len(&self, base: usize) -> usize {
+        base.min(self.0.max_len())
+    }
 }
 
 /// `with_min_len`'s state: the minimum.
@@ -154,6 +165,23 @@ impl<T> Wrap<T> for AtLeast {
     }
     fn min_len(&self, base: usize) -> usize {
         base.max(self.0)
+    }
+}
+
+/// `with_max_len`'s state: the maximum.
+struct AtMost(usize);
+
+impl<T> Wrap<T> for AtMost {
+    type Item = T;
+    type IntoIter<I: Iterator<Item = T>> = I;
+    fn split(self, _index: usize) -> (Self, Self) {
+        (AtMost(self.0), AtMost(self.0))
+    }
+    fn wrap<I: Iterator<Item = T>>(self, items: I) -> I {
+        items
+    }
+    fn max_len(&self, base: usize) -> usize {
+        base.min(self.0.max(1))
     }
 }
 
@@ -410,6 +438,47 @@ impl<I: ParallelIterator> ParallelIterator for MinLen<I> {
 }
 
 impl<I: IndexedParallelIterator> IndexedParallelIterator for MinLen<I> {
+    fn len(&self) -> usize {
+        self.base.len()
+    }
+}
+
+/// [`ParallelIterator::with_max_len`]: splits every piece longer than a maximum.
+///
+/// ```
+/// use ember::prelude::*;
+/// let pieces = (0..100u32).into_par_iter().with_max_len(10).fold(|| 0, |n, _| n + 1).count();
+/// assert!(pieces >= 10);
+/// ```
+#[derive(Clone, Debug)]
+#[must_use = "parallel iterators do nothing until consumed"]
+pub struct MaxLen<I> {
+    base: I,
+    max: usize,
+}
+
+impl<I> MaxLen<I> {
+    pub(super) fn new(base: I, max: usize) -> Self {
+        MaxLen { base, max }
+    }
+}
+
+impl<I: ParallelIterator> ParallelIterator for MaxLen<I> {
+    type Item = I::Item;
+
+    fn with_producer<CB: ProducerCallback<I::Item>>(self, callback: CB) -> CB::Output {
+        self.base.with_producer(WrapCallback {
+            callback,
+            extra: AtMost(self.max),
+        })
+    }
+
+    fn opt_len(&self) -> Option<usize> {
+        self.base.opt_len()
+    }
+}
+
+impl<I: IndexedParallelIterator> IndexedParallelIterator for MaxLen<I> {
     fn len(&self) -> usize {
         self.base.len()
     }

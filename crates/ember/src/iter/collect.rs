@@ -1,4 +1,4 @@
-//! `collect` into a `Vec`, in order.
+//! `collect` into a `Vec`, and `par_extend` of one, in order.
 //!
 //! - **Indexed pipelines** (the length is known: no `filter`) write every item straight into
 //!   its final slot of the vector's spare capacity: each leaf owns the slots of its positions
@@ -22,34 +22,39 @@ impl<T: Send> FromParallelIterator<T> for Vec<T> {
     where
         I: IntoParallelIterator<Item = T>,
     {
-        let iter = iter.into_par_iter();
-        match iter.opt_len() {
-            Some(len) => collect_indexed(iter, len),
-            None => collect_leaves(iter),
-        }
+        let mut vec = Vec::new();
+        append(&mut vec, iter.into_par_iter());
+        vec
     }
 }
 
-/// Collects a pipeline of exactly `len` items straight into place.
-fn collect_indexed<I: ParallelIterator>(iter: I, len: usize) -> Vec<I::Item> {
-    let mut vec = Vec::with_capacity(len);
-    let slots = Slots {
-        start: vec.as_mut_ptr(),
-        len,
-    };
-    let written = drive(iter, slots);
+/// Appends the items of `iter` to `vec`, in order (`collect`, `par_extend`).
+pub(super) fn append<I: ParallelIterator>(vec: &mut Vec<I::Item>, iter: I) {
+    match iter.opt_len() {
+        Some(len) => append_indexed(vec, iter, len),
+        None => append_leaves(vec, iter),
+    }
+}
+
+/// Appends a pipeline of exactly `len` items straight into place.
+fn append_indexed<I: ParallelIterator>(vec: &mut Vec<I::Item>, iter: I, len: usize) {
+    vec.reserve(len);
+    let old = vec.len();
+    // `wrapping_add` stays in bounds (the spare capacity holds `len` more) and keeps the
+    // buffer's provenance.
+    let start = vec.as_mut_ptr().wrapping_add(old);
+    let written = drive(iter, Slots { start, len });
     assert!(
-        written.start == vec.as_mut_ptr() && written.len == len,
+        written.start == start && written.len == len,
         "ember: a parallel iterator yielded {} items where it announced {len}",
         written.len
     );
     mem::forget(written);
-    // SAFETY: the one guard left covers the first `len` slots, all written (its `len`
-    // counts written slots from `start`, and guards merge only when the left one is full;
-    // for a zero-sized `T` every pair merges, and `len` still counts exactly the items
-    // written), and it was forgotten, so the items now belong to the vector alone.
-    unsafe { vec.set_len(len) };
-    vec
+    // SAFETY: the one guard left covers the `len` slots after the first `old`, all written
+    // (its `len` counts written slots from `start`, and guards merge only when the left one
+    // is full; for a zero-sized `T` every pair merges, and `len` still counts exactly the
+    // items written), and it was forgotten, so the items now belong to the vector alone.
+    unsafe { vec.set_len(old + len) };
 }
 
 /// A raw pointer that crosses threads with the slots it points to (each piece of the
@@ -64,7 +69,7 @@ struct Slots<T> {
 unsafe impl<T: Send> Send for Slots<T> {}
 
 /// The first `len` slots from `start`, written, owned by this guard until it is merged into
-/// its left neighbour or forgotten by `collect_indexed`: dropping it drops those items.
+/// its left neighbour or forgotten by `append_indexed`: dropping it drops those items.
 struct Written<T> {
     start: *mut T,
     /// Slots written, from `start`.
@@ -137,17 +142,17 @@ impl<T> Reducer<Written<T>> for Merge {
     }
 }
 
-/// Collects each leaf into its own `Vec`, then concatenates them in order.
-fn collect_leaves<I: ParallelIterator>(iter: I) -> Vec<I::Item> {
-    let leaves = fold::run(iter, &Leaves);
-    let total: usize = leaves.iter().map(Vec::len).sum();
-    let mut leaves = leaves.into_iter();
-    let mut out = leaves.next().unwrap_or_default();
-    out.reserve_exact(total - out.len());
-    for mut leaf in leaves {
-        out.append(&mut leaf);
+/// Collects each leaf into its own `Vec`, then appends them in order.
+fn append_leaves<I: ParallelIterator>(vec: &mut Vec<I::Item>, iter: I) {
+    let mut leaves = fold::run(iter, &Leaves).into_iter();
+    if vec.capacity() == 0 {
+        // The first leaf's vector becomes the result: one copy fewer.
+        *vec = leaves.next().unwrap_or_default();
     }
-    out
+    vec.reserve_exact(leaves.as_slice().iter().map(Vec::len).sum());
+    for mut leaf in leaves {
+        vec.append(&mut leaf);
+    }
 }
 
 /// The leaves' vectors, in order.

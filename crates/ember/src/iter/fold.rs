@@ -1,9 +1,9 @@
-//! The consumers that fold items into one value (`for_each`, `sum`, `count`, `min`/`max`,
-//! `min_by_key`/`max_by_key`, `reduce`, `any`/`all`): each is a [`Fold`], a sequential fold
+//! The consumers that fold items into one value (`for_each`, `sum`, `product`, `count`,
+//! `min`/`max` and their `_by`/`_by_key` forms, `reduce`, `reduce_with`, `any`/`all`): each is a [`Fold`], a sequential fold
 //! of one leaf plus the combination of two adjacent leaves' results, driven by [`run`].
 
 use std::cmp::Ordering as CmpOrdering;
-use std::iter::Sum;
+use std::iter::{Product, Sum};
 use std::marker::PhantomData;
 use std::sync::atomic::{AtomicBool, Ordering};
 
@@ -216,5 +216,40 @@ impl<T, P: Fn(T) -> bool + Sync> Fold<T> for Any<P> {
     }
     fn full(&self) -> bool {
         self.found.load(Ordering::Relaxed)
+    }
+}
+
+/// `reduce_with`: `reduce` without an identity; `None` for no item.
+pub(super) struct ReduceWith<OP>(pub(super) OP);
+
+impl<T: Send, OP: Fn(T, T) -> T + Sync> Fold<T> for ReduceWith<OP> {
+    type Acc = Option<T>;
+    fn leaf<I: Iterator<Item = T>>(&self, items: I) -> Option<T> {
+        items.reduce(&self.0)
+    }
+    fn combine(&self, left: Option<T>, right: Option<T>) -> Option<T> {
+        match (left, right) {
+            (Some(l), Some(r)) => Some((self.0)(l, r)),
+            (l, r) => l.or(r),
+        }
+    }
+}
+
+/// `product`.
+pub(super) struct Multiplied<P>(PhantomData<fn() -> P>);
+
+impl<P> Multiplied<P> {
+    pub(super) fn new() -> Self {
+        Multiplied(PhantomData)
+    }
+}
+
+impl<T, P: Send + Product<T> + Product<P>> Fold<T> for Multiplied<P> {
+    type Acc = P;
+    fn leaf<I: Iterator<Item = T>>(&self, items: I) -> P {
+        items.product()
+    }
+    fn combine(&self, left: P, right: P) -> P {
+        [left, right].into_iter().product()
     }
 }

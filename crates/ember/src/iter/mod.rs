@@ -29,7 +29,8 @@
 //! half that another worker steals gets a fresh budget and splits again. A half its own
 //! worker pops back does not: when no worker is idle, pieces stay large, and an idle pool
 //! does not pay wake-ups and context switches for work one thread can do.
-//! [`with_min_len`](ParallelIterator::with_min_len) bounds how small a piece may get.
+//! [`with_min_len`](ParallelIterator::with_min_len) bounds how small a piece may get,
+//! [`with_max_len`](ParallelIterator::with_max_len) how large.
 //!
 //! What "stolen" means follows the pool's [`WakePolicy`](crate::WakePolicy). Under
 //! `Searching` (the default) and `Eager`, a fork wakes an idle worker (under `Searching`,
@@ -55,8 +56,8 @@
 //! | | there | not there (rayon has it) |
 //! | --- | --- | --- |
 //! | sources | `par_iter()`, `par_iter_mut()` on slices, `Vec`s, arrays; `into_par_iter()` on `Vec<T>` and on `Range` of every integer type up to 64 bits; [`par_chunks`](ParallelSlice::par_chunks), [`par_chunks_mut`](ParallelSliceMut::par_chunks_mut) | `RangeInclusive`, `u128`/`i128` ranges, arrays by value, `String`/`str`, maps and sets, `Option`/`Result`, `par_bridge`, `par_windows`, `par_chunks_exact`, `par_rchunks`, `repeat`, `once`, `empty` |
-//! | adapters | [`map`](ParallelIterator::map), [`filter`](ParallelIterator::filter), [`with_min_len`](ParallelIterator::with_min_len); indexed: [`enumerate`](IndexedParallelIterator::enumerate), [`zip`](IndexedParallelIterator::zip) | `filter_map`, `flat_map`, `flatten`, `chain`, `cloned`/`copied`, `inspect`, `map_with`/`map_init`, `fold`, `take`/`skip`, `step_by`, `rev`, `chunks`, `with_max_len`, `panic_fuse`, `update`, `interleave` |
-//! | consumers | [`for_each`](ParallelIterator::for_each), [`sum`](ParallelIterator::sum), [`count`](ParallelIterator::count), [`min`](ParallelIterator::min), [`max`](ParallelIterator::max), [`min_by_key`](ParallelIterator::min_by_key), [`max_by_key`](ParallelIterator::max_by_key), [`reduce`](ParallelIterator::reduce), [`any`](ParallelIterator::any), [`all`](ParallelIterator::all), [`collect`](ParallelIterator::collect) into `Vec` (order kept, also after `filter`) | `min_by`/`max_by`, `reduce_with`, `product`, `find_any`/`find_first`/`position_*`, `try_for_each`, `for_each_with`/`for_each_init`, `unzip`, `partition`, `collect_into_vec`, `collect` into other collections, `par_extend` |
+//! | adapters | [`map`](ParallelIterator::map), [`filter`](ParallelIterator::filter), [`filter_map`](ParallelIterator::filter_map), [`flat_map`](ParallelIterator::flat_map) (the inner iterators run sequentially inside their outer item's piece), [`flat_map_iter`](ParallelIterator::flat_map_iter), [`flatten`](ParallelIterator::flatten), [`flatten_iter`](ParallelIterator::flatten_iter), [`chain`](ParallelIterator::chain), [`copied`](ParallelIterator::copied), [`cloned`](ParallelIterator::cloned), [`inspect`](ParallelIterator::inspect), [`update`](ParallelIterator::update), [`map_with`](ParallelIterator::map_with), [`map_init`](ParallelIterator::map_init), [`fold`](ParallelIterator::fold), [`fold_with`](ParallelIterator::fold_with), [`try_fold`](ParallelIterator::try_fold), [`try_fold_with`](ParallelIterator::try_fold_with), [`with_min_len`](ParallelIterator::with_min_len), [`with_max_len`](ParallelIterator::with_max_len), [`panic_fuse`](ParallelIterator::panic_fuse); indexed: [`enumerate`](IndexedParallelIterator::enumerate), [`zip`](IndexedParallelIterator::zip), [`take`](IndexedParallelIterator::take), [`skip`](IndexedParallelIterator::skip), [`step_by`](IndexedParallelIterator::step_by), [`rev`](IndexedParallelIterator::rev) | `chunks`, `interleave`, `intersperse`, `zip_eq`, `positions`, `while_some`, `skip_any`/`take_any`, `by_uniform_blocks` |
+//! | consumers | [`for_each`](ParallelIterator::for_each), [`for_each_with`](ParallelIterator::for_each_with), [`for_each_init`](ParallelIterator::for_each_init), [`try_for_each`](ParallelIterator::try_for_each), [`try_for_each_with`](ParallelIterator::try_for_each_with), [`try_for_each_init`](ParallelIterator::try_for_each_init), [`sum`](ParallelIterator::sum), [`product`](ParallelIterator::product), [`count`](ParallelIterator::count), [`min`](ParallelIterator::min), [`max`](ParallelIterator::max), [`min_by`](ParallelIterator::min_by), [`max_by`](ParallelIterator::max_by), [`min_by_key`](ParallelIterator::min_by_key), [`max_by_key`](ParallelIterator::max_by_key), [`reduce`](ParallelIterator::reduce), [`reduce_with`](ParallelIterator::reduce_with), [`try_reduce`](ParallelIterator::try_reduce), [`try_reduce_with`](ParallelIterator::try_reduce_with), [`any`](ParallelIterator::any), [`all`](ParallelIterator::all), [`find_any`](ParallelIterator::find_any), [`find_first`](ParallelIterator::find_first), [`find_last`](ParallelIterator::find_last), `find_map_*`, `position_*` (indexed), [`unzip`](ParallelIterator::unzip), [`partition`](ParallelIterator::partition), [`collect`](ParallelIterator::collect) into `Vec` (order kept, also after `filter`), [`collect_into_vec`](IndexedParallelIterator::collect_into_vec), [`par_extend`](ParallelExtend::par_extend) of a `Vec` | `partition_map`, `collect` into other collections, `par_extend` of other collections, `unzip_into_vecs`, `cmp`/`eq` |
 //! | slices | [`par_sort`](ParallelSliceMut::par_sort), [`par_sort_by`](ParallelSliceMut::par_sort_by), [`par_sort_by_key`](ParallelSliceMut::par_sort_by_key), [`par_sort_unstable`](ParallelSliceMut::par_sort_unstable), [`par_sort_unstable_by`](ParallelSliceMut::par_sort_unstable_by), [`par_sort_unstable_by_key`](ParallelSliceMut::par_sort_unstable_by_key) | `par_sort_by_cached_key`, `par_split`, binary search |
 //! | plumbing | [`plumbing`]: [`Producer`](plumbing::Producer), [`ProducerCallback`](plumbing::ProducerCallback), [`Consumer`](plumbing::Consumer), [`Reducer`](plumbing::Reducer), [`drive`](plumbing::drive), for sources, adapters and consumers of your own (ember's traits, smaller than rayon's) | rayon's `UnindexedProducer`, `UnindexedConsumer`, `Folder`, `bridge*`, `max_len` |
 //!
@@ -66,9 +67,13 @@
 //! | --- | --- |
 //! | `traits.rs` | [`ParallelIterator`], [`IndexedParallelIterator`], the `Into*` conversions, [`FromParallelIterator`] |
 //! | `plumbing.rs` | [`plumbing`]: producers, consumers, the splitter, and the bridge that splits one against the other |
-//! | `adapters.rs` | [`Map`], [`Filter`], [`Enumerate`], [`Zip`], [`MinLen`] |
+//! | `adapters.rs` | [`Map`], [`Filter`], [`Enumerate`], [`Zip`], [`MinLen`], [`MaxLen`] |
+//! | `map_like.rs` | the adapters that act on one item at a time ([`MapWith`], [`FilterMap`], …) |
+//! | `flat_map.rs`, `chain.rs`, `take_skip.rs` | [`FlatMap`] and its kin, [`Chain`], [`Take`], [`Skip`], [`StepBy`], [`Rev`] |
+//! | `fold_adapters.rs` | [`Fold`], [`FoldWith`], [`TryFold`], [`TryFoldWith`] |
 //! | `fold.rs` | the consumers that fold into one value |
-//! | `collect.rs` | `collect` into a `Vec` |
+//! | `try_consumers.rs`, `find.rs` | `try_for_each`/`try_reduce`; the `find_*` searches, which stop early |
+//! | `collect.rs`, `extend.rs` | `collect` into a `Vec`; [`ParallelExtend`], `unzip`, `partition` |
 //! | `slice.rs`, `vec.rs`, `range.rs` | the sources, [`ParallelSlice`], [`ParallelSliceMut`] |
 //! | `sort.rs` | the parallel sorts |
 
@@ -114,18 +119,32 @@ macro_rules! indexed_source {
 }
 
 mod adapters;
+mod chain;
 mod collect;
+mod extend;
+mod find;
+mod flat_map;
 mod fold;
+mod fold_adapters;
+mod map_like;
 pub mod plumbing;
 mod range;
 mod slice;
 mod sort;
+mod take_skip;
 mod traits;
+mod try_consumers;
 mod vec;
 
-pub use adapters::{Enumerate, Filter, Map, MinLen, Zip};
+pub use adapters::{Enumerate, Filter, Map, MaxLen, MinLen, Zip};
+pub use chain::Chain;
+pub use extend::ParallelExtend;
+pub use flat_map::{FlatMap, FlatMapIter, Flatten, FlattenIter};
+pub use fold_adapters::{Fold, FoldWith, TryFold, TryFoldWith};
+pub use map_like::{Cloned, Copied, FilterMap, Inspect, MapInit, MapWith, PanicFuse, Update};
 pub use range::RangeIter;
 pub use slice::{Chunks, ChunksMut, ParallelSlice, ParallelSliceMut, SliceIter, SliceIterMut};
+pub use take_skip::{Rev, Skip, StepBy, Take};
 pub use traits::{
     FromParallelIterator, IndexedParallelIterator, IntoParallelIterator, IntoParallelRefIterator,
     IntoParallelRefMutIterator, ParallelIterator,
@@ -142,6 +161,7 @@ pub use vec::VecIntoIter;
 pub mod prelude {
     pub use super::{
         IndexedParallelIterator, IntoParallelIterator, IntoParallelRefIterator,
-        IntoParallelRefMutIterator, ParallelIterator, ParallelSlice, ParallelSliceMut,
+        IntoParallelRefMutIterator, ParallelExtend, ParallelIterator, ParallelSlice,
+        ParallelSliceMut,
     };
 }

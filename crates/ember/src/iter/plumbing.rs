@@ -86,9 +86,10 @@ use crate::{current_num_threads, current_thread_index, join};
 /// A splittable source of positions: the producer of one pipeline. Implement it for a source
 /// of your own (see [the module](self)), or to wrap another producer in an adapter.
 ///
-/// Every position yields at most one item: exactly one in an indexed pipeline, at most one
-/// after a `filter`. A producer that yields more or fewer items than it announced makes
-/// `collect` panic (never write out of bounds); other consumers see the items it yields.
+/// Every position of an indexed pipeline yields exactly one item; otherwise a position
+/// yields any number (none after a `filter`, many after a `flat_map`, a leaf's `fold` one).
+/// A producer that yields more or fewer items than it announced makes `collect` panic
+/// (never write out of bounds); other consumers see the items it yields.
 ///
 /// ```
 /// use ember::iter::plumbing::Producer;
@@ -131,6 +132,11 @@ pub trait Producer: Send + Sized {
     /// The fewest positions a leaf may have (`with_min_len`).
     fn min_len(&self) -> usize {
         1
+    }
+    /// The most positions a leaf may have (`with_max_len`): longer pieces split even when
+    /// the budget is spent, unless that goes below `min_len`.
+    fn max_len(&self) -> usize {
+        usize::MAX
     }
 }
 
@@ -344,7 +350,8 @@ where
     C: Consumer<P::Item>,
 {
     let len = producer.len();
-    if consumer.full() || !splitter.split(len, stolen) {
+    let too_long = len > producer.max_len() && len / 2 >= splitter.min;
+    if consumer.full() || !(splitter.split(len, stolen) || too_long) {
         return consumer.fold(producer.into_iter());
     }
     let mid = len / 2;

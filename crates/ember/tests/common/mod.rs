@@ -5,6 +5,8 @@
 // Each test file is its own crate and uses only some of these.
 #![allow(dead_code)]
 
+pub mod tracked;
+
 use ember::{Pool, WakePolicy};
 
 /// Every wake policy, named for failure messages.

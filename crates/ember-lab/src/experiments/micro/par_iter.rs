@@ -7,11 +7,21 @@
 //!   copy is made inside the run, before the timed part, on both systems).
 //! - **map-filter-collect**: `v.par_iter().map(hash).filter(|h| h % 3 == 0).collect::<Vec<_>>()`
 //!   over the same input, 5 evaluations per run.
+//! - **fold**: the least, the greatest and the sum of `hash(x) >> 30`, one `[u64; 3]` per
+//!   piece, `v.par_iter().fold(|| NO_STATS, …).reduce(|| NO_STATS, add)`, 5 evaluations per
+//!   run.
+//! - **find-first**: `v.par_iter().find_first(|x| hash(x) == target)`, the target's first
+//!   occurrence in the last tenth of the input, 5 evaluations per run: the pieces to its
+//!   right stop once it is found.
+//! - **flat-map**: `v.par_iter().flat_map(|x| (0..x % 4).into_par_iter().map(…)).sum()`,
+//!   about 1.5 inner items per item, one evaluation per run. Each inner range is an inner
+//!   parallel iterator: rayon splits it like any other, ember runs it inside its outer
+//!   item's piece.
 //!
 //! `ns_per_op` is the timed evaluations' time per item. Every result is checked against a
-//! sequential reference computed once, outside the runs: the sum, the sortedness, and an
-//! order-sensitive fingerprint of the collected vector. `--quick`: 10^5 items, one
-//! evaluation each.
+//! sequential reference computed once, outside the runs: the sums, the sortedness, an
+//! order-sensitive fingerprint of the collected vector and of the statistics, and the index
+//! found. `--quick`: 10^5 items, one evaluation each.
 
 use super::*;
 
@@ -32,6 +42,22 @@ macro_rules! pipelines {
             pub fn map_filter_collect(v: &[u64]) -> Vec<u64> {
                 v.par_iter().map(|&x| super::hash(x)).filter(|h| h % 3 == 0).collect()
             }
+
+            pub fn fold(v: &[u64]) -> [u64; 3] {
+                v.par_iter()
+                    .fold(|| super::NO_STATS, |stats, &x| super::add(stats, super::stats(x)))
+                    .reduce(|| super::NO_STATS, super::add)
+            }
+
+            pub fn find_first(v: &[u64], target: u64) -> Option<&u64> {
+                v.par_iter().find_first(|&&x| super::hash(x) == target)
+            }
+
+            pub fn flat_map(v: &[u64]) -> u64 {
+                v.par_iter()
+                    .flat_map(|&x| (0..x % 4).into_par_iter().map(move |i| (x >> 44) + i))
+                    .sum()
+            }
         }
     };
 }
@@ -51,6 +77,30 @@ fn hash(x: u64) -> u64 {
     (x ^ (x >> 29)).wrapping_mul(0xBF58_476D_1CE4_E5B9) >> 7
 }
 
+/// The least, the greatest and the sum of some 34-bit hashes (10^7 of them sum to less
+/// than 2^64): the accumulator of `fold`.
+const NO_STATS: [u64; 3] = [u64::MAX, 0, 0];
+
+/// The statistics of one item.
+#[inline]
+fn stats(x: u64) -> [u64; 3] {
+    let h = hash(x) >> 30;
+    [h, h, h]
+}
+
+/// Two statistics combined.
+#[inline]
+fn add(a: [u64; 3], b: [u64; 3]) -> [u64; 3] {
+    [a[0].min(b[0]), a[1].max(b[1]), a[2] + b[2]]
+}
+
+/// The sum of `flat_map`, sequentially.
+fn flat_sum(v: &[u64]) -> u64 {
+    v.iter()
+        .flat_map(|&x| (0..x % 4).map(move |i| (x >> 44) + i))
+        .sum()
+}
+
 /// An order-sensitive digest of a vector.
 fn fingerprint(v: &[u64]) -> u64 {
     v.iter()
@@ -63,18 +113,27 @@ struct Pipelines {
     sum_of_squares: fn(&[u64]) -> u64,
     sort: fn(&mut [u64]),
     map_filter_collect: fn(&[u64]) -> Vec<u64>,
+    fold: fn(&[u64]) -> [u64; 3],
+    find_first: fn(&[u64], u64) -> Option<&u64>,
+    flat_map: fn(&[u64]) -> u64,
 }
 
 const EMBER: Pipelines = Pipelines {
     sum_of_squares: on_ember::sum_of_squares,
     sort: on_ember::sort,
     map_filter_collect: on_ember::map_filter_collect,
+    fold: on_ember::fold,
+    find_first: on_ember::find_first,
+    flat_map: on_ember::flat_map,
 };
 
 const RAYON: Pipelines = Pipelines {
     sum_of_squares: on_rayon::sum_of_squares,
     sort: on_rayon::sort,
     map_filter_collect: on_rayon::map_filter_collect,
+    fold: on_rayon::fold,
+    find_first: on_rayon::find_first,
+    flat_map: on_rayon::flat_map,
 };
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -82,6 +141,9 @@ enum Workload {
     SumOfSquares,
     Sort,
     MapFilterCollect,
+    Fold,
+    FindFirst,
+    FlatMap,
 }
 
 /// One table's workload, its shared input and the expected result.
@@ -90,8 +152,11 @@ struct Case {
     input: Arc<Vec<u64>>,
     evaluations: usize,
     threads: usize,
-    /// The sum, or the collected vector's fingerprint (the sort checks sortedness).
+    /// The sum, the collected vector's or the statistics' fingerprint, or the index found
+    /// (the sort checks sortedness).
     expected: u64,
+    /// What `find_first` looks for.
+    target: u64,
 }
 
 impl Case {
@@ -126,6 +191,35 @@ impl Case {
                         "micro: par-iter map-filter-collect: wrong items or order"
                     );
                 }
+                Workload::Fold => {
+                    let mut h = NO_STATS;
+                    let start = Instant::now();
+                    install(&mut || h = (p.fold)(v));
+                    total += start.elapsed();
+                    assert_eq!(
+                        fingerprint(&h),
+                        self.expected,
+                        "micro: par-iter fold: wrong"
+                    );
+                }
+                Workload::FindFirst => {
+                    let mut at = None;
+                    let start = Instant::now();
+                    install(&mut || at = (p.find_first)(v, self.target).map(|x| index_of(v, x)));
+                    total += start.elapsed();
+                    assert_eq!(
+                        at,
+                        Some(self.expected as usize),
+                        "micro: par-iter find-first: wrong"
+                    );
+                }
+                Workload::FlatMap => {
+                    let mut sum = 0;
+                    let start = Instant::now();
+                    install(&mut || sum = (p.flat_map)(v));
+                    total += start.elapsed();
+                    assert_eq!(sum, self.expected, "micro: par-iter flat-map: wrong");
+                }
             }
         }
         total
@@ -148,6 +242,11 @@ fn on_rayon_pool(case: &Case) -> Metrics {
     })
 }
 
+/// The index of `item`, a reference into `v`.
+fn index_of(v: &[u64], item: &u64) -> usize {
+    (item as *const u64 as usize - v.as_ptr() as usize) / std::mem::size_of::<u64>()
+}
+
 /// `n` random u64, the same every time.
 fn random_input(n: usize) -> Vec<u64> {
     let mut state = 0x853C_49E6_748F_EA9Bu64;
@@ -163,7 +262,7 @@ fn random_input(n: usize) -> Vec<u64> {
         .collect()
 }
 
-/// The three `par-iter` tables at each of `widths` workers, ember against rayon, on one
+/// The six `par-iter` tables at each of `widths` workers, ember against rayon, on one
 /// input built here (unmeasured).
 pub(super) fn par_iter_groups(s: Sizes, widths: &[usize]) -> Vec<Group> {
     let input = Arc::new(random_input(s.par_items));
@@ -174,6 +273,12 @@ pub(super) fn par_iter_groups(s: Sizes, widths: &[usize]) -> Vec<Group> {
         .filter(|h| h % 3 == 0)
         .collect();
     let collected = fingerprint(&collected);
+    let stats = fingerprint(&input.iter().fold(NO_STATS, |a, &x| add(a, stats(x))));
+    // The first occurrence of a hash drawn from the last tenth.
+    let n = input.len();
+    let target = hash(input[n - 1 - n / 20]);
+    let found = input.iter().position(|&x| hash(x) == target).unwrap_or(0);
+    let flat = flat_sum(&input);
     let workloads = [
         (
             Workload::SumOfSquares,
@@ -188,6 +293,14 @@ pub(super) fn par_iter_groups(s: Sizes, widths: &[usize]) -> Vec<Group> {
             s.par_collect_evals,
             collected,
         ),
+        (Workload::Fold, "fold", s.par_collect_evals, stats),
+        (
+            Workload::FindFirst,
+            "find-first",
+            s.par_collect_evals,
+            found as u64,
+        ),
+        (Workload::FlatMap, "flat-map", 1, flat),
     ];
     let mut groups = Vec::new();
     for &threads in widths {
@@ -198,6 +311,7 @@ pub(super) fn par_iter_groups(s: Sizes, widths: &[usize]) -> Vec<Group> {
                 evaluations,
                 threads,
                 expected,
+                target,
             });
             let rayon_case = case.clone();
             groups.push(Group {
