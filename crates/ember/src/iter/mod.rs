@@ -115,6 +115,8 @@ macro_rules! indexed_source {
 
 mod adapters;
 mod collect;
+mod collections;
+mod drain;
 mod fold;
 mod plumbing;
 mod range;
@@ -124,13 +126,20 @@ mod traits;
 mod vec;
 
 pub use adapters::{Enumerate, Filter, Map, MinLen, Zip};
-pub use range::RangeIter;
+pub use collections::{
+    BTreeMapIntoIter, BTreeMapIter, BTreeMapIterMut, BTreeSetIntoIter, BTreeSetIter,
+    BinaryHeapIntoIter, BinaryHeapIter, HashMapIntoIter, HashMapIter, HashMapIterMut,
+    HashSetIntoIter, HashSetIter, LinkedListIntoIter, LinkedListIter, LinkedListIterMut,
+    VecDequeIntoIter, VecDequeIter, VecDequeIterMut,
+};
+pub use drain::{Drained, ParallelDrainFull, ParallelDrainRange, VecDrain};
+pub use range::{RangeInclusiveIter, RangeInteger, RangeIter};
 pub use slice::{Chunks, ChunksMut, ParallelSlice, ParallelSliceMut, SliceIter, SliceIterMut};
 pub use traits::{
     FromParallelIterator, IndexedParallelIterator, IntoParallelIterator, IntoParallelRefIterator,
     IntoParallelRefMutIterator, ParallelIterator,
 };
-pub use vec::VecIntoIter;
+pub use vec::{ArrayIntoIter, VecIntoIter};
 
 /// The traits a parallel-iterator user needs in scope: `use ember::prelude::*;`.
 ///
@@ -142,6 +151,7 @@ pub use vec::VecIntoIter;
 pub mod prelude {
     pub use super::{
         IndexedParallelIterator, IntoParallelIterator, IntoParallelRefIterator,
-        IntoParallelRefMutIterator, ParallelIterator, ParallelSlice, ParallelSliceMut,
+        IntoParallelRefMutIterator, ParallelDrainFull, ParallelDrainRange, ParallelIterator,
+        ParallelSlice, ParallelSliceMut,
     };
 }
