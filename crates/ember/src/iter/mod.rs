@@ -115,9 +115,11 @@ macro_rules! indexed_source {
 
 mod adapters;
 mod collect;
+mod collect_std;
 mod collections;
 mod drain;
 mod fold;
+mod option;
 mod plumbing;
 mod range;
 mod slice;
@@ -133,6 +135,7 @@ pub use collections::{
     VecDequeIntoIter, VecDequeIter, VecDequeIterMut,
 };
 pub use drain::{Drained, ParallelDrainFull, ParallelDrainRange, VecDrain};
+pub use option::{OptionIntoIter, OptionIter, OptionIterMut};
 pub use range::{RangeInclusiveIter, RangeInteger, RangeIter};
 pub use slice::{Chunks, ChunksMut, ParallelSlice, ParallelSliceMut, SliceIter, SliceIterMut};
 pub use traits::{
