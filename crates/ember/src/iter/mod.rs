@@ -114,6 +114,7 @@ macro_rules! indexed_source {
 }
 
 mod adapters;
+mod bridge;
 mod collect;
 mod collect_std;
 mod collections;
@@ -122,12 +123,16 @@ mod fold;
 mod option;
 mod plumbing;
 mod range;
+mod repeat;
 mod slice;
 mod sort;
+mod split;
+mod str;
 mod traits;
 mod vec;
 
 pub use adapters::{Enumerate, Filter, Map, MinLen, Zip};
+pub use bridge::{IterBridge, ParallelBridge};
 pub use collections::{
     BTreeMapIntoIter, BTreeMapIter, BTreeMapIterMut, BTreeSetIntoIter, BTreeSetIter,
     BinaryHeapIntoIter, BinaryHeapIter, HashMapIntoIter, HashMapIter, HashMapIterMut,
@@ -137,7 +142,13 @@ pub use collections::{
 pub use drain::{Drained, ParallelDrainFull, ParallelDrainRange, VecDrain};
 pub use option::{OptionIntoIter, OptionIter, OptionIterMut};
 pub use range::{RangeInclusiveIter, RangeInteger, RangeIter};
+pub use repeat::{empty, once, repeat, repeatn, Empty, Once, Repeat, RepeatN};
 pub use slice::{Chunks, ChunksMut, ParallelSlice, ParallelSliceMut, SliceIter, SliceIterMut};
+pub use split::{split, Split};
+pub use str::{
+    ParallelString, Pattern, StrBytes, StrCharIndices, StrChars, StrLines, StrSplit,
+    StrSplitWhitespace,
+};
 pub use traits::{
     FromParallelIterator, IndexedParallelIterator, IntoParallelIterator, IntoParallelRefIterator,
     IntoParallelRefMutIterator, ParallelIterator,
@@ -154,7 +165,7 @@ pub use vec::{ArrayIntoIter, VecIntoIter};
 pub mod prelude {
     pub use super::{
         IndexedParallelIterator, IntoParallelIterator, IntoParallelRefIterator,
-        IntoParallelRefMutIterator, ParallelDrainFull, ParallelDrainRange, ParallelIterator,
-        ParallelSlice, ParallelSliceMut,
+        IntoParallelRefMutIterator, ParallelBridge, ParallelDrainFull, ParallelDrainRange,
+        ParallelIterator, ParallelSlice, ParallelSliceMut, ParallelString,
     };
 }

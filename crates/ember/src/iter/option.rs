@@ -5,7 +5,7 @@ use super::plumbing::{Producer, ProducerCallback};
 use super::traits::{IndexedParallelIterator, IntoParallelIterator, ParallelIterator};
 
 /// The one position of an `Option`, or none.
-struct OptionProducer<T>(Option<T>);
+pub(super) struct OptionProducer<T>(pub(super) Option<T>);
 
 impl<T: Send> Producer for OptionProducer<T> {
     type Item = T;
