@@ -318,3 +318,64 @@ where
         RangeInclusiveIter { range: self }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Splits `producer` at `at` (a fraction of its positions) `depth` times down the left
+    /// and the right, and checks that the pieces cover the integers in order, with no more
+    /// positions than integers.
+    fn check_cover<P: Producer<Item = u128>>(producer: P, first: u128, last: u128) {
+        fn walk<P: Producer<Item = u128>>(p: P, depth: u32, out: &mut Vec<(usize, P)>) {
+            if depth == 0 || p.len() < 2 {
+                let len = p.len();
+                out.push((len, p));
+                return;
+            }
+            let len = p.len();
+            let (l, r) = p.split_at(len / 3 + 1);
+            walk(l, depth - 1, out);
+            walk(r, depth - 1, out);
+        }
+        let total = producer.len();
+        let mut pieces = Vec::new();
+        walk(producer, 6, &mut pieces);
+        assert_eq!(pieces.iter().map(|(len, _)| len).sum::<usize>(), total);
+        let mut next = Some(first);
+        for (len, piece) in pieces {
+            // The first two integers of each piece, and that a piece of positions has some.
+            let mut items = piece.into_iter();
+            match items.next() {
+                Some(x) => {
+                    assert_eq!(Some(x), next, "pieces must be contiguous");
+                    assert!(len > 0 || x == last);
+                }
+                None => assert_eq!(len, 0),
+            }
+            // Skip to the piece's end without walking it: the next piece's first value.
+            next = items.last().or(next).map(|x| x.wrapping_add(1));
+            if next == Some(0) {
+                next = None;
+            }
+        }
+    }
+
+    #[test]
+    fn huge_ranges_split_into_contiguous_pieces() {
+        // `last()` of a `Range` and of a `Chain` are O(1): no piece is walked.
+        check_cover(RangeProducer::new(0..u128::MAX), 0, u128::MAX - 1);
+        check_cover(RangeProducer::new(7..1_000_000_000_000_000_000_000_000), 7, 0);
+        let mut range = RangeProducer::new(3..u128::MAX);
+        range.positions = range.positions.min(usize::MAX - 1);
+        check_cover(
+            ToMax {
+                range,
+                last: Some(u128::MAX),
+            },
+            3,
+            u128::MAX,
+        );
+        check_cover(RangeProducer::new(10..20), 10, 19);
+    }
+}

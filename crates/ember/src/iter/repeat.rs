@@ -174,7 +174,7 @@ impl<T: Clone + Send> Producer for Clones<T> {
 ///
 /// ```
 /// use ember::prelude::*;
-/// let v: Vec<(u8, char)> = ember::iter::once(9).zip(['a']).map(|(n, c)| (n, *c)).collect();
+/// let v: Vec<(u8, char)> = ember::iter::once(9).zip(['a']).collect();
 /// assert_eq!(v, [(9, 'a')]);
 /// ```
 pub fn once<T: Send>(item: T) -> Once<T> {
