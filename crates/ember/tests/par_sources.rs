@@ -322,7 +322,10 @@ fn ranges_longer_than_usize_run_unindexed() {
             assert!((0..u128::MAX).into_par_iter().any(|x| x == 1000), "{name}");
             assert!((5..=u128::MAX).into_par_iter().any(|x| x == 9), "{name}");
             let low = i128::MIN + 5;
-            assert!((i128::MIN..=i128::MAX).into_par_iter().any(|x| x == low), "{name}");
+            assert!(
+                (i128::MIN..=i128::MAX).into_par_iter().any(|x| x == low),
+                "{name}"
+            );
             assert!((0..=u64::MAX).into_par_iter().any(|x| x == 5), "{name}");
             let evens = (OCTILLION..OCTILLION + 10)
                 .into_par_iter()

@@ -365,7 +365,11 @@ mod tests {
     fn huge_ranges_split_into_contiguous_pieces() {
         // `last()` of a `Range` and of a `Chain` are O(1): no piece is walked.
         check_cover(RangeProducer::new(0..u128::MAX), 0, u128::MAX - 1);
-        check_cover(RangeProducer::new(7..1_000_000_000_000_000_000_000_000), 7, 0);
+        check_cover(
+            RangeProducer::new(7..1_000_000_000_000_000_000_000_000),
+            7,
+            0,
+        );
         let mut range = RangeProducer::new(3..u128::MAX);
         range.positions = range.positions.min(usize::MAX - 1);
         check_cover(
