@@ -135,7 +135,9 @@ mod trace;
 mod wake;
 
 mod paths;
-pub use paths::{array, collections, option, range, range_inclusive, result, slice, str, vec};
+pub use paths::{
+    array, collections, option, range, range_inclusive, result, slice, str, string, vec,
+};
 
 pub use error::BuildError;
 pub use iter::prelude;

@@ -100,6 +100,19 @@ pub mod str {
     };
 }
 
+/// `String::par_drain`'s type.
+///
+/// ```
+/// use ember::prelude::*;
+/// let mut s = String::from("abc");
+/// let it: ember::string::Drain<'_> = s.par_drain(1..);
+/// assert_eq!(it.count(), 2);
+/// ```
+pub mod string {
+    /// `par_drain(range)`'s type: the chars drained.
+    pub type Drain<'a> = crate::iter::Drained<'a, char>;
+}
+
 /// The standard collections' parallel iterator types, one module per collection.
 ///
 /// ```

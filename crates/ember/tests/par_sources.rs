@@ -237,6 +237,12 @@ proptest! {
             s.split_terminator(';').collect::<Vec<_>>(),
             s.lines().collect::<Vec<_>>(),
             s.split_whitespace().collect::<Vec<_>>(),
+            s.split_ascii_whitespace().collect::<Vec<_>>(),
+            {
+                let mut left = s.clone();
+                let cut = s.char_indices().nth(s.chars().count() / 3).map_or(0, |(i, _)| i);
+                (left.drain(cut..).collect::<Vec<char>>(), left)
+            },
         );
         on_every_pool(&expected, || (
             s.par_chars().with_min_len(min).collect::<Vec<_>>(),
@@ -249,6 +255,12 @@ proptest! {
             s.par_split_terminator(';').with_min_len(min).collect::<Vec<_>>(),
             s.par_lines().collect::<Vec<_>>(),
             s.par_split_whitespace().with_min_len(min).collect::<Vec<_>>(),
+            s.par_split_ascii_whitespace().collect::<Vec<_>>(),
+            {
+                let mut left = s.clone();
+                let cut = s.char_indices().nth(s.chars().count() / 3).map_or(0, |(i, _)| i);
+                (left.par_drain(cut..).with_min_len(min).collect::<Vec<char>>(), left)
+            },
         ));
     }
 

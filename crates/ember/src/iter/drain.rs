@@ -231,6 +231,24 @@ impl<T: Send> IndexedParallelIterator for Drained<'_, T> {
     }
 }
 
+/// `string.par_drain(range)`: the chars of a byte range of a `String` (which must lie on
+/// char boundaries, as for [`String::drain`]).
+///
+/// ```
+/// use ember::prelude::*;
+/// let mut s = String::from("héllo");
+/// let upper: String = s.par_drain(..3).map(|c| c.to_ascii_uppercase()).collect();
+/// assert_eq!((upper.as_str(), s.as_str()), ("Hé", "llo"));
+/// ```
+impl<'a> ParallelDrainRange<usize> for &'a mut String {
+    type Iter = Drained<'a, char>;
+    type Item = char;
+    fn par_drain<R: RangeBounds<usize>>(self, range: R) -> Drained<'a, char> {
+        let range = bounds(range, self.len());
+        Drained::new(self.drain(range).collect())
+    }
+}
+
 impl<'a, T: Send> ParallelDrainRange<usize> for &'a mut VecDeque<T> {
     type Iter = Drained<'a, T>;
     type Item = T;

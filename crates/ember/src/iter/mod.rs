@@ -54,7 +54,7 @@
 //!
 //! | | there | not there (rayon has it) |
 //! | --- | --- | --- |
-//! | sources | `par_iter()`, `par_iter_mut()` on slices, `Vec`s, arrays; `into_par_iter()` on `Vec<T>`, arrays, `Range` and `RangeInclusive` of every integer type (`u128`/`i128` too: indexed while the length fits a `usize`, unindexed beyond) and of `char`; `into_par_iter()`, `par_iter()` (and `par_iter_mut()` where std has `iter_mut`) on `VecDeque`, `HashMap`, `HashSet`, `BTreeMap`, `BTreeSet`, `LinkedList`, `BinaryHeap`, `Option`, `Result`; [`par_drain`](ParallelDrainRange::par_drain) on `Vec` and `VecDeque`, [`par_drain()`](ParallelDrainFull::par_drain) on `HashMap`, `HashSet`, `BinaryHeap`; [`ParallelString`] (`par_chars`, `par_char_indices`, `par_bytes`, `par_split`, `par_split_inclusive`, `par_split_terminator`, `par_lines`, `par_split_whitespace`); [`par_bridge`](ParallelBridge::par_bridge); [`split`], [`repeat`], [`repeatn`], [`once`], [`empty`]; [`par_chunks`](ParallelSlice::par_chunks), [`par_chunks_mut`](ParallelSliceMut::par_chunks_mut) | `String::par_drain`, `par_encode_utf16`, `par_matches`, `par_split_ascii_whitespace`, `par_windows`, `par_chunks_exact`, `par_rchunks` |
+//! | sources | `par_iter()`, `par_iter_mut()` on slices, `Vec`s, arrays; `into_par_iter()` on `Vec<T>`, arrays, `Range` and `RangeInclusive` of every integer type (`u128`/`i128` too: indexed while the length fits a `usize`, unindexed beyond) and of `char`; `into_par_iter()`, `par_iter()` (and `par_iter_mut()` where std has `iter_mut`) on `VecDeque`, `HashMap`, `HashSet`, `BTreeMap`, `BTreeSet`, `LinkedList`, `BinaryHeap`, `Option`, `Result`; [`par_drain`](ParallelDrainRange::par_drain) on `Vec`, `VecDeque` and `String`, [`par_drain()`](ParallelDrainFull::par_drain) on `HashMap`, `HashSet`, `BinaryHeap`; [`ParallelString`] (`par_chars`, `par_char_indices`, `par_bytes`, `par_split`, `par_split_inclusive`, `par_split_terminator`, `par_lines`, `par_split_whitespace`, `par_split_ascii_whitespace`); [`par_bridge`](ParallelBridge::par_bridge); [`split`], [`repeat`], [`repeatn`], [`once`], [`empty`]; [`par_chunks`](ParallelSlice::par_chunks), [`par_chunks_mut`](ParallelSliceMut::par_chunks_mut) | `par_encode_utf16`, `par_matches`, `par_match_indices`, `par_windows`, `par_chunks_exact`, `par_rchunks` |
 //! | adapters | [`map`](ParallelIterator::map), [`filter`](ParallelIterator::filter), [`with_min_len`](ParallelIterator::with_min_len); indexed: [`enumerate`](IndexedParallelIterator::enumerate), [`zip`](IndexedParallelIterator::zip) | `filter_map`, `flat_map`, `flatten`, `chain`, `cloned`/`copied`, `inspect`, `map_with`/`map_init`, `fold`, `take`/`skip`, `step_by`, `rev`, `chunks`, `with_max_len`, `panic_fuse`, `update`, `interleave` |
 //! | consumers | [`for_each`](ParallelIterator::for_each), [`sum`](ParallelIterator::sum), [`count`](ParallelIterator::count), [`min`](ParallelIterator::min), [`max`](ParallelIterator::max), [`min_by_key`](ParallelIterator::min_by_key), [`max_by_key`](ParallelIterator::max_by_key), [`reduce`](ParallelIterator::reduce), [`any`](ParallelIterator::any), [`all`](ParallelIterator::all), [`collect`](ParallelIterator::collect) into `Vec` (order kept, also after `filter`), `VecDeque`, `LinkedList`, `HashMap`, `HashSet`, `BTreeMap`, `BTreeSet`, `BinaryHeap`, `Box<[T]>`, `Rc<[T]>`, `Arc<[T]>`, `String` (from `char`s and strings), `Cow`, `()`, and `Result<C, E>` / `Option<C>` (stopping at an `Err` / `None`) | `min_by`/`max_by`, `reduce_with`, `product`, `find_any`/`find_first`/`position_*`, `try_for_each`, `for_each_with`/`for_each_init`, `unzip`, `partition`, `collect_into_vec`, `par_extend` |
 //! | slices | [`par_sort`](ParallelSliceMut::par_sort), [`par_sort_by`](ParallelSliceMut::par_sort_by), [`par_sort_by_key`](ParallelSliceMut::par_sort_by_key), [`par_sort_unstable`](ParallelSliceMut::par_sort_unstable), [`par_sort_unstable_by`](ParallelSliceMut::par_sort_unstable_by), [`par_sort_unstable_by_key`](ParallelSliceMut::par_sort_unstable_by_key) | `par_sort_by_cached_key`, `par_split`, binary search |
@@ -73,7 +73,7 @@
 //! | `slice.rs`, `vec.rs`, `range.rs` | the sources, [`ParallelSlice`], [`ParallelSliceMut`] |
 //! | `collections.rs`, `option.rs` | the standard collections, `Option` and `Result` as sources |
 //! | `drain.rs` | [`ParallelDrainRange`], [`ParallelDrainFull`] |
-//! | `str.rs` | [`ParallelString`] |
+//! | `str.rs`, `pattern.rs` | [`ParallelString`], [`Pattern`] |
 //! | `bridge.rs`, `split.rs`, `repeat.rs` | [`ParallelBridge`], [`split`], [`repeat`], [`repeatn`], [`once`], [`empty`] |
 //! | `sort.rs` | the parallel sorts |
 
@@ -126,6 +126,7 @@ mod collections;
 mod drain;
 mod fold;
 mod option;
+mod pattern;
 mod plumbing;
 mod range;
 mod repeat;

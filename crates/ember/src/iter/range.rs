@@ -14,6 +14,18 @@ use super::traits::{IndexedParallelIterator, IntoParallelIterator, ParallelItera
 
 /// The types whose ranges are parallel iterators (sealed: ember implements it for the
 /// primitive integers and `char`).
+///
+/// ```
+/// use ember::iter::RangeInteger;
+/// use ember::prelude::*;
+/// fn total<T: RangeInteger>(r: std::ops::Range<T>) -> usize
+/// where
+///     std::ops::Range<T>: Iterator<Item = T>,
+/// {
+///     r.into_par_iter().count()
+/// }
+/// assert_eq!(total(0..10u128) + total('a'..'c'), 12);
+/// ```
 pub trait RangeInteger: private::Sealed + Copy + Ord + Send + Sync + 'static {}
 
 mod private {

@@ -1,6 +1,6 @@
 //! [`ParallelString`]: `par_chars`, `par_char_indices`, `par_bytes`, `par_split`,
-//! `par_split_inclusive`, `par_split_terminator`, `par_lines`, `par_split_whitespace` on
-//! `str` (and so on `String`).
+//! `par_split_inclusive`, `par_split_terminator`, `par_lines`, `par_split_whitespace`,
+//! `par_split_ascii_whitespace` on `str` (and so on `String`).
 //!
 //! A string splits at a char boundary near the middle (chars) or at a separator near the
 //! middle (the splits): each half is then split sequentially by the standard library's
@@ -10,78 +10,9 @@
 
 use std::marker::PhantomData;
 
+pub use super::pattern::Pattern;
 use super::plumbing::{Producer, ProducerCallback};
 use super::traits::{IndexedParallelIterator, ParallelIterator};
-
-/// What `par_split` and its kin accept as a separator: a `char`, a slice or array of
-/// `char`s (any of them), or a closure `Fn(char) -> bool` (sealed).
-///
-/// ```
-/// use ember::prelude::*;
-/// let s = "a,b;c";
-/// assert_eq!(s.par_split(',').count(), 2);
-/// assert_eq!(s.par_split(&[',', ';'][..]).count(), 3);
-/// assert_eq!(s.par_split([',', ';']).count(), 3);
-/// assert_eq!(s.par_split(|c: char| !c.is_alphabetic()).count(), 3);
-/// ```
-pub trait Pattern: private::Sealed + Sync + Send {}
-
-mod private {
-    /// Where a pattern matches: every pattern here matches one `char`.
-    pub trait Sealed {
-        /// The first match in `s`, as the byte range of the matching char.
-        fn find_in(&self, s: &str) -> Option<(usize, usize)>;
-        /// The last match in `s`.
-        fn rfind_in(&self, s: &str) -> Option<(usize, usize)>;
-    }
-}
-
-/// The byte range of the char at `at` of `s`.
-fn char_at(s: &str, at: usize) -> (usize, usize) {
-    let len = s[at..].chars().next().map_or(0, char::len_utf8);
-    (at, at + len)
-}
-
-impl private::Sealed for char {
-    fn find_in(&self, s: &str) -> Option<(usize, usize)> {
-        s.find(*self).map(|at| (at, at + self.len_utf8()))
-    }
-    fn rfind_in(&self, s: &str) -> Option<(usize, usize)> {
-        s.rfind(*self).map(|at| (at, at + self.len_utf8()))
-    }
-}
-impl Pattern for char {}
-
-/// Implements the pattern of "any of these chars" for a type that derefs to `[char]`.
-macro_rules! char_set_pattern {
-    ($(impl[$($g:tt)*] $t:ty;)*) => {$(
-        impl<$($g)*> private::Sealed for $t {
-            fn find_in(&self, s: &str) -> Option<(usize, usize)> {
-                s.find(|c| self.contains(&c)).map(|at| char_at(s, at))
-            }
-            fn rfind_in(&self, s: &str) -> Option<(usize, usize)> {
-                s.rfind(|c| self.contains(&c)).map(|at| char_at(s, at))
-            }
-        }
-        impl<$($g)*> Pattern for $t {}
-    )*};
-}
-
-char_set_pattern! {
-    impl['a] &'a [char];
-    impl[const N: usize] [char; N];
-    impl['a, const N: usize] &'a [char; N];
-}
-
-impl<F: Fn(char) -> bool + Sync + Send> private::Sealed for F {
-    fn find_in(&self, s: &str) -> Option<(usize, usize)> {
-        s.find(self).map(|at| char_at(s, at))
-    }
-    fn rfind_in(&self, s: &str) -> Option<(usize, usize)> {
-        s.rfind(self).map(|at| char_at(s, at))
-    }
-}
-impl<F: Fn(char) -> bool + Sync + Send> Pattern for F {}
 
 /// Parallel iterators over a string's chars, bytes and pieces. In the prelude.
 ///
@@ -190,6 +121,18 @@ pub trait ParallelString {
     /// ```
     fn par_split_whitespace(&self) -> StrSplitWhitespace<'_> {
         let whitespace: fn(char) -> bool = char::is_whitespace;
+        StrSplit::new(self.as_parallel_string(), whitespace, Kind::Whitespace)
+    }
+
+    /// The non-empty pieces between ASCII whitespace, as [`str::split_ascii_whitespace`].
+    ///
+    /// ```
+    /// use ember::prelude::*;
+    /// let v: Vec<&str> = " a\u{3000}b  c".par_split_ascii_whitespace().collect();
+    /// assert_eq!(v, ["a\u{3000}b", "c"]);
+    /// ```
+    fn par_split_ascii_whitespace(&self) -> StrSplitWhitespace<'_> {
+        let whitespace: fn(char) -> bool = |c| c.is_ascii_whitespace();
         StrSplit::new(self.as_parallel_string(), whitespace, Kind::Whitespace)
     }
 }
