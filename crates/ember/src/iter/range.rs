@@ -2,8 +2,8 @@
 //! integer type, `u128` and `i128` included, and `char`.
 //!
 //! A range is indexed while its length fits a `usize`. A longer one (`0..u128::MAX`) still
-//! runs, unindexed: its producer has at most `usize::MAX` positions, each a run of about
-//! the same number of integers, so that it splits evenly; only the indexed operations
+//! runs, unindexed: its producer has a fixed number of positions, each a run of about the
+//! same number of integers, so that it splits evenly; only the indexed operations
 //! (`len`, `enumerate`, `zip`) refuse it, with a panic that says so.
 
 use std::iter::Chain;
@@ -86,14 +86,19 @@ impl private::Sealed for char {
 }
 impl RangeInteger for char {}
 
+/// The positions of a source that has no length, or one too long for a `usize`: about
+/// 2^32 halvings' worth of pieces, far more than any pool splits into, and small enough
+/// that adapters adding lengths (`chain`) do not overflow.
+pub(super) const UNINDEXED_POSITIONS: usize = 1 << (usize::BITS / 2);
+
 /// The length of a range, as a `usize` if it fits.
 fn fitting(count: u128) -> Option<usize> {
     usize::try_from(count).ok()
 }
 
-/// The integers of `range` over `positions` positions (at most as many as integers, at
-/// most `usize::MAX`): one integer each while the range fits a `usize`, evenly spread runs
-/// beyond.
+/// The integers of `range` over `positions` positions (at most as many as integers): one
+/// integer each while the range fits a `usize`, else [`UNINDEXED_POSITIONS`] runs of about
+/// the same length.
 #[derive(Debug)]
 struct RangeProducer<T> {
     range: Range<T>,
@@ -103,7 +108,7 @@ struct RangeProducer<T> {
 impl<T: RangeInteger> RangeProducer<T> {
     fn new(range: Range<T>) -> Self {
         let count = Self::count(&range);
-        let positions = fitting(count).unwrap_or(usize::MAX);
+        let positions = fitting(count).unwrap_or(UNINDEXED_POSITIONS);
         RangeProducer { range, positions }
     }
 
@@ -295,10 +300,13 @@ where
         if end < T::MAX {
             return callback.callback(RangeProducer::new(start..T::forward(end, 1)));
         }
-        // `start..=MAX` cannot be written `start..MAX + 1`: the range, then the last value,
-        // with one position fewer for the range so that the total still fits a `usize`.
+        // `start..=MAX` cannot be written `start..MAX + 1`: the range, then the last value.
+        // Unless the total fits a `usize` (indexed), the range gets unindexed positions.
+        let indexed = self.opt_len().is_some();
         let mut range = RangeProducer::new(start..end);
-        range.positions = range.positions.min(usize::MAX - 1);
+        if !indexed {
+            range.positions = range.positions.min(UNINDEXED_POSITIONS);
+        }
         callback.callback(ToMax {
             range,
             last: Some(end),
@@ -383,7 +391,7 @@ mod tests {
             0,
         );
         let mut range = RangeProducer::new(3..u128::MAX);
-        range.positions = range.positions.min(usize::MAX - 1);
+        range.positions = range.positions.min(UNINDEXED_POSITIONS);
         check_cover(
             ToMax {
                 range,

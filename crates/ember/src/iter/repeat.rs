@@ -2,6 +2,7 @@
 
 use super::option::OptionProducer;
 use super::plumbing::{Producer, ProducerCallback};
+use super::range::UNINDEXED_POSITIONS;
 use super::traits::{IndexedParallelIterator, IntoParallelIterator, ParallelIterator};
 use super::Zip;
 
@@ -66,7 +67,7 @@ impl<T: Clone + Send> ParallelIterator for Repeat<T> {
     fn with_producer<CB: ProducerCallback<T>>(self, callback: CB) -> CB::Output {
         callback.callback(Endless {
             element: self.element,
-            positions: usize::MAX,
+            positions: UNINDEXED_POSITIONS,
         })
     }
 }

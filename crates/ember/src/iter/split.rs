@@ -1,6 +1,7 @@
 //! [`split`]: a parallel iterator over pieces of data that a function splits in two.
 
 use super::plumbing::{Producer, ProducerCallback};
+use super::range::UNINDEXED_POSITIONS;
 use super::traits::ParallelIterator;
 
 /// A parallel iterator over the pieces of `data`: while the pipeline wants more pieces,
@@ -62,7 +63,7 @@ where
         callback.callback(Pieces {
             data: Some(self.data),
             splitter: &self.splitter,
-            positions: usize::MAX,
+            positions: UNINDEXED_POSITIONS,
             whole: false,
         })
     }
