@@ -184,6 +184,11 @@ mod task;
 mod trace;
 mod wake;
 
+mod paths;
+pub use paths::{
+    array, collections, option, range, range_inclusive, result, slice, str, string, vec,
+};
+
 pub use error::BuildError;
 pub use iter::prelude;
 pub use pool::{

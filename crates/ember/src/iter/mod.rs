@@ -55,9 +55,9 @@
 //!
 //! | | there | not there (rayon has it) |
 //! | --- | --- | --- |
-//! | sources | `par_iter()`, `par_iter_mut()` on slices, `Vec`s, arrays; `into_par_iter()` on `Vec<T>` and on `Range` of every integer type up to 64 bits; [`par_chunks`](ParallelSlice::par_chunks), [`par_chunks_mut`](ParallelSliceMut::par_chunks_mut) | `RangeInclusive`, `u128`/`i128` ranges, arrays by value, `String`/`str`, maps and sets, `Option`/`Result`, `par_bridge`, `par_windows`, `par_chunks_exact`, `par_rchunks`, `repeat`, `once`, `empty` |
+//! | sources | `par_iter()`, `par_iter_mut()` on slices, `Vec`s, arrays; `into_par_iter()` on `Vec<T>`, arrays, `Range` and `RangeInclusive` of every integer type (`u128`/`i128` too: indexed while the length fits a `usize`, unindexed beyond) and of `char`; `into_par_iter()`, `par_iter()` (and `par_iter_mut()` where std has `iter_mut`) on `VecDeque`, `HashMap`, `HashSet`, `BTreeMap`, `BTreeSet`, `LinkedList`, `BinaryHeap`, `Option`, `Result`; [`par_drain`](ParallelDrainRange::par_drain) on `Vec`, `VecDeque` and `String`, [`par_drain()`](ParallelDrainFull::par_drain) on `HashMap`, `HashSet`, `BinaryHeap`; [`ParallelString`] (`par_chars`, `par_char_indices`, `par_bytes`, `par_split`, `par_split_inclusive`, `par_split_terminator`, `par_lines`, `par_split_whitespace`, `par_split_ascii_whitespace`); [`par_bridge`](ParallelBridge::par_bridge); [`split`], [`repeat`], [`repeatn`], [`once`], [`empty`]; [`par_chunks`](ParallelSlice::par_chunks), [`par_chunks_mut`](ParallelSliceMut::par_chunks_mut) | `par_encode_utf16`, `par_matches`, `par_match_indices`, `par_windows`, `par_chunks_exact`, `par_rchunks` |
 //! | adapters | [`map`](ParallelIterator::map), [`filter`](ParallelIterator::filter), [`filter_map`](ParallelIterator::filter_map), [`flat_map`](ParallelIterator::flat_map) (the inner iterators run sequentially inside their outer item's piece), [`flat_map_iter`](ParallelIterator::flat_map_iter), [`flatten`](ParallelIterator::flatten), [`flatten_iter`](ParallelIterator::flatten_iter), [`chain`](ParallelIterator::chain), [`copied`](ParallelIterator::copied), [`cloned`](ParallelIterator::cloned), [`inspect`](ParallelIterator::inspect), [`update`](ParallelIterator::update), [`map_with`](ParallelIterator::map_with), [`map_init`](ParallelIterator::map_init), [`fold`](ParallelIterator::fold), [`fold_with`](ParallelIterator::fold_with), [`try_fold`](ParallelIterator::try_fold), [`try_fold_with`](ParallelIterator::try_fold_with), [`with_min_len`](ParallelIterator::with_min_len), [`with_max_len`](ParallelIterator::with_max_len), [`panic_fuse`](ParallelIterator::panic_fuse); indexed: [`enumerate`](IndexedParallelIterator::enumerate), [`zip`](IndexedParallelIterator::zip), [`take`](IndexedParallelIterator::take), [`skip`](IndexedParallelIterator::skip), [`step_by`](IndexedParallelIterator::step_by), [`rev`](IndexedParallelIterator::rev) | `chunks`, `interleave`, `intersperse`, `zip_eq`, `positions`, `while_some`, `skip_any`/`take_any`, `by_uniform_blocks` |
-//! | consumers | [`for_each`](ParallelIterator::for_each), [`for_each_with`](ParallelIterator::for_each_with), [`for_each_init`](ParallelIterator::for_each_init), [`try_for_each`](ParallelIterator::try_for_each), [`try_for_each_with`](ParallelIterator::try_for_each_with), [`try_for_each_init`](ParallelIterator::try_for_each_init), [`sum`](ParallelIterator::sum), [`product`](ParallelIterator::product), [`count`](ParallelIterator::count), [`min`](ParallelIterator::min), [`max`](ParallelIterator::max), [`min_by`](ParallelIterator::min_by), [`max_by`](ParallelIterator::max_by), [`min_by_key`](ParallelIterator::min_by_key), [`max_by_key`](ParallelIterator::max_by_key), [`reduce`](ParallelIterator::reduce), [`reduce_with`](ParallelIterator::reduce_with), [`try_reduce`](ParallelIterator::try_reduce), [`try_reduce_with`](ParallelIterator::try_reduce_with), [`any`](ParallelIterator::any), [`all`](ParallelIterator::all), [`find_any`](ParallelIterator::find_any), [`find_first`](ParallelIterator::find_first), [`find_last`](ParallelIterator::find_last), `find_map_*`, `position_*` (indexed), [`unzip`](ParallelIterator::unzip), [`partition`](ParallelIterator::partition), [`collect`](ParallelIterator::collect) into `Vec` (order kept, also after `filter`), [`collect_into_vec`](IndexedParallelIterator::collect_into_vec), [`par_extend`](ParallelExtend::par_extend) of a `Vec` | `partition_map`, `collect` into other collections, `par_extend` of other collections, `unzip_into_vecs`, `cmp`/`eq` |
+//! | consumers | [`for_each`](ParallelIterator::for_each), [`for_each_with`](ParallelIterator::for_each_with), [`for_each_init`](ParallelIterator::for_each_init), [`try_for_each`](ParallelIterator::try_for_each), [`try_for_each_with`](ParallelIterator::try_for_each_with), [`try_for_each_init`](ParallelIterator::try_for_each_init), [`sum`](ParallelIterator::sum), [`product`](ParallelIterator::product), [`count`](ParallelIterator::count), [`min`](ParallelIterator::min), [`max`](ParallelIterator::max), [`min_by`](ParallelIterator::min_by), [`max_by`](ParallelIterator::max_by), [`min_by_key`](ParallelIterator::min_by_key), [`max_by_key`](ParallelIterator::max_by_key), [`reduce`](ParallelIterator::reduce), [`reduce_with`](ParallelIterator::reduce_with), [`try_reduce`](ParallelIterator::try_reduce), [`try_reduce_with`](ParallelIterator::try_reduce_with), [`any`](ParallelIterator::any), [`all`](ParallelIterator::all), [`find_any`](ParallelIterator::find_any), [`find_first`](ParallelIterator::find_first), [`find_last`](ParallelIterator::find_last), `find_map_*`, `position_*` (indexed), [`unzip`](ParallelIterator::unzip), [`partition`](ParallelIterator::partition), [`collect`](ParallelIterator::collect) into `Vec` (order kept, also after `filter`), `VecDeque`, `LinkedList`, `HashMap`, `HashSet`, `BTreeMap`, `BTreeSet`, `BinaryHeap`, `Box<[T]>`, `Rc<[T]>`, `Arc<[T]>`, `String` (from `char`s and strings), `Cow`, `()`, and `Result<C, E>` / `Option<C>` (stopping at an `Err` / `None`), [`collect_into_vec`](IndexedParallelIterator::collect_into_vec), [`par_extend`](ParallelExtend::par_extend) of a `Vec` | `partition_map`, `par_extend` of other collections, `unzip_into_vecs`, `cmp`/`eq` |
 //! | slices | [`par_sort`](ParallelSliceMut::par_sort), [`par_sort_by`](ParallelSliceMut::par_sort_by), [`par_sort_by_key`](ParallelSliceMut::par_sort_by_key), [`par_sort_unstable`](ParallelSliceMut::par_sort_unstable), [`par_sort_unstable_by`](ParallelSliceMut::par_sort_unstable_by), [`par_sort_unstable_by_key`](ParallelSliceMut::par_sort_unstable_by_key) | `par_sort_by_cached_key`, `par_split`, binary search |
 //! | plumbing | [`plumbing`]: [`Producer`](plumbing::Producer), [`ProducerCallback`](plumbing::ProducerCallback), [`Consumer`](plumbing::Consumer), [`Reducer`](plumbing::Reducer), [`drive`](plumbing::drive), for sources, adapters and consumers of your own (ember's traits, smaller than rayon's) | rayon's `UnindexedProducer`, `UnindexedConsumer`, `Folder`, `bridge*`, `max_len` |
 //!
@@ -74,7 +74,12 @@
 //! | `fold.rs` | the consumers that fold into one value |
 //! | `try_consumers.rs`, `find.rs` | `try_for_each`/`try_reduce`; the `find_*` searches, which stop early |
 //! | `collect.rs`, `extend.rs` | `collect` into a `Vec`; [`ParallelExtend`], `unzip`, `partition` |
+//! | `collect_std.rs` | `collect` into the other collections, `Result` and `Option` |
 //! | `slice.rs`, `vec.rs`, `range.rs` | the sources, [`ParallelSlice`], [`ParallelSliceMut`] |
+//! | `collections.rs`, `option.rs` | the standard collections, `Option` and `Result` as sources |
+//! | `drain.rs` | [`ParallelDrainRange`], [`ParallelDrainFull`] |
+//! | `str.rs`, `pattern.rs` | [`ParallelString`], [`Pattern`] |
+//! | `bridge.rs`, `split.rs`, `repeat.rs` | [`ParallelBridge`], [`split`], [`repeat`], [`repeatn`], [`once`], [`empty`] |
 //! | `sort.rs` | the parallel sorts |
 
 /// Defines a public source type over a producer: an indexed parallel iterator whose producer
@@ -119,37 +124,61 @@ macro_rules! indexed_source {
 }
 
 mod adapters;
+mod bridge;
 mod chain;
 mod collect;
+mod collect_std;
+mod collections;
+mod drain;
 mod extend;
 mod find;
 mod flat_map;
 mod fold;
 mod fold_adapters;
 mod map_like;
+mod option;
+mod pattern;
 pub mod plumbing;
 mod range;
+mod repeat;
 mod slice;
 mod sort;
+mod split;
+mod str;
 mod take_skip;
 mod traits;
 mod try_consumers;
 mod vec;
 
 pub use adapters::{Enumerate, Filter, Map, MaxLen, MinLen, Zip};
+pub use bridge::{IterBridge, ParallelBridge};
 pub use chain::Chain;
+pub use collections::{
+    BTreeMapIntoIter, BTreeMapIter, BTreeMapIterMut, BTreeSetIntoIter, BTreeSetIter,
+    BinaryHeapIntoIter, BinaryHeapIter, HashMapIntoIter, HashMapIter, HashMapIterMut,
+    HashSetIntoIter, HashSetIter, LinkedListIntoIter, LinkedListIter, LinkedListIterMut,
+    VecDequeIntoIter, VecDequeIter, VecDequeIterMut,
+};
+pub use drain::{Drained, ParallelDrainFull, ParallelDrainRange, VecDrain};
 pub use extend::ParallelExtend;
 pub use flat_map::{FlatMap, FlatMapIter, Flatten, FlattenIter};
 pub use fold_adapters::{Fold, FoldWith, TryFold, TryFoldWith};
 pub use map_like::{Cloned, Copied, FilterMap, Inspect, MapInit, MapWith, PanicFuse, Update};
-pub use range::RangeIter;
+pub use option::{OptionIntoIter, OptionIter, OptionIterMut};
+pub use range::{RangeInclusiveIter, RangeInteger, RangeIter};
+pub use repeat::{empty, once, repeat, repeatn, Empty, Once, Repeat, RepeatN};
 pub use slice::{Chunks, ChunksMut, ParallelSlice, ParallelSliceMut, SliceIter, SliceIterMut};
+pub use split::{split, Split};
+pub use str::{
+    ParallelString, Pattern, StrBytes, StrCharIndices, StrChars, StrLines, StrSplit,
+    StrSplitWhitespace,
+};
 pub use take_skip::{Rev, Skip, StepBy, Take};
 pub use traits::{
     FromParallelIterator, IndexedParallelIterator, IntoParallelIterator, IntoParallelRefIterator,
     IntoParallelRefMutIterator, ParallelIterator,
 };
-pub use vec::VecIntoIter;
+pub use vec::{ArrayIntoIter, VecIntoIter};
 
 /// The traits a parallel-iterator user needs in scope: `use ember::prelude::*;`.
 ///
@@ -161,7 +190,7 @@ pub use vec::VecIntoIter;
 pub mod prelude {
     pub use super::{
         IndexedParallelIterator, IntoParallelIterator, IntoParallelRefIterator,
-        IntoParallelRefMutIterator, ParallelExtend, ParallelIterator, ParallelSlice,
-        ParallelSliceMut,
+        IntoParallelRefMutIterator, ParallelBridge, ParallelDrainFull, ParallelDrainRange,
+        ParallelExtend, ParallelIterator, ParallelSlice, ParallelSliceMut, ParallelString,
     };
 }

@@ -137,6 +137,23 @@ indexed_source! {
     ChunksMut<'a, T> where [T: Send + 'a] { producer: ChunksOf<&'a mut [T]> } => &'a mut [T]
 }
 
+// Shared views copy: their parallel iterators clone, as rayon's do.
+impl<T> Clone for SliceIter<'_, T> {
+    fn clone(&self) -> Self {
+        SliceIter {
+            producer: self.producer,
+        }
+    }
+}
+
+impl<T> Clone for Chunks<'_, T> {
+    fn clone(&self) -> Self {
+        Chunks {
+            producer: ChunksOf { ..self.producer },
+        }
+    }
+}
+
 impl<'a, T: Sync + 'a> IntoParallelIterator for &'a [T] {
     type Iter = SliceIter<'a, T>;
     type Item = &'a T;

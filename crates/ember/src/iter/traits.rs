@@ -847,12 +847,19 @@ pub trait ParallelIterator: Sized + Send {
         !fold::run(self, &fold::Any::new(predicate, true))
     }
 
-    /// Collects the items, in order, into a collection (a `Vec`).
+    /// Collects the items into a collection: any [`FromParallelIterator`] (a `Vec`, in order;
+    /// the standard collections; a `String`; a `Result` or `Option` of one, which stops at
+    /// the first `Err` or `None`).
     ///
     /// ```
     /// use ember::prelude::*;
+    /// use std::collections::HashMap;
     /// let v: Vec<String> = (0..3u8).into_par_iter().map(|i| i.to_string()).collect();
     /// assert_eq!(v, ["0", "1", "2"]);
+    /// let squares: HashMap<u8, u16> = (0..4u8).into_par_iter().map(|i| (i, u16::from(i) * u16::from(i))).collect();
+    /// assert_eq!(squares[&3], 9);
+    /// let parsed: Result<Vec<u8>, _> = ["1", "x", "3"].par_iter().map(|s| s.parse::<u8>()).collect();
+    /// assert!(parsed.is_err());
     /// ```
     fn collect<C>(self) -> C
     where
@@ -1116,7 +1123,9 @@ where
     }
 }
 
-/// A collection `collect` can build: `Vec<T>`, in the items' order.
+/// A collection `collect` can build: `Vec<T>` (in the items' order), the standard
+/// collections, `String`, `Box<[T]>`, `Rc<[T]>`, `Arc<[T]>`, `Cow`, `()`, and `Result` /
+/// `Option` of any of them.
 ///
 /// ```
 /// use ember::iter::FromParallelIterator;

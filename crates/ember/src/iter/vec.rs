@@ -1,7 +1,7 @@
 //! `Vec<T>::into_par_iter()`: the items by value.
 //!
 //! The vector's length is set to 0 and its items are lent, as one mutable slice, to a
-//! [`Drain`] producer; the producer's pieces move items out as they are iterated and drop
+//! [`DrainProducer`]; the producer's pieces move items out as they are iterated and drop
 //! the ones never reached (a `zip` cut, an `any` that stopped early, a panic). The vector
 //! itself only frees its buffer, when the pipeline has finished.
 
@@ -22,7 +22,7 @@ use super::traits::{IndexedParallelIterator, IntoParallelIterator, ParallelItera
 #[derive(Clone, Debug)]
 #[must_use = "parallel iterators do nothing until consumed"]
 pub struct VecIntoIter<T> {
-    vec: Vec<T>,
+    pub(super) vec: Vec<T>,
 }
 
 impl<T: Send> IntoParallelIterator for Vec<T> {
@@ -47,7 +47,8 @@ impl<T: Send> ParallelIterator for VecIntoIter<T> {
         // vector no longer counts them), and the buffer outlives the callback, which is the
         // only user of the slice (its output type cannot borrow it).
         let items = unsafe { std::slice::from_raw_parts_mut(vec.as_mut_ptr(), len) };
-        callback.callback(Drain { items })
+        // SAFETY: as above, the items are initialised and nobody else owns them.
+        callback.callback(unsafe { DrainProducer::new(items) })
     }
 
     fn opt_len(&self) -> Option<usize> {
@@ -62,12 +63,24 @@ impl<T: Send> IndexedParallelIterator for VecIntoIter<T> {
 }
 
 /// Owns the items of `items` (initialised, and counted by nobody else): moves them out when
-/// iterated, drops the rest when dropped.
-struct Drain<'a, T> {
+/// iterated, drops the rest when dropped. The producer of every source that lends owned
+/// items in place: `Vec`s, arrays, `par_drain`.
+pub(super) struct DrainProducer<'a, T> {
     items: &'a mut [T],
 }
 
-impl<'a, T: Send> Producer for Drain<'a, T> {
+impl<'a, T> DrainProducer<'a, T> {
+    /// A producer that owns the items of `items`.
+    ///
+    /// # Safety
+    /// The items are initialised and nobody else will drop or read them: the producer
+    /// moves them out or drops them, each exactly once.
+    pub(super) unsafe fn new(items: &'a mut [T]) -> Self {
+        DrainProducer { items }
+    }
+}
+
+impl<'a, T: Send> Producer for DrainProducer<'a, T> {
     type Item = T;
     type IntoIter = DrainIter<'a, T>;
     fn len(&self) -> usize {
@@ -75,7 +88,10 @@ impl<'a, T: Send> Producer for Drain<'a, T> {
     }
     fn split_at(mut self, index: usize) -> (Self, Self) {
         let (left, right) = mem::take(&mut self.items).split_at_mut(index);
-        (Drain { items: left }, Drain { items: right })
+        (
+            DrainProducer { items: left },
+            DrainProducer { items: right },
+        )
     }
     fn into_iter(mut self) -> DrainIter<'a, T> {
         DrainIter {
@@ -84,17 +100,17 @@ impl<'a, T: Send> Producer for Drain<'a, T> {
     }
 }
 
-impl<T> Drop for Drain<'_, T> {
+impl<T> Drop for DrainProducer<'_, T> {
     fn drop(&mut self) {
-        // SAFETY: the items are initialised and owned by this producer (see `Drain`); taking
+        // SAFETY: the items are initialised and owned by this producer (see `DrainProducer`); taking
         // the slice leaves an empty one, so nothing is dropped twice.
         let items: &mut [T] = mem::take(&mut self.items);
         unsafe { ptr::drop_in_place(items) };
     }
 }
 
-/// The items of one leaf of a [`Drain`], moved out one by one.
-struct DrainIter<'a, T> {
+/// The items of one leaf of a [`DrainProducer`], moved out one by one.
+pub(super) struct DrainIter<'a, T> {
     items: std::slice::IterMut<'a, T>,
 }
 
@@ -103,7 +119,7 @@ impl<T> Iterator for DrainIter<'_, T> {
     #[inline]
     fn next(&mut self) -> Option<T> {
         let slot = self.items.next()?;
-        // SAFETY: the iterator owns the item in `slot` (see `Drain`) and has just stepped
+        // SAFETY: the iterator owns the item in `slot` (see `DrainProducer`) and has just stepped
         // past it, so it is read exactly once and never dropped here.
         Some(unsafe { ptr::read(slot) })
     }
@@ -117,5 +133,49 @@ impl<T> Drop for DrainIter<'_, T> {
         // SAFETY: the items not yet yielded are initialised and owned by this iterator.
         let rest: *mut [T] = mem::take(&mut self.items).into_slice();
         unsafe { ptr::drop_in_place(rest) };
+    }
+}
+
+/// `array.into_par_iter()`: the items of an array, by value, lent in place as a `Vec`'s are.
+///
+/// ```
+/// use ember::prelude::*;
+/// let names = [String::from("ab"), String::from("c")];
+/// let lens: Vec<usize> = names.into_par_iter().map(|s| s.len()).collect();
+/// assert_eq!(lens, [2, 1]);
+/// ```
+#[derive(Clone, Debug)]
+#[must_use = "parallel iterators do nothing until consumed"]
+pub struct ArrayIntoIter<T, const N: usize> {
+    array: [T; N],
+}
+
+impl<T: Send, const N: usize> IntoParallelIterator for [T; N] {
+    type Iter = ArrayIntoIter<T, N>;
+    type Item = T;
+    fn into_par_iter(self) -> ArrayIntoIter<T, N> {
+        ArrayIntoIter { array: self }
+    }
+}
+
+impl<T: Send, const N: usize> ParallelIterator for ArrayIntoIter<T, N> {
+    type Item = T;
+
+    fn with_producer<CB: ProducerCallback<T>>(self, callback: CB) -> CB::Output {
+        // The items belong to the producer from here: the array itself is never dropped.
+        let mut array = mem::ManuallyDrop::new(self.array);
+        // SAFETY: the items are initialised, and the `ManuallyDrop` will not drop them: the
+        // producer alone moves them out or drops them. The array outlives the callback.
+        callback.callback(unsafe { DrainProducer::new(&mut array[..]) })
+    }
+
+    fn opt_len(&self) -> Option<usize> {
+        Some(N)
+    }
+}
+
+impl<T: Send, const N: usize> IndexedParallelIterator for ArrayIntoIter<T, N> {
+    fn len(&self) -> usize {
+        N
     }
 }
