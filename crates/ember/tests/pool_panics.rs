@@ -299,6 +299,9 @@ fn a_panic_in_a_worker_loop_aborts_naming_the_worker_and_the_pool() {
             "--test-threads=1",
         ])
         .env("EMBER_FAULT_WORKER_LOOP", FAULTY_POOL)
+        // Short panic reports: the two faulty workers' reports can interleave, and a
+        // backtrace's lines between them could split the message the test looks for.
+        .env("RUST_BACKTRACE", "0")
         .output()
         .expect("the test binary reruns");
     let stdout = String::from_utf8_lossy(&output.stdout);
@@ -328,9 +331,10 @@ fn a_panic_in_a_worker_loop_aborts_naming_the_worker_and_the_pool() {
 #[test]
 #[ignore = "run by the test above, in a child process"]
 fn child_worker_loop_panics() {
+    // One worker: its report alone on stderr, whole.
     let pool = Pool::builder()
         .name(FAULTY_POOL)
-        .threads(2)
+        .threads(1)
         .build()
         .unwrap();
     let (tx, rx) = mpsc::channel();
