@@ -432,8 +432,9 @@ impl PoolBuilder {
     /// How long an idle worker allowed to search, or a worker waiting inside the pool (for
     /// its `join`'s stolen half, a task, a scope), keeps looking for work, spinning with
     /// [`std::hint::spin_loop`], before it yields once ([`std::thread::yield_now`]), looks
-    /// again and sleeps (default 10 µs; ten times as long while another worker of the pool
-    /// is awake, so that the workers of a parallel stretch stay awake between its rounds).
+    /// again and sleeps (default 10 µs; ten times as long while half the pool's other workers,
+    /// two at least, are awake, so that the workers of a wide parallel stretch stay awake
+    /// between its rounds).
     /// Zero sleeps at once. A worker whose last spins all
     /// found nothing stops spinning until one finds work again (it probes now and then), so a
     /// pool under light load does not burn the spin per job. A spin longer than

@@ -8,16 +8,20 @@
 //! work turns spinning back on. For a worker waiting on something (its `join`'s stolen half),
 //! seeing the wait end during the spin counts as finding work: the spin spared it a sleep.
 //!
-//! How long a spin lasts depends on whether the pool is in a parallel stretch. A worker that
-//! runs out of work while another worker is still awake spins [`WIDE_SPIN`] times as long:
+//! How long a spin lasts depends on whether the pool is in a wide stretch. A worker that
+//! runs out of work while at least two other workers, and half the pool, are still awake
+//! spins [`WIDE_SPIN`] times as long:
 //! the next round of that work (the next evaluation of a loop over parallel iterators, the
 //! next `install`, the next level of a fork) usually comes within that, and a worker kept
 //! awake takes it without being woken. A wide pool that let its workers sleep between such
 //! rounds woke them all again for each, one wake-up latency per level of the wake-up tree,
 //! which on a 16-core machine took longer than a round of a data-parallel loop. A worker
-//! alone awake (a pool under light load, one job at a time) spins the short spin: spinning
-//! longer there would keep a core busy between jobs that come every few tens of
-//! microseconds, to save wake-ups a cheaper pool does not need.
+//! with one other awake at most (a pool under light load, a job at a time, a token passed
+//! from worker to worker) spins the short spin: spinning longer there would keep a core
+//! busy between jobs that come every few tens of microseconds, to save wake-ups a cheaper
+//! pool does not need. Nor does a pool of two workers ever spin the long spin, nor a pool of
+//! more workers than the process has processors: there a spinning worker holds a processor
+//! that a runnable worker is waiting for.
 
 use std::cell::Cell;
 

@@ -780,10 +780,11 @@ impl WorkerThread {
         true
     }
 
-    /// How long this look for work may spin: [`WIDE_SPIN`] times the builder's spin while
-    /// another worker of the pool is awake, the builder's spin otherwise (`spin.rs`).
+    /// How long this look for work may spin: [`WIDE_SPIN`] times the builder's spin in a wide
+    /// stretch (`Sleep::wide_stretch`) of a pool that fits the machine, the builder's spin
+    /// otherwise (`spin.rs`).
     fn spin_now(&self) -> Duration {
-        if self.registry.sleep.others_awake() {
+        if self.registry.fits_the_machine && self.registry.sleep.wide_stretch() {
             self.spin.saturating_mul(WIDE_SPIN)
         } else {
             self.spin

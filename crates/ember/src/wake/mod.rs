@@ -499,10 +499,13 @@ impl Sleep {
         self.num_searching.load(Ordering::Relaxed)
     }
 
-    /// Whether some worker besides the caller (a worker) is not listed as asleep: running,
-    /// searching, or on its way to sleep. A hint, read without the lock.
-    pub(crate) fn others_awake(&self) -> bool {
-        self.sleepers.len() + 1 < self.workers
+    /// Whether the pool is in a wide stretch, seen by a worker out of work: at least two
+    /// other workers, and at least half the pool's, are not listed as asleep (running,
+    /// searching, or on their way to sleep). A token passed between workers, or a job at a
+    /// time, keeps one or two awake and is not one. A hint, read without the lock.
+    pub(crate) fn wide_stretch(&self) -> bool {
+        let others_awake = self.workers - 1 - self.sleepers.len().min(self.workers - 1);
+        others_awake >= 2 && 2 * others_awake >= self.workers
     }
 
     /// The workers listed as asleep, most recently listed last, for diagnostics.
