@@ -15,20 +15,12 @@ use proptest::collection::vec;
 use proptest::prelude::*;
 
 mod common;
-use common::{policies, pool};
+use common::{on_pools, pools_of};
 
 /// Every policy with 1, 2 and 7 workers, built once for all the properties.
 fn pools() -> &'static [(String, Pool)] {
     static POOLS: OnceLock<Vec<(String, Pool)>> = OnceLock::new();
-    POOLS.get_or_init(|| {
-        let mut pools = Vec::new();
-        for (name, policy) in policies() {
-            for threads in [1, 2, 7] {
-                pools.push((format!("{name}, {threads} workers"), pool(policy, threads)));
-            }
-        }
-        pools
-    })
+    POOLS.get_or_init(|| pools_of(&[1, 2, 7]))
 }
 
 /// Runs `parallel` on every pool and checks it gives `expected`.
@@ -36,10 +28,7 @@ fn on_every_pool<R: PartialEq + std::fmt::Debug + Send>(
     expected: &R,
     parallel: impl Fn() -> R + Sync,
 ) {
-    for (name, pool) in pools() {
-        let got = pool.install(&parallel);
-        assert_eq!(&got, expected, "on a pool with {name}");
-    }
+    on_pools(pools(), expected, parallel);
 }
 
 /// `with_min_len` values: none, small, and often larger than half the input.

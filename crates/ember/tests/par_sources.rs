@@ -9,7 +9,6 @@
 
 use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet, BinaryHeap, HashMap, HashSet, LinkedList, VecDeque};
-use std::fmt::Debug;
 use std::panic::{self, AssertUnwindSafe};
 use std::sync::OnceLock;
 
@@ -19,28 +18,20 @@ use proptest::collection::vec;
 use proptest::prelude::*;
 
 mod common;
-use common::{policies, pool};
+use common::{on_pools, pools_of};
 
-/// Every policy with 1, 2 and 4 workers, built once.
+/// Every policy with 1, 2 and 4 workers, built once for all the properties.
 fn pools() -> &'static [(String, Pool)] {
     static POOLS: OnceLock<Vec<(String, Pool)>> = OnceLock::new();
-    POOLS.get_or_init(|| {
-        let mut pools = Vec::new();
-        for (name, policy) in policies() {
-            for threads in [1, 2, 4] {
-                pools.push((format!("{name}, {threads} workers"), pool(policy, threads)));
-            }
-        }
-        pools
-    })
+    POOLS.get_or_init(|| pools_of(&[1, 2, 4]))
 }
 
 /// Runs `parallel` on every pool and checks it gives `expected`.
-fn on_every_pool<R: PartialEq + Debug + Send>(expected: &R, parallel: impl Fn() -> R + Sync) {
-    for (name, pool) in pools() {
-        let got = pool.install(&parallel);
-        assert_eq!(&got, expected, "on a pool with {name}");
-    }
+fn on_every_pool<R: PartialEq + std::fmt::Debug + Send>(
+    expected: &R,
+    parallel: impl Fn() -> R + Sync,
+) {
+    on_pools(pools(), expected, parallel);
 }
 
 fn sorted<T: Ord>(mut v: Vec<T>) -> Vec<T> {

@@ -6,39 +6,16 @@
 use std::collections::{HashMap, VecDeque};
 use std::panic::{self, AssertUnwindSafe};
 use std::sync::atomic::{AtomicIsize, Ordering};
-use std::sync::{Arc, Once};
+use std::sync::Arc;
 
 use ember::prelude::*;
 use ember::Pool;
 
 mod common;
-use common::{policies, pool};
+use common::pools_of;
+use common::tracked::{quiet_planned_panics, Tracked, MESSAGE};
 
 const ITEMS: u64 = 10_000;
-const MESSAGE: &str = "planned panic";
-
-/// An item that counts itself in `live` while it exists.
-#[derive(Debug)]
-struct Tracked {
-    value: u64,
-    live: Arc<AtomicIsize>,
-}
-
-impl Tracked {
-    fn new(value: u64, live: &Arc<AtomicIsize>) -> Tracked {
-        live.fetch_add(1, Ordering::SeqCst);
-        Tracked {
-            value,
-            live: live.clone(),
-        }
-    }
-}
-
-impl Drop for Tracked {
-    fn drop(&mut self) {
-        self.live.fetch_sub(1, Ordering::SeqCst);
-    }
-}
 
 /// Panics on a few chosen values, in several pieces.
 fn check(value: u64) {
@@ -47,30 +24,9 @@ fn check(value: u64) {
     }
 }
 
-/// Keeps the planned panics off stderr.
-fn quiet_planned_panics() {
-    static HOOK: Once = Once::new();
-    HOOK.call_once(|| {
-        let default = panic::take_hook();
-        panic::set_hook(Box::new(move |info| {
-            let planned = info.payload().downcast_ref::<String>().map(String::as_str)
-                == Some(MESSAGE)
-                || info.payload().downcast_ref::<&str>() == Some(&MESSAGE);
-            if !planned {
-                default(info);
-            }
-        }));
-    });
-}
-
 /// Every policy with 1, 2 and 4 workers.
 fn pools() -> Vec<(String, Pool)> {
-    policies()
-        .into_iter()
-        .flat_map(|(name, policy)| {
-            [1, 2, 4].map(|threads| (format!("{name}, {threads} workers"), pool(policy, threads)))
-        })
-        .collect()
+    pools_of(&[1, 2, 4])
 }
 
 /// Runs `pipeline` on every pool over a source of items counted in a fresh `live`: it must

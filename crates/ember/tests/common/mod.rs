@@ -238,3 +238,26 @@ pub fn pin_to(cpu: usize) {
     let rc = unsafe { libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set) };
     assert_eq!(rc, 0, "sched_setaffinity to processor {cpu} failed");
 }
+
+/// Every wake policy with each of `threads` workers, named for failure messages.
+pub fn pools_of(threads: &[usize]) -> Vec<(String, Pool)> {
+    let mut pools = Vec::new();
+    for (name, policy) in policies() {
+        for &n in threads {
+            pools.push((format!("{name}, {n} workers"), pool(policy, n)));
+        }
+    }
+    pools
+}
+
+/// Runs `parallel` inside each of `pools` and checks it gives `expected`.
+pub fn on_pools<R: PartialEq + std::fmt::Debug + Send>(
+    pools: &[(String, Pool)],
+    expected: &R,
+    parallel: impl Fn() -> R + Sync,
+) {
+    for (name, pool) in pools {
+        let got = pool.install(&parallel);
+        assert_eq!(&got, expected, "on a pool with {name}");
+    }
+}
