@@ -349,3 +349,14 @@ fn adapters_run_outside_every_pool() {
         [9_999, 9_998]
     );
 }
+
+/// A chain of two sources whose positions add up to more than `usize::MAX` (a whole `usize`
+/// range and two more) is unindexed; its length saturates rather than overflows.
+#[test]
+fn a_chain_longer_than_usize_max_runs() {
+    let found = (0..usize::MAX)
+        .into_par_iter()
+        .chain(0..2usize)
+        .find_first(|&x| x == 3);
+    assert_eq!(found, Some(3));
+}

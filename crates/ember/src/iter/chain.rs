@@ -98,7 +98,10 @@ impl<T, PA: Producer<Item = T>, PB: Producer<Item = T>> Producer for Both<PA, PB
     type Item = T;
     type IntoIter = std::iter::Chain<PA::IntoIter, PB::IntoIter>;
     fn len(&self) -> usize {
-        self.a.len() + self.b.len()
+        // Saturating: two unindexed sources of many positions each (a `usize` range whole)
+        // may hold more than a `usize` counts; the pipeline is unindexed then, and a length
+        // of `usize::MAX` only bounds how it splits.
+        self.a.len().saturating_add(self.b.len())
     }
     fn split_at(self, index: usize) -> (Self, Self) {
         let a_len = self.a.len();

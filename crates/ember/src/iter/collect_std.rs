@@ -230,6 +230,9 @@ impl<'s, T, P: Producer<Item = Option<T>>> Producer for UntilNoneProducer<'s, P>
     fn min_len(&self) -> usize {
         self.base.min_len()
     }
+    fn max_len(&self) -> usize {
+        self.base.max_len()
+    }
 }
 
 /// One leaf of an [`UntilNoneProducer`].

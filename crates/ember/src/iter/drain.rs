@@ -103,7 +103,8 @@ fn bounds<R: RangeBounds<usize>>(range: R, len: usize) -> Range<usize> {
 
 /// [`ParallelDrainRange::par_drain`] of a `Vec`: the items of a range, by value.
 ///
-/// Dropped without being consumed, it drains its range sequentially.
+/// Dropped without being consumed, it drains its range sequentially. Forgotten
+/// (`mem::forget`), it leaves the vector as it was before the drain.
 ///
 /// ```
 /// use ember::prelude::*;
@@ -178,8 +179,8 @@ impl<T: Send> Drop for VecDrain<'_, T> {
         let Range { start, end } = self.range;
         // `set_len(start)` was made; the tail `end..` is still in place, and unowned.
         let tail = self.len - end;
-        // SAFETY: the producer consumed or dropped every item of `start..end`, so those
-        // slots are free; the tail's `tail` items move down onto them (the regions may
+        // SAFETY: the producer consumed, dropped or leaked (a callback may forget it) every
+        // item of `start..end`, and nobody reads those slots again, so they are free; the tail's `tail` items move down onto them (the regions may
         // overlap, hence `copy`) and the vector counts them again.
         unsafe {
             let base = self.vec.as_mut_ptr();

@@ -87,6 +87,13 @@ impl<'a, T: Send> Producer for DrainProducer<'a, T> {
         self.items.len()
     }
     fn split_at(mut self, index: usize) -> (Self, Self) {
+        // Before the slice is taken: a bad index must panic with the items still owned here,
+        // so that this producer's drop drops them.
+        assert!(
+            index <= self.items.len(),
+            "ember: split_at({index}) of a producer of {} positions",
+            self.items.len()
+        );
         let (left, right) = mem::take(&mut self.items).split_at_mut(index);
         (
             DrainProducer { items: left },
@@ -102,9 +109,9 @@ impl<'a, T: Send> Producer for DrainProducer<'a, T> {
 
 impl<T> Drop for DrainProducer<'_, T> {
     fn drop(&mut self) {
-        // SAFETY: the items are initialised and owned by this producer (see `DrainProducer`); taking
-        // the slice leaves an empty one, so nothing is dropped twice.
         let items: &mut [T] = mem::take(&mut self.items);
+        // SAFETY: the items are initialised and owned by this producer (see `DrainProducer`);
+        // taking the slice left an empty one, so nothing is dropped twice.
         unsafe { ptr::drop_in_place(items) };
     }
 }
