@@ -187,9 +187,8 @@ where
     /// the store buffer; it waits until they are written to the cache, which follows the
     /// retirement of everything older than them: a dozen cycles or so when the data is in
     /// cache, a cache miss's latency when misses older than the stores are outstanding. The
-    /// lab's `tree-sum` rows measure what it cost: ember's time per node was 0.70× the
-    /// copying version's on 2^24 nodes and 0.72× on 1,023 (one worker; 8 paired rounds,
-    /// 2026-11, `scripts/ab.py`).
+    /// lab's `tree-sum` rows measure what it cost (the lab README's "Costs of the
+    /// protocols").
     ///
     /// # Safety
     /// The job's `JobRef` was taken back out of every queue before anybody executed it, and
