@@ -128,9 +128,6 @@ pub(crate) struct Registry {
     pub(crate) delay_kick: bool,
     /// `PoolBuilder::lazy_joins`.
     pub(crate) lazy_joins: bool,
-    /// The pool has no more workers than the process has processors, so a worker spinning
-    /// longer in a wide stretch takes no processor a runnable worker needs (`spin.rs`).
-    pub(crate) fits_the_machine: bool,
     /// `PoolBuilder::sequential_joins` (with lazy joins only).
     pub(crate) sequential_joins: bool,
     /// With lazy joins: workers out of work of their own (`WorkerThread::count_wanting`).
@@ -188,8 +185,6 @@ impl Registry {
             handlers: handlers.into(),
             delay_kick,
             lazy_joins,
-            fits_the_machine: workers
-                <= std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get),
             sequential_joins: sequential_joins && lazy_joins,
             // Every worker starts out of work (`WorkerThread::run` counts itself in).
             wanting_work: CachePadded::new(AtomicUsize::new(if lazy_joins { workers } else { 0 })),

@@ -781,10 +781,9 @@ impl WorkerThread {
     }
 
     /// How long this look for work may spin: [`WIDE_SPIN`] times the builder's spin in a wide
-    /// stretch (`Sleep::wide_stretch`) of a pool that fits the machine, the builder's spin
-    /// otherwise (`spin.rs`).
+    /// stretch (`Sleep::wide_stretch`), the builder's spin otherwise (`spin.rs`).
     fn spin_now(&self) -> Duration {
-        if self.registry.fits_the_machine && self.registry.sleep.wide_stretch() {
+        if self.registry.sleep.wide_stretch() {
             self.spin.saturating_mul(WIDE_SPIN)
         } else {
             self.spin

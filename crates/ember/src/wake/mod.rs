@@ -169,6 +169,8 @@ pub(crate) struct Sleep {
     notes: Box<[notes::WakeNote]>,
     /// The trace's epoch, on a pool that traces: wake-ups then note their time too.
     trace_epoch: Option<std::time::Instant>,
+    /// No more workers than the process has processors (`wide_stretch`).
+    fits_the_machine: bool,
 }
 
 impl Sleep {
@@ -216,6 +218,8 @@ impl Sleep {
                 .collect(),
             notes: (0..workers).map(|_| notes::WakeNote::new()).collect(),
             trace_epoch,
+            fits_the_machine: workers
+                <= std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get),
         }
     }
 
@@ -499,11 +503,16 @@ impl Sleep {
         self.num_searching.load(Ordering::Relaxed)
     }
 
-    /// Whether the pool is in a wide stretch, seen by a worker out of work: at least two
-    /// other workers, and at least half the pool's, are not listed as asleep (running,
-    /// searching, or on their way to sleep). A token passed between workers, or a job at a
-    /// time, keeps one or two awake and is not one. A hint, read without the lock.
+    /// Whether the pool is in a wide stretch, seen by a worker out of work: the pool has no
+    /// more workers than the process has processors (else a spinning worker holds one a
+    /// runnable worker waits for), and at least two other workers, and at least half the
+    /// pool's, are not listed as asleep (running, searching, or on their way to sleep). A
+    /// token passed between workers, or a job at a time, keeps one or two awake and is not
+    /// one. A hint, read without the lock.
     pub(crate) fn wide_stretch(&self) -> bool {
+        if !self.fits_the_machine {
+            return false;
+        }
         let others_awake = self.workers - 1 - self.sleepers.len().min(self.workers - 1);
         others_awake >= 2 && 2 * others_awake >= self.workers
     }
