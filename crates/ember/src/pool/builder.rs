@@ -158,36 +158,32 @@ impl PoolBuilder {
         self
     }
 
-    /// Whether a job spawned on a worker onto its empty deque, whose push would wake a
-    /// sleeper, owes that wake-up instead (default `true`; [`WakePolicy::Searching`] on
-    /// Linux, on pools of several workers only: elsewhere, under the other policies, and
-    /// with one worker, this changes nothing, and no alarm thread is started).
+    /// Whether a spawn that would wake a sleeper owes that wake-up instead (default `true`).
+    ///
+    /// It applies to a job spawned by a worker onto its own empty deque, under
+    /// [`WakePolicy::Searching`], on Linux, in pools of several workers. Elsewhere it changes
+    /// nothing and no alarm thread starts. It covers [`Pool::spawn`],
+    /// [`spawn_fifo`](Pool::spawn_fifo) and [`ember::spawn`](crate::spawn) inside the pool;
+    /// `join` and `scope` are unaffected.
     ///
     /// The job is stealable at once; only the wake-up waits. The spawner's next push makes
-    /// it, and its next look for work voids it by taking the job back, so a job that spawns
-    /// its successor as its last act wakes nobody: a chain of spawns, or a token passed
-    /// round a ring, stays on one thread while the others sleep. If the spawner runs on
-    /// instead, an alarm makes the wake-up 100 µs after the spawn, plus the alarm's own
-    /// latency (a `timerfd`, and one more thread per pool, `NAME-alarm`, blocked on it; it
-    /// starts at the first spawn that would owe a wake-up, which makes that one at once, so
-    /// a pool that only joins, scopes or takes spawns from outside never has it).
-    /// [`PoolStats::longest_deferral`](crate::PoolStats) reports the longest a wake-up
-    /// stayed owed. Applies to [`Pool::spawn`], [`spawn_fifo`](Pool::spawn_fifo) and
-    /// [`ember::spawn`](crate::spawn) inside the pool; `join` and `scope` are unaffected.
+    /// it. Its next look for work voids it by taking the job back. So a job that spawns its
+    /// successor as its last act wakes nobody, and a chain of spawns stays on one thread. If
+    /// the spawner runs on instead, an alarm makes the wake-up 100 µs after the spawn, plus
+    /// the alarm's latency. The alarm is a `timerfd` with one more thread per pool,
+    /// `NAME-alarm`. That thread starts at the first spawn that would owe, which wakes at
+    /// once, so a pool that only joins, scopes or takes spawns from outside never has it.
+    /// [`PoolStats::longest_deferral`](crate::PoolStats) reports the longest a wake-up stayed
+    /// owed.
     ///
-    /// What it costs: keeping the alarm 100 µs ahead of a chain of spawns means setting a
-    /// timer that soon, a system call that reprograms the processor's timer, at a chain's
-    /// start and then about every 75 µs; on the virtual machines the lab runs on that call
-    /// takes 3–17 µs (under 1 µs for one due after the next scheduler tick). A job that
-    /// spawns and then runs on holds its successor for the bound before a sleeper is woken
-    /// for it; once the alarm has had to make one of a worker's wake-ups, that worker's next
-    /// 16 spawns that would owe one make it at once, so a job that spawns and computes loses
-    /// the bound about once in 17 spawns, not at every one. `defer_wakeups(false)` makes the
-    /// wake-up at the push whenever Searching's rule asks for one. The lab's `ember-no-defer`
-    /// rows (`micro`'s chained spawn and successor hold, `cycle`) show the trade against the
-    /// default: far less CPU and fewer context switches on chains, a successor of a long
-    /// parent held for about the bound now and then.
-    /// [`defer_wakeups_for`](Self::defer_wakeups_for) sets a longer bound, which costs less.
+    /// Costs and hazards. Keeping the alarm ahead of a chain of spawns means moving a timer
+    /// about every 75 µs, a system call. A job that spawns and runs on holds its successor
+    /// for the bound before a sleeper is woken. Once the alarm has made one of a worker's
+    /// wake-ups, that worker's next 16 owing spawns wake at once, so such a job loses the
+    /// bound about once in 17 spawns. `defer_wakeups(false)` wakes at the push whenever
+    /// Searching's rule asks for one. [`defer_wakeups_for`](Self::defer_wakeups_for) sets a
+    /// longer bound, which moves the timer less often. The lab measures the trade
+    /// (`crates/ember-lab/MEASUREMENTS.md`, "Deferred wake-ups").
     ///
     /// ```
     /// use std::sync::mpsc;
@@ -209,12 +205,10 @@ impl PoolBuilder {
     }
 
     /// [`defer_wakeups(true)`](Self::defer_wakeups) with `bound` for the alarm instead of
-    /// 100 µs (between 10 µs and 1 s; bounds outside are raised or lowered to them). A
-    /// longer bound moves the alarm less often and lets a spawner run on longer before a
-    /// sleeper is woken for its spawned job: where setting a timer is slow, 1 ms brings
-    /// chains of spawns near the speed of a wake-up per spawn (the lab's
-    /// `ember-deferred-1ms` rows). Of this and [`defer_wakeups`](Self::defer_wakeups), the
-    /// last call wins.
+    /// 100 µs. Bounds are held between 10 µs and 1 s. A longer bound moves the alarm less
+    /// often, which helps where setting a timer is slow. The hazard: a spawner runs on
+    /// longer before a sleeper is woken for its spawned job. Of this and
+    /// [`defer_wakeups`](Self::defer_wakeups), the last call wins.
     ///
     /// ```
     /// let pool = ember::Pool::builder()
@@ -253,7 +247,7 @@ impl PoolBuilder {
     /// must not wait for its second other than through ember (a `join`, a wait, or
     /// [`yield_now`](crate::yield_now)/[`yield_local`](crate::yield_local), which offer
     /// the private halves), or it may wait forever. `lazy_joins(false)` offers every half at
-    /// once; the lab's `micro` tables show it as the `ember-offered` row.
+    /// once.
     ///
     /// A pool of one worker has them unless told otherwise. Nobody but that worker can run
     /// what is on its deque, and it runs its jobs in the same order with or without them: a
@@ -290,8 +284,7 @@ impl PoolBuilder {
     /// `b` with none of that; once a worker wants work, the next `join` offers the kept halves
     /// as always. This follows the chili crate's `join` (<https://github.com/dragostis/chili>),
     /// which runs most `join`s as two calls and publishes work on a heartbeat; here, a worker
-    /// that wants work is the signal, and nothing ticks while the pool is idle. The lab's
-    /// `micro` fork-join and tree-sum tables show it as the `ember-seq-joins` row.
+    /// that wants work is the signal, and nothing ticks while the pool is idle.
     ///
     /// The price is the guarantees lazy joins keep. A second half run this way is nobody's to
     /// steal while its first half runs, so a first half that waits for it, by any means (a
@@ -453,8 +446,7 @@ impl PoolBuilder {
     /// Why: on virtual machines whose idle processors read as preempted to the guest, Linux
     /// may queue a woken worker on its waker's busy processor rather than the idle one, so a
     /// job spawned for another worker waits out its spawner (up to the whole of a long
-    /// parent). Pinned, the worker is woken on its own processor. The lab's `ember-pinned`
-    /// row in `micro`'s successor-hold table measures the difference.
+    /// parent). Pinned, the worker is woken on its own processor.
     ///
     /// What it costs:
     /// - A pinned worker cannot move off a processor that other work keeps busy, so pin a

@@ -180,15 +180,13 @@ where
 
     /// Runs the closure on the current thread.
     ///
-    /// It takes the closure out where it lies rather than copying the whole job (latch,
-    /// closure and result) out of the frame: such a copy reads the job with wide loads that
-    /// span the narrower stores which built it moments earlier (when the first half was
-    /// short, as at a recursion's leaves). A load that spans two stores cannot be served from
-    /// the store buffer; it waits until they are written to the cache, which follows the
-    /// retirement of everything older than them: a dozen cycles or so when the data is in
-    /// cache, a cache miss's latency when misses older than the stores are outstanding. The
-    /// lab's `tree-sum` rows measure what it cost (the lab README's "Costs of the
-    /// protocols").
+    /// It takes the closure out where it lies. It does not copy the whole job (latch, closure
+    /// and result) out of the frame. Such a copy reads the job with wide loads that span the
+    /// narrower stores which built it moments earlier, as at a recursion's leaves. A load
+    /// that spans two stores cannot be served from the store buffer. It waits until they
+    /// reach the cache, which follows the retirement of everything older: a dozen cycles in
+    /// cache, a cache miss's latency behind an outstanding miss
+    /// (`crates/ember-lab/MEASUREMENTS.md`, "Running a `join` half in place").
     ///
     /// # Safety
     /// The job's `JobRef` was taken back out of every queue before anybody executed it, and

@@ -228,9 +228,7 @@ impl Pool {
     /// worker wants work (no atomic read-modify-write, no fence), where a worker about to
     /// sleep can still steal it. With [`PoolBuilder::sequential_joins`] (opt-in), a `join`
     /// made while no worker wants work, below three kept halves, runs `a` and then `b` as
-    /// plain calls. The lab's `micro` tables (`fork-join` and `tree-sum`, with 1 and 2
-    /// workers) measure each path against rayon and chili, and its claims table gives the
-    /// verdict on each.
+    /// plain calls.
     ///
     /// If either closure panics, the panic is re-raised here once both have finished.
     ///

@@ -15,25 +15,29 @@
 //!
 //! **Lazy joins** ([`PoolBuilder::lazy_joins`](crate::PoolBuilder::lazy_joins)). Offering a
 //! `join`'s second half to thieves costs a deque push ordered before its wake-up check
-//! (`wake/README.md`) and a pop with a `SeqCst` fence (most of a `join` on two workers, measured
-//! with `perf`); when every worker is busy, nobody takes it. So with lazy joins, a `join` made
-//! while no worker wants work (nobody searches or sleeps) keeps its second half on a private list
-//! of the worker's, pushed and popped without a fence or an atomic read-modify-write. The next
-//! `join` made while some worker wants work offers the private halves on the deque first, oldest (the largest piece)
-//! first, and so do a wait (`wait_for`, before the worker may sleep) and every shared push (a
-//! spawn, a task): so the private halves are always the newest of the worker's jobs, and the deque
-//! with the private list on top holds them in the order they were made. The worker then runs its
-//! own jobs in the order it would without lazy joins (a first half's spawns before its second
-//! half), which a second half blocking on such a spawn relies on. A worker *wants work* from the
-//! moment its own work runs out — before it looks elsewhere, so an idle worker is never missed
-//! because it is between two states — until it runs a job or returns to user code (a count on one
-//! shared line, changed twice per search, never per `join`). A private half is always run: by its
-//! own `join`, which takes it back, or, once offered, as any half on the deque, or by a worker
-//! that steals it on its way to sleep (`private_halves.rs`; `wake/README.md`, "Private
-//! steals"): a first half that runs long without joining, or blocks on its second half outside
-//! ember, keeps it from an idle worker only until that worker has spun and is about to sleep.
-//! Where the system has no heavy barrier there is no such steal, and lazy joins are off by
-//! default on several workers (`PoolBuilder::lazy_joins`).
+//! (`wake/README.md`) and a pop with a `SeqCst` fence: most of a `join` on two workers. When
+//! every worker is busy, nobody takes it. So with lazy joins, a `join` made while no worker
+//! wants work (nobody searches or sleeps) keeps its second half on a private list of the
+//! worker's. That list is pushed and popped without a fence or an atomic read-modify-write.
+//!
+//! The next `join` made while some worker wants work first offers the private halves on the
+//! deque, oldest (the largest piece) first. So do a wait (`wait_for`, before the worker may
+//! sleep) and every shared push (a spawn, a task). So the private halves are always the
+//! newest of the worker's jobs, and the deque with the private list on top holds them in the
+//! order they were made. The worker then runs its own jobs in the order it would without
+//! lazy joins: a first half's spawns before its second half. A second half blocking on such
+//! a spawn relies on that.
+//!
+//! A worker *wants work* from the moment its own work runs out until it runs a job or
+//! returns to user code. It starts wanting before it looks elsewhere, so an idle worker is
+//! never missed between two states. The count lives on one shared line, changed twice per
+//! search, never per `join`. A private half always runs: by its own `join`, which takes it
+//! back; once offered, as any half on the deque; or by a worker that steals it on its way to
+//! sleep (`private_halves.rs`; `wake/README.md`, "Private steals"). A first half that runs
+//! long, or blocks on its second half outside ember, keeps it from an idle worker only until
+//! that worker has spun and is about to sleep. Where the system has no heavy barrier there is
+//! no such steal, and lazy joins are off by default on several workers
+//! (`PoolBuilder::lazy_joins`).
 //!
 //! **Sequential joins** ([`PoolBuilder::sequential_joins`](crate::PoolBuilder::sequential_joins),
 //! off by default). Keeping a half private still costs a push and a pop on the private stack

@@ -72,11 +72,10 @@ pub(crate) struct Debts {
     /// A worker that owes a wake-up moves the alarm only when it is due within this (a fifth
     /// of `defer_ns`; three tenths with a reused stamp), or later than its own debt allows:
     /// about once per three quarters of the bound of debts made back to back. Setting an
-    /// alarm due that soon costs a system call that reprograms the processor's timer (5–17 µs
-    /// for one 50 µs ahead on a virtual machine measured here, under 1 µs for one due after
-    /// the next 4 ms scheduler tick, and on hardware), so the alarm is moved as seldom as the
-    /// bound allows; moved less often, it would fire between two debts and wake its thread
-    /// for nothing.
+    /// alarm due that soon is a system call that reprograms the processor's timer, far
+    /// dearer than one due after the next scheduler tick. So the alarm is moved as seldom as
+    /// the bound allows. Moved less often, it would fire between two debts and wake its
+    /// thread for nothing.
     rearm_ns: u64,
     /// When worker `i` began to owe a wake-up ([`now_ns`]), or 0. Never later than that
     /// (`stamp.rs`): a reading reused from an owe before.

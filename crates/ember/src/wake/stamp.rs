@@ -2,10 +2,10 @@
 //!
 //! A worker that owes a wake-up stamps the debt with when it began, and the alarm pays it
 //! the pool's bound after that stamp (`deferred.rs`). The clock read was most of an owe's
-//! cost: the time-stamp counter takes about 13 ns on the virtual machines the lab runs on,
-//! where a link of a chain of spawns, which owes on every link, takes 70–90 ns. So a worker
-//! reuses its last reading for the owes that follow, as many as its recent pace fits into
-//! a twentieth of the bound, and then reads the clock again.
+//! cost, and a chain of spawns owes on every link. So a worker reuses its last reading for
+//! the owes that follow, as many as its recent pace fits into a twentieth of the bound.
+//! Then it reads the clock again (`crates/ember-lab/MEASUREMENTS.md`, "Stamps and the
+//! clock").
 //!
 //! **Why a reused reading keeps the bound.** A reading is taken before every owe it stamps,
 //! so a stamp is never later than its owe: a debt can only look older than it is, and is
