@@ -20,6 +20,7 @@ mod report;
 mod rng;
 mod runner;
 mod systems;
+mod tables;
 mod work;
 
 use clap::Parser;
