@@ -19,6 +19,8 @@ mod raycast;
 mod report;
 mod rng;
 mod runner;
+#[cfg(test)]
+mod runtime_docs;
 mod systems;
 mod tables;
 mod work;
