@@ -224,35 +224,35 @@ impl PoolBuilder {
     }
 
     /// Whether a `join` made while every worker is busy keeps its second half to itself
-    /// instead of offering it to thieves (default: on where the system has the heavy barrier
-    /// private steals need, `membarrier` on Linux 4.14 and later, and for a pool of one worker
-    /// everywhere; off otherwise).
+    /// instead of offering it to thieves. Default: on where the system has the heavy barrier
+    /// private steals need (`membarrier`, Linux 4.14 and later), and on a pool of one worker
+    /// everywhere; off otherwise.
     ///
-    /// Offering the half costs a deque push and a fenced pop back, most of a `join`'s cost,
-    /// and when every worker is busy nobody takes it. With lazy joins the half stays on a
-    /// private stack, pushed and popped without a fence; the worker offers its private halves,
-    /// oldest first, at its next `join` made while some worker wants work (searches or
-    /// sleeps), at every spawn, task or kicked successor, at [`yield_now`](crate::yield_now),
-    /// and before it waits, so its jobs run in the order they would without lazy joins. So
-    /// fine recursive fork-join (every first half joining again soon) runs at a fraction of
+    /// Offering the half costs a deque push and a fenced pop back, most of a `join`'s cost.
+    /// When every worker is busy, nobody takes it. With lazy joins the half stays on a
+    /// private stack, pushed and popped without a fence. The worker offers its private
+    /// halves, oldest first, at its next `join` made while some worker wants work (searches
+    /// or sleeps). It also offers them at every spawn, task or kicked successor, at
+    /// [`yield_now`](crate::yield_now), and before it waits. So its jobs run in the order
+    /// they would without lazy joins. Fine recursive fork-join then runs at a fraction of
     /// the cost, with the same parallelism.
     ///
     /// A first half that runs long without joining, or blocks on its second half outside
-    /// ember (a channel, a lock, a flag the second half sets), never offers it. So a worker
-    /// that found no work steals the oldest private half of another worker on its way to
-    /// sleep, behind a heavy barrier (a `membarrier` system call, which the owner's side
-    /// never pays): such a half waits for a free worker no longer than that worker spins
-    /// before it sleeps. Where the system lacks the heavy barrier there is no such steal,
-    /// which is why lazy joins are off there on several workers: turned on, a first half
-    /// must not wait for its second other than through ember (a `join`, a wait, or
-    /// [`yield_now`](crate::yield_now)/[`yield_local`](crate::yield_local), which offer
-    /// the private halves), or it may wait forever. `lazy_joins(false)` offers every half at
-    /// once.
+    /// ember (a channel, a lock, a flag), never offers it. So a worker that found no work
+    /// steals the oldest private half of another worker on its way to sleep. The steal sits
+    /// behind a heavy barrier, a `membarrier` system call the owner never pays. Such a half
+    /// waits for a free worker no longer than that worker spins before it sleeps.
     ///
-    /// A pool of one worker has them unless told otherwise. Nobody but that worker can run
-    /// what is on its deque, and it runs its jobs in the same order with or without them: a
-    /// first half that blocks on its second outside ember hangs a one-worker pool either
-    /// way.
+    /// The hazard: without the heavy barrier there is no such steal, so lazy joins are off
+    /// there on several workers. Turned on there, a first half must wait for its second
+    /// only through ember: a `join`, a wait, or
+    /// [`yield_now`](crate::yield_now)/[`yield_local`](crate::yield_local), which offer the
+    /// private halves. Otherwise it may wait forever. `lazy_joins(false)` offers every half
+    /// at once.
+    ///
+    /// A pool of one worker has them unless told otherwise. Nobody else can run what is on
+    /// its deque, and it runs its jobs in the same order either way. A first half that
+    /// blocks on its second outside ember hangs a one-worker pool with or without them.
     ///
     /// ```
     /// let pool = ember::Pool::builder().threads(2).lazy_joins(true).build().unwrap();
@@ -271,32 +271,31 @@ impl PoolBuilder {
     }
 
     /// Whether most `join`s made while every worker is busy run their two closures one after
-    /// the other, as plain calls, keeping nothing for thieves (default: off). For fork-join
-    /// code whose two halves never wait for each other: with it on, such a wait can hang
-    /// even while other workers are idle.
+    /// the other, as plain calls, keeping nothing for thieves (default: off). It is for
+    /// fork-join code whose two halves never wait for each other. With it on, such a wait
+    /// can hang even while other workers are idle.
     ///
     /// With lazy joins, a `join` made while no worker wants work keeps its second half on a
-    /// private stack that a worker about to sleep may steal from, and takes it back after the
-    /// first half: a few dozen instructions and several memory accesses per `join`, which fine
-    /// recursion over data that misses the cache pays at every node. With sequential joins, a
-    /// `join` made while no worker wants work, and while this worker already keeps at least
-    /// three second halves of earlier `join`s (which thieves can still take), runs `a` and then
-    /// `b` with none of that; once a worker wants work, the next `join` offers the kept halves
-    /// as always. This follows the chili crate's `join` (<https://github.com/dragostis/chili>),
-    /// which runs most `join`s as two calls and publishes work on a heartbeat; here, a worker
-    /// that wants work is the signal, and nothing ticks while the pool is idle.
+    /// private stack, and takes it back after the first half. That costs a few dozen
+    /// instructions and several memory accesses per `join`. Fine recursion over data that
+    /// misses the cache pays it at every node. With sequential joins, such a `join` runs `a`
+    /// and then `b` with none of that, once this worker already keeps at least three second
+    /// halves of earlier `join`s. Thieves can still take those. Once a worker wants work, the
+    /// next `join` offers the kept halves as always. This follows the chili crate's `join`
+    /// (<https://github.com/dragostis/chili>), which runs most `join`s as two calls and
+    /// publishes work on a heartbeat. Here a worker that wants work is the signal, and
+    /// nothing ticks while the pool is idle.
     ///
-    /// The price is the guarantees lazy joins keep. A second half run this way is nobody's to
-    /// steal while its first half runs, so a first half that waits for it, by any means (a
-    /// channel, a lock, a flag; and here through ember as well: [`yield_now`](crate::yield_now),
-    /// a scope, a task, a wait on another pool), waits forever. And the second half runs as
-    /// soon as the first returns, before the jobs the first half spawned, which without this
-    /// run first on the worker: a second half that waits for one of them may wait forever
-    /// too. Neither half, nor anything it runs or spawns, may wait for the other half or for
-    /// what the other half spawned. A panic in `a`
-    /// is re-raised once `b` has run, as in every `join`. It takes effect only with lazy joins
-    /// ([`lazy_joins`](Self::lazy_joins); on by default on Linux), and changes no other
-    /// operation: `scope`, spawns and tasks run as without it.
+    /// The hazard: it gives up the guarantees lazy joins keep. A second half run this way is
+    /// nobody's to steal while its first half runs. A first half that waits for it by any
+    /// means waits forever: a channel, a lock, a flag, and here ember too
+    /// ([`yield_now`](crate::yield_now), a scope, a task, a wait on another pool). And the
+    /// second half runs as soon as the first returns, before the jobs the first half
+    /// spawned. A second half that waits for one of them may wait forever too. So neither
+    /// half, nor anything it runs or spawns, may wait for the other half or for what it
+    /// spawned. A panic in `a` is re-raised once `b` has run, as in every `join`. It takes
+    /// effect only with lazy joins ([`lazy_joins`](Self::lazy_joins); on by default on
+    /// Linux). `scope`, spawns and tasks run as without it.
     ///
     /// ```
     /// let pool = ember::Pool::builder()
@@ -385,13 +384,13 @@ impl PoolBuilder {
         self
     }
 
-    /// Called on every worker thread, with its index, as it leaves the pool at shutdown, once
-    /// the pool has drained: no job of the running pool runs on any worker after its exit
-    /// handler began. Jobs the handler spawns still run before the worker exits, on any
-    /// worker (the others wait until every handler has returned); but as in the running
-    /// pool, under [`WakePolicy::Biased`](crate::WakePolicy::Biased) a job spawned onto the worker's own deque wakes
-    /// nobody, so a handler must not block on one outside ember (a channel): use `join`,
-    /// `scope` or a task's `join`, which run it.
+    /// Called on every worker thread, with its index, as it leaves the pool at shutdown,
+    /// once the pool has drained. No job of the running pool runs on any worker after its
+    /// exit handler began. Jobs the handler spawns still run before the worker exits, on any
+    /// worker: the others wait until every handler has returned. The hazard is as in the
+    /// running pool: under [`WakePolicy::Biased`](crate::WakePolicy::Biased) a job spawned
+    /// onto the worker's own deque wakes nobody. So a handler must not block on one outside
+    /// ember (a channel); `join`, `scope` or a task's `join` run it.
     /// Dropping the last [`Pool`] handle outside the pool returns after every exit handler
     /// has returned (rayon's drop returns at once and the handlers run later).
     ///
@@ -422,16 +421,15 @@ impl PoolBuilder {
         self
     }
 
-    /// How long an idle worker allowed to search, or a worker waiting inside the pool (for
-    /// its `join`'s stolen half, a task, a scope), keeps looking for work, spinning with
-    /// [`std::hint::spin_loop`], before it yields once ([`std::thread::yield_now`]), looks
-    /// again and sleeps (default 10 µs; ten times as long while half the pool's other workers,
-    /// two at least, are awake, so that the workers of a wide parallel stretch stay awake
-    /// between its rounds).
-    /// Zero sleeps at once. A worker whose last spins all
-    /// found nothing stops spinning until one finds work again (it probes now and then), so a
-    /// pool under light load does not burn the spin per job. A spin longer than
-    /// [`MAX_SPIN`](Self::MAX_SPIN) (one hour) is clamped to it.
+    /// How long a worker keeps looking for work before it sleeps (default 10 µs). It applies
+    /// to an idle worker allowed to search, and to a worker waiting inside the pool (for its
+    /// `join`'s stolen half, a task, a scope). The worker spins with
+    /// [`std::hint::spin_loop`], yields once ([`std::thread::yield_now`]), looks again and
+    /// sleeps. It spins ten times as long while half the pool's other workers, two at least,
+    /// are awake, so a wide parallel stretch stays awake between its rounds. Zero sleeps at
+    /// once. A worker whose last spins all found nothing stops spinning until one finds work
+    /// again (it probes now and then), so a pool under light load does not burn the spin per
+    /// job. A spin longer than [`MAX_SPIN`](Self::MAX_SPIN) (one hour) is clamped to it.
     pub fn spin(mut self, spin: Duration) -> Self {
         self.spin = spin.min(Self::MAX_SPIN);
         self
@@ -448,15 +446,15 @@ impl PoolBuilder {
     /// job spawned for another worker waits out its spawner (up to the whole of a long
     /// parent). Pinned, the worker is woken on its own processor.
     ///
-    /// What it costs:
-    /// - A pinned worker cannot move off a processor that other work keeps busy, so pin a
-    ///   pool only where it has the processors it pins to: one pool per machine, or pools
-    ///   built on disjoint sets from threads already restricted (`taskset`, a cpuset). A
-    ///   container whose CPU quota is below the host's processors still sees them all, and
-    ///   several such processes would pin to the same first ones.
-    /// - Threads inherit their creator's processors: a thread started from inside a pinned
-    ///   worker, or a pool built there (the global pool included, if first used there), is
-    ///   confined to that worker's one processor. Start them from outside the pool.
+    /// Hazards:
+    /// - A pinned worker cannot move off a processor that other work keeps busy. Pin a pool
+    ///   only where it has the processors it pins to: one pool per machine, or pools built
+    ///   on disjoint sets from threads already restricted (`taskset`, a cpuset). A container
+    ///   whose CPU quota is below the host's processors still sees them all. Several such
+    ///   processes would pin to the same first ones.
+    /// - Threads inherit their creator's processors. A thread started from inside a pinned
+    ///   worker is confined to that worker's one processor, and so is a pool built there
+    ///   (the global pool too, if first used there). Start them from outside the pool.
     /// - Machines with more than 1024 processors are not pinned.
     ///
     /// ```
