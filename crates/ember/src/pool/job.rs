@@ -197,12 +197,12 @@ where
         func()
     }
 
-    /// Forgets a job whose closure ran here ([`run_inline`](Self::run_inline)): nothing in it
-    /// needs dropping any more (its result was never written, and its latch waits for a
-    /// worker by reference), but the compiler cannot see that past the `JobRef` that escaped
-    /// to a queue, and would check every field on every `join`: without this, a private
-    /// `join` costs 105 instructions instead of 90 (callgrind, `hot_paths join`). The fields
-    /// are named one by one, so that a new one is a compile error here rather than a leak.
+    /// Forgets a job whose closure ran here ([`run_inline`](Self::run_inline)). Nothing in it
+    /// needs dropping any more: its result was never written, and its latch waits for a
+    /// worker by reference. The compiler cannot see that past the `JobRef` that escaped to a
+    /// queue, and would check every field on every `join` (`crates/ember-lab/MEASUREMENTS.md`,
+    /// "Running a `join` half in place"). The fields are named one by one, so a new one is a
+    /// compile error here rather than a leak.
     #[inline(always)]
     pub(crate) fn forget_run_inline(self) {
         let StackJob {
