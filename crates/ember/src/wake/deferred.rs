@@ -67,9 +67,10 @@ const DUE_SLOP_NS: u64 = 2_000;
 pub(crate) struct Debts {
     /// How long a wake-up may stay owed before the alarm makes it.
     defer_ns: u64,
-    /// A worker that owes a wake-up moves the alarm only when it is due within this (a fifth
-    /// of `defer_ns`; three tenths with a reused stamp), or later than its own debt allows:
-    /// about once per three quarters of the bound of debts made back to back. Setting an
+    /// A worker that owes a wake-up moves the alarm only when it is due within this, or later
+    /// than its own debt allows. This is a fifth of `defer_ns`; three tenths with a reused
+    /// stamp. Debts made back to back then move it about once per three quarters of the
+    /// bound. Setting an
     /// alarm due that soon is a system call that reprograms the processor's timer, far
     /// dearer than one due after the next scheduler tick. So the alarm is moved as seldom as
     /// the bound allows. Moved less often, it would fire between two debts and wake its
@@ -84,9 +85,9 @@ pub(crate) struct Debts {
     armed: CachePadded<AtomicU64>,
     /// Serialises setting the alarm with the look at `since` that chose its deadline.
     arming: Mutex<()>,
-    /// The alarm and its thread's flags, shared with that thread, which holds no more of the
-    /// pool than this while it waits, and the pool itself only while it pays
-    /// (`pool/alarm_thread.rs` says when it may still be the one to drop the pool's state).
+    /// The alarm and its thread's flags, shared with that thread. While it waits, the thread
+    /// holds no more of the pool than this; it holds the pool itself only while it pays.
+    /// `pool/alarm_thread.rs` says when it may still be the one to drop the pool's state.
     watch: Arc<Watch>,
     /// The longest time a wake-up stayed owed before it was made, in ns.
     longest: AtomicU64,
@@ -277,9 +278,9 @@ impl Debts {
 
 impl Sleep {
     /// Worker-side: a job spawned on worker `me` was pushed on its own deque, which now holds
-    /// `local_len()`. As [`notify_local`](Self::notify_local), except that where the pool
-    /// defers wake-ups (Searching, `defer_wakeups`, an alarm) and the job is alone on the
-    /// deque, a wake-up the push would make is owed instead: then returns
+    /// `local_len()`. As [`notify_local`](Self::notify_local), with one exception. Where the
+    /// pool defers wake-ups (Searching, `defer_wakeups`, an alarm) and the job is alone on the
+    /// deque, a wake-up the push would make is owed instead. Then it returns
     /// [`SpawnWake::Owed`], and the caller settles it ([`void_debt`](Self::void_debt) or
     /// [`pay_debt`](Self::pay_debt)).
     ///
