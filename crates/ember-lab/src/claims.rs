@@ -16,7 +16,8 @@
 
 use crate::metrics::stats::{median_ci95, spread};
 use crate::runner::ExperimentRuns;
-use crate::systems::Role;
+use crate::systems::{self, Role, System};
+use crate::tables::{benchmark, experiment, key, value, workload};
 use serde::{Deserialize, Serialize};
 
 /// Rounds a verdict needs: the fewest for which the sign-test interval leaves out the
@@ -33,10 +34,10 @@ pub struct Source {
 /// Which rows a ratio divides by.
 #[derive(Clone, Copy, Debug)]
 pub enum Baseline {
-    /// The named row.
-    Row(&'static str),
-    /// The best (by median) of the named rows.
-    BestOf(&'static [&'static str]),
+    /// The row of this system.
+    Row(&'static System),
+    /// The best (by median) of these systems' rows.
+    BestOf(&'static [&'static System]),
     /// The best (by median) of the table's peers.
     BestPeer,
 }
@@ -56,7 +57,7 @@ pub struct Comparison {
     /// `(param, value)` pairs that pick the table out of the experiment's.
     pub table: &'static [(&'static str, &'static str)],
     pub metric: &'static str,
-    pub subject: &'static str,
+    pub subject: &'static System,
     pub baseline: Baseline,
 }
 
@@ -143,8 +144,8 @@ const EMBER: Source = Source {
     url: "README.md",
 };
 
-const PUBLISHED_PC: &[(&str, &str)] = &[("shape", "published")];
-const ONE_CHAIN: &[(&str, &str)] = &[("bound", "cpu"), ("reset_every", "chunks")];
+const PUBLISHED_PC: &[(&str, &str)] = &[(key::SHAPE, value::PUBLISHED)];
+const ONE_CHAIN: &[(&str, &str)] = &[(key::BOUND, value::CPU), (key::RESET_EVERY, value::CHUNKS)];
 
 /// ember against the best peer of `table` on `metric`.
 const fn ember_vs_best_peer(
@@ -154,12 +155,12 @@ const fn ember_vs_best_peer(
     Some(Comparison {
         table,
         metric,
-        subject: "ember",
+        subject: systems::EMBER,
         baseline: Baseline::BestPeer,
     })
 }
 
-const CYCLE_100: &[(&str, &str)] = &[("workers", "100"), ("rings", "100")];
+const CYCLE_100: &[(&str, &str)] = &[(key::WORKERS, "100"), (key::RINGS, "100")];
 /// The fork-join tables, each a claim of its own (`as_fast_as_rayon`): `fib` and the tree-sum
 /// of `nodes` nodes, on `workers` workers (number literals: the table's parameters are their
 /// text).
@@ -167,28 +168,31 @@ const CYCLE_100: &[(&str, &str)] = &[("workers", "100"), ("rings", "100")];
 /// cores), where a scheduler's wake-ups and steals matter most.
 macro_rules! fib {
     (full) => {
-        &[("benchmark", "fork-join"), ("full_width", "true")]
+        &[
+            (key::BENCHMARK, benchmark::FORK_JOIN),
+            (key::FULL_WIDTH, value::TRUE),
+        ]
     };
     ($workers:literal) => {
         &[
-            ("benchmark", "fork-join"),
-            ("workers", stringify!($workers)),
+            (key::BENCHMARK, benchmark::FORK_JOIN),
+            (key::WORKERS, stringify!($workers)),
         ]
     };
 }
 macro_rules! tree_sum {
     ($nodes:literal, full) => {
         &[
-            ("benchmark", "tree-sum"),
-            ("nodes", stringify!($nodes)),
-            ("full_width", "true"),
+            (key::BENCHMARK, benchmark::TREE_SUM),
+            (key::NODES, stringify!($nodes)),
+            (key::FULL_WIDTH, value::TRUE),
         ]
     };
     ($nodes:literal, $workers:literal) => {
         &[
-            ("benchmark", "tree-sum"),
-            ("nodes", stringify!($nodes)),
-            ("workers", stringify!($workers)),
+            (key::BENCHMARK, benchmark::TREE_SUM),
+            (key::NODES, stringify!($nodes)),
+            (key::WORKERS, stringify!($workers)),
         ]
     };
 }
@@ -225,12 +229,12 @@ const fn as_fast_as_rayon(
         source: EMBER,
         claim,
         published: "ember's claim (bar: median ≤ 1.00, CI high ≤ 1.05)",
-        experiment: "micro",
+        experiment: experiment::MICRO,
         check: Comparison {
             table,
             metric: "ns_per_op",
-            subject: "ember",
-            baseline: Baseline::Row("rayon"),
+            subject: systems::EMBER,
+            baseline: Baseline::Row(systems::RAYON),
         },
         direction: Direction::AtMost,
         median: 1.0,
@@ -250,7 +254,7 @@ const fn as_fast_as_rayon(
 const fn chili_claim(
     id: &'static str,
     claim: &'static str,
-    subject: &'static str,
+    subject: &'static System,
     table: &'static [(&'static str, &'static str)],
 ) -> Claim {
     let against_rayon = as_fast_as_rayon(id, claim, table, 2);
@@ -258,7 +262,7 @@ const fn chili_claim(
         published: "ember's claim (bar: median ≤ 1.50, CI high ≤ 1.50)",
         check: Comparison {
             subject,
-            baseline: Baseline::Row("chili"),
+            baseline: Baseline::Row(systems::CHILI),
             ..against_rayon.check
         },
         median: 1.5,
@@ -269,23 +273,23 @@ const fn chili_claim(
 }
 
 /// `micro`'s chained spawn: chains of spawns, each job spawning the next as its last act.
-const CHAINED_SPAWN: &[(&str, &str)] = &[("benchmark", "chained-spawn")];
+const CHAINED_SPAWN: &[(&str, &str)] = &[(key::BENCHMARK, benchmark::CHAINED_SPAWN)];
 
 /// The par-iter tables at the machine's full width.
 const PAR_SUM: &[(&str, &str)] = &[
-    ("benchmark", "par-iter"),
-    ("workload", "sum-of-squares"),
-    ("full_width", "true"),
+    (key::BENCHMARK, benchmark::PAR_ITER),
+    (key::WORKLOAD, workload::SUM_OF_SQUARES),
+    (key::FULL_WIDTH, value::TRUE),
 ];
 const PAR_SORT: &[(&str, &str)] = &[
-    ("benchmark", "par-iter"),
-    ("workload", "sort"),
-    ("full_width", "true"),
+    (key::BENCHMARK, benchmark::PAR_ITER),
+    (key::WORKLOAD, workload::SORT),
+    (key::FULL_WIDTH, value::TRUE),
 ];
 const PAR_COLLECT: &[(&str, &str)] = &[
-    ("benchmark", "par-iter"),
-    ("workload", "map-filter-collect"),
-    ("full_width", "true"),
+    (key::BENCHMARK, benchmark::PAR_ITER),
+    (key::WORKLOAD, workload::MAP_FILTER_COLLECT),
+    (key::FULL_WIDTH, value::TRUE),
 ];
 
 /// ember's parallel iterators within 10 % of rayon's on the `par-iter` table `table`
@@ -300,12 +304,12 @@ const fn par_iter_claim(
         source: EMBER,
         claim,
         published: "ember's claim (issue 12's bar: CI high ≤ 1.10; CPU ≤ 1.10×, context switches ≤ 1.10× rayon's)",
-        experiment: "micro",
+        experiment: experiment::MICRO,
         check: Comparison {
             table,
             metric: "ns_per_op",
-            subject: "ember",
-            baseline: Baseline::Row("rayon"),
+            subject: systems::EMBER,
+            baseline: Baseline::Row(systems::RAYON),
         },
         direction: Direction::AtMost,
         median: 1.1,
@@ -322,12 +326,12 @@ pub const CLAIMS: &[Claim] = &[
         source: BIASED,
         claim: "A biased work queue removes most of the context switches a channel or rayon pays per item",
         published: "context switches crossbeam 315,292, rayon 23,359, biased 2,148 (3 pools × 8 threads, 8 CPUs)",
-        experiment: "producer-consumer",
+        experiment: experiment::PRODUCER_CONSUMER,
         check: Comparison {
             table: PUBLISHED_PC,
             metric: "avoidable_ctx_switches",
-            subject: "biased-work-queue",
-            baseline: Baseline::BestOf(&["crossbeam", "rayon"]),
+            subject: systems::BIASED_WORK_QUEUE,
+            baseline: Baseline::BestOf(&[systems::CROSSBEAM, systems::RAYON]),
         },
         direction: Direction::AtMost,
         median: 0.5,
@@ -342,12 +346,12 @@ pub const CLAIMS: &[Claim] = &[
         source: LIBFIBRE,
         claim: "Waking a sleeper only when nobody is searching keeps a token ring fast with 100 workers on few cores",
         published: "no figure restated here: the rule as Go and Tokio apply it",
-        experiment: "cycle",
+        experiment: experiment::CYCLE,
         check: Comparison {
             table: CYCLE_100,
             metric: "ns_per_op",
-            subject: "ember-searching",
-            baseline: Baseline::Row("ember-eager"),
+            subject: systems::EMBER_SEARCHING,
+            baseline: Baseline::Row(systems::EMBER_EAGER),
         },
         direction: Direction::AtMost,
         median: 1.0,
@@ -360,30 +364,34 @@ pub const CLAIMS: &[Claim] = &[
         source: SINILO,
         claim: "Per-worker SPSC rings pop far cheaper than a lock-based queue",
         published: "pop cycles at 1–7 threads: lock-based 198–404, per-worker SPSC 24–30, work-stealing deque 100–139 (8 cores)",
-        experiment: "containers",
+        experiment: experiment::CONTAINERS,
         check: Comparison {
-            table: &[("workload", "pop"), ("threads", "2")],
+            table: &[(key::WORKLOAD, workload::POP), (key::THREADS, "2")],
             metric: "pop_ns",
-            subject: "spsc",
-            baseline: Baseline::Row("mutex-vecdeque"),
+            subject: systems::SPSC,
+            baseline: Baseline::Row(systems::MUTEX_VECDEQUE),
         },
         direction: Direction::AtMost,
         median: 0.5,
         ci: 0.5,
         min_cores: 2,
-        ember: ember_vs_best_peer(&[("workload", "raycast")], "frame_ms"),
+        ember: ember_vs_best_peer(&[(key::WORKLOAD, workload::RAYCAST)], "frame_ms"),
     },
     Claim {
         id: "double-buffered-generation",
         source: CELERITY,
         claim: "A double-buffered submission queue cuts task-graph generation time against a lock-step scheduler thread",
         published: "wave_sim 2.94 → 1.65 ms, chain 421 → 242 µs",
-        experiment: "flow",
+        experiment: experiment::FLOW,
         check: Comparison {
-            table: &[("topology", "wave_sim"), ("submission", "immediate"), ("workload", "generation")],
+            table: &[
+                (key::TOPOLOGY, value::WAVE_SIM),
+                (key::SUBMISSION, value::IMMEDIATE),
+                (key::WORKLOAD, workload::GENERATION),
+            ],
             metric: "generation_s",
-            subject: "double-buffered",
-            baseline: Baseline::Row("lockstep"),
+            subject: systems::FLOW_DOUBLE_BUFFERED,
+            baseline: Baseline::Row(systems::FLOW_LOCKSTEP),
         },
         direction: Direction::AtMost,
         median: 0.9,
@@ -396,12 +404,12 @@ pub const CLAIMS: &[Claim] = &[
         source: BLOOM,
         claim: "Delay-kick keeps a chain of decodes on one thread instead of waking a sleeper per successor",
         published: "a chain of decompression jobs stays on one thread (Oodle, game-engine runtime)",
-        experiment: "chained-decode",
+        experiment: experiment::CHAINED_DECODE,
         check: Comparison {
             table: ONE_CHAIN,
             metric: "wakeups",
-            subject: "ember",
-            baseline: Baseline::Row("ember-no-delay-kick"),
+            subject: systems::EMBER,
+            baseline: Baseline::Row(systems::EMBER_NO_DELAY_KICK),
         },
         direction: Direction::AtMost,
         median: 0.5,
@@ -414,12 +422,12 @@ pub const CLAIMS: &[Claim] = &[
         source: BLOOM,
         claim: "… so more successors run on their predecessor's thread",
         published: "the chain stays on one thread",
-        experiment: "chained-decode",
+        experiment: experiment::CHAINED_DECODE,
         check: Comparison {
             table: ONE_CHAIN,
             metric: "same_thread_share",
-            subject: "ember",
-            baseline: Baseline::Row("ember-no-delay-kick"),
+            subject: systems::EMBER,
+            baseline: Baseline::Row(systems::EMBER_NO_DELAY_KICK),
         },
         direction: Direction::AtLeast,
         median: 1.1,
@@ -432,12 +440,12 @@ pub const CLAIMS: &[Claim] = &[
         source: BLOOM,
         claim: "… and so cuts wall time",
         published: "about 10 % of wall time",
-        experiment: "chained-decode",
+        experiment: experiment::CHAINED_DECODE,
         check: Comparison {
             table: ONE_CHAIN,
             metric: "wall_s",
-            subject: "ember",
-            baseline: Baseline::Row("ember-no-delay-kick"),
+            subject: systems::EMBER,
+            baseline: Baseline::Row(systems::EMBER_NO_DELAY_KICK),
         },
         direction: Direction::AtMost,
         median: 0.97,
@@ -450,11 +458,11 @@ pub const CLAIMS: &[Claim] = &[
         source: EMBER,
         claim: "Under light load ember's threads burn no more CPU than the best peer's",
         published: "ember's claim; no external figure",
-        experiment: "light-load",
+        experiment: experiment::LIGHT_LOAD,
         check: Comparison {
-            table: &[("interval_us", "1000")],
+            table: &[(key::INTERVAL_US, "1000")],
             metric: "pool_cpu_s",
-            subject: "ember",
+            subject: systems::EMBER,
             baseline: Baseline::BestPeer,
         },
         direction: Direction::AtMost,
@@ -484,25 +492,25 @@ pub const CLAIMS: &[Claim] = &[
     chili_claim(
         "fork-join-chili-tree-2^20-full",
         "ember's join stays within 1.5× of chili's heartbeat scheduling: the tree-sum, 2^20 nodes, one worker per core (chili's closures swapped, so both walk the tree in the same order)",
-        "ember",
+        systems::EMBER,
         tree_sum!(1048575, full),
     ),
     chili_claim(
         "fork-join-chili-tree-2^24-full",
         "… the tree-sum, 2^24 nodes, one worker per core",
-        "ember",
+        systems::EMBER,
         tree_sum!(16777215, full),
     ),
     chili_claim(
         "fork-join-chili-seq-tree-2^20-full",
         "… with sequential joins (opt-in, PoolBuilder::sequential_joins: the halves must not wait for each other), 2^20 nodes, one worker per core",
-        "ember-seq-joins",
+        systems::EMBER_SEQ_JOINS,
         tree_sum!(1048575, full),
     ),
     chili_claim(
         "fork-join-chili-seq-tree-2^24-full",
         "… with sequential joins, 2^24 nodes, one worker per core",
-        "ember-seq-joins",
+        systems::EMBER_SEQ_JOINS,
         tree_sum!(16777215, full),
     ),
     Claim {
@@ -510,12 +518,12 @@ pub const CLAIMS: &[Claim] = &[
         source: EMBER,
         claim: "A spawned successor wakes nobody it does not need: a chain of spawns under the default policy costs at most 1.2× the context switches of Biased, which leaves a worker's own pushes to it",
         published: "ember's claim (bar: median ≤ 1.20, CI high ≤ 1.20)",
-        experiment: "micro",
+        experiment: experiment::MICRO,
         check: Comparison {
             table: CHAINED_SPAWN,
             metric: "ctx_switches",
-            subject: "ember",
-            baseline: Baseline::Row("ember-biased"),
+            subject: systems::EMBER,
+            baseline: Baseline::Row(systems::EMBER_BIASED),
         },
         direction: Direction::AtMost,
         median: 1.2,
@@ -555,7 +563,7 @@ fn higher_is_better(metric: &str) -> bool {
 /// group's own `chunks` param (one chain: reset every `chunks` chunks).
 fn matches(params: &crate::experiment::Params, table: &[(&str, &str)]) -> bool {
     table.iter().all(|(k, v)| {
-        let want = if *v == "chunks" {
+        let want = if *v == value::CHUNKS {
             params.get("chunks").map(|c| c.to_string())
         } else {
             Some(v.to_string())
@@ -582,10 +590,10 @@ pub fn ratio(runs: &ExperimentRuns, c: &Comparison) -> Result<Ratio, String> {
         let vals: Vec<f64> = v.iter().flatten().copied().collect();
         spread(&vals).map(|s| s.median)
     };
-    let subject = series(c.subject).ok_or_else(|| format!("no `{}` row", c.subject))?;
+    let subject = series(c.subject.name).ok_or_else(|| format!("no `{}` row", c.subject.name))?;
     let candidates: Vec<&str> = match c.baseline {
-        Baseline::Row(name) => vec![name],
-        Baseline::BestOf(names) => names.to_vec(),
+        Baseline::Row(system) => vec![system.name],
+        Baseline::BestOf(systems) => systems.iter().map(|s| s.name).collect(),
         Baseline::BestPeer => group
             .rows
             .iter()
@@ -624,7 +632,7 @@ pub fn ratio(runs: &ExperimentRuns, c: &Comparison) -> Result<Ratio, String> {
         .map(|s| s.median)
         .ok_or_else(|| format!("no round where `{baseline}` has a positive `{}`", c.metric))?;
     Ok(Ratio {
-        subject: c.subject.to_string(),
+        subject: c.subject.name.to_string(),
         baseline: baseline.to_string(),
         metric: c.metric.to_string(),
         subject_median: median_of(&subject).unwrap_or(f64::NAN),
@@ -643,10 +651,13 @@ impl Claim {
         };
         format!(
             "{} / {} {}: median {op} {}, CI {end} {op} {}",
-            self.check.subject,
+            self.check.subject.name,
             match self.check.baseline {
-                Baseline::Row(r) => r.to_string(),
-                Baseline::BestOf(rs) => format!("best of {}", rs.join(", ")),
+                Baseline::Row(r) => r.name.to_string(),
+                Baseline::BestOf(rs) => format!(
+                    "best of {}",
+                    rs.iter().map(|s| s.name).collect::<Vec<_>>().join(", ")
+                ),
                 Baseline::BestPeer => "best peer".into(),
             },
             self.check.metric,
@@ -733,8 +744,110 @@ pub fn evaluate(ran: &[ExperimentRuns], cores: usize) -> Vec<ClaimResult> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::experiment::{Metrics, Params};
+    use crate::experiment::{Group, LabOpts, Metrics, Params};
     use crate::runner::{GroupRuns, RowRuns};
+
+    /// Claims whose tables only the default size builds: `--quick` grows no tree past
+    /// 2^14 nodes. The plan test fails if one of these turns up at `--quick`, so the list
+    /// cannot go stale.
+    const DEFAULT_SIZE_ONLY: &[&str] = &[
+        "fork-join-tree-2^20-1",
+        "fork-join-tree-2^20-full",
+        "fork-join-tree-2^24-1",
+        "fork-join-tree-2^24-full",
+        "fork-join-chili-tree-2^20-full",
+        "fork-join-chili-tree-2^24-full",
+        "fork-join-chili-seq-tree-2^20-full",
+        "fork-join-chili-seq-tree-2^24-full",
+    ];
+
+    /// What is wrong with `c` in `groups`, if anything: no table matches its selector, or the
+    /// table lacks a row it compares.
+    fn missing(groups: &[Group], c: &Comparison) -> Option<String> {
+        let Some(group) = groups.iter().find(|g| matches(&g.params, c.table)) else {
+            return Some(format!("no table with {:?}", c.table));
+        };
+        let has = |system: &System| group.trials.iter().any(|t| t.system == system.name);
+        let mut wanted = vec![c.subject];
+        match c.baseline {
+            Baseline::Row(system) => wanted.push(system),
+            Baseline::BestOf(systems) => wanted.extend(systems),
+            Baseline::BestPeer => {
+                if !group.trials.iter().any(|t| t.role == Role::Peer) {
+                    return Some(format!("no peer row in `{}`", group.title));
+                }
+            }
+        }
+        wanted
+            .into_iter()
+            .find(|s| !has(s))
+            .map(|s| format!("no `{}` row in `{}`", s.name, group.title))
+    }
+
+    /// Every claim's table and rows are in the plan the lab would run at the default size: a
+    /// renamed table or row fails here rather than reading "no verdict" after a run. (Slow in
+    /// a debug build: it builds every table's input, the 2^24-node tree included.)
+    #[test]
+    fn every_claim_names_a_table_and_rows_the_default_run_builds() {
+        claims_match_the_plan(false);
+    }
+
+    /// The same at `--quick`, but for the claims in [`DEFAULT_SIZE_ONLY`].
+    #[test]
+    fn every_claim_names_a_table_and_rows_the_quick_run_builds() {
+        claims_match_the_plan(true);
+    }
+
+    fn claims_match_the_plan(quick: bool) {
+        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+        {
+            let args: &[&str] = if quick {
+                &["ember-lab", "--quick"]
+            } else {
+                &["ember-lab"]
+            };
+            let cli = <crate::cli::Cli as clap::Parser>::try_parse_from(args).unwrap();
+            let opts = LabOpts {
+                quick,
+                repeat: cli.repeat(),
+                cores,
+            };
+            let registry = crate::experiments::registry(&cli);
+            let mut plans: Vec<(&str, Vec<Group>)> = Vec::new();
+            let mut problems = Vec::new();
+            for c in CLAIMS {
+                let Some(e) = registry.iter().find(|e| e.name() == c.experiment) else {
+                    problems.push(format!("{}: no experiment `{}`", c.id, c.experiment));
+                    continue;
+                };
+                if !plans.iter().any(|(name, _)| *name == c.experiment) {
+                    plans.push((c.experiment, e.groups(&opts).unwrap()));
+                }
+                let groups = &plans.iter().find(|(n, _)| *n == c.experiment).unwrap().1;
+                let check = missing(groups, &c.check);
+                let expected_absent = quick && DEFAULT_SIZE_ONLY.contains(&c.id);
+                match (check, expected_absent) {
+                    (Some(why), false) => problems.push(format!("{}: {why}", c.id)),
+                    (None, true) => problems.push(format!(
+                        "{}: built at --quick; take it off DEFAULT_SIZE_ONLY",
+                        c.id
+                    )),
+                    _ => {}
+                }
+                if let Some(why) = c.ember.as_ref().and_then(|e| missing(groups, e)) {
+                    if !expected_absent {
+                        problems.push(format!("{} (ember against the best peer): {why}", c.id));
+                    }
+                }
+            }
+            assert!(
+                problems.is_empty(),
+                "{} plan:\n{}",
+                if quick { "--quick" } else { "default" },
+                problems.join("\n")
+            );
+        }
+    }
 
     fn row(system: &str, role: Role, values: &[f64]) -> RowRuns {
         let mut params = Params::new();

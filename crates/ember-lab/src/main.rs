@@ -19,7 +19,10 @@ mod raycast;
 mod report;
 mod rng;
 mod runner;
+#[cfg(test)]
+mod runtime_docs;
 mod systems;
+mod tables;
 mod work;
 
 use clap::Parser;

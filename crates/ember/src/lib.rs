@@ -96,66 +96,58 @@
 //! | a dedicated pool fed chains or streams of small jobs | [`WakePolicy::Biased`] | work stays on the lowest-numbered threads and the others sleep: the fewest switches when one pool owns the machine |
 //! | a baseline to compare against | [`WakePolicy::Eager`] | a wake-up per push that finds a sleeper, as a channel-fed pool does |
 //!
-//! `Searching` is the default because it has no failure mode, not because it wins every
-//! table. A job that spawns its successor and ends would wake a sleeper under it that finds
-//! nothing (or steals the chain away to a cold core), so by default a spawn onto the
+//! `Searching` is the default because it has no failure mode, not because it is fastest
+//! everywhere. A job that spawns its successor and ends would wake a sleeper that finds
+//! nothing, or steals the chain away to a cold core. So by default a spawn onto the
 //! worker's empty deque owes that wake-up until the spawner's next scheduling point, or
-//! 100 µs ([`PoolBuilder::defer_wakeups`], Linux): chains of spawns stay on one thread, with
-//! about `Biased`'s context switches (`micro`'s chained spawn, claimed at most 1.2×). The successor of a job that spawns and then runs on
-//! waits the 100 µs (and the alarm's own latency) before anybody is woken for it, but not
-//! at every such spawn: once the alarm has had to wake for a worker, that worker's next 16
-//! spawns that would owe a wake-up make it at once, so such a job holds a successor about
-//! once in 17 spawns. `defer_wakeups(false)` makes the wake-up at the push whenever
-//! Searching's rule asks for one (the lab's `ember-no-defer` rows in `cycle`, `micro`'s
-//! chained spawn and successor hold give the figures, and its claims table says whether
-//! the default meets its own bar on chains of spawns). `Biased` keeps chains and streams
-//! of jobs on the fewest threads without a timer. Whatever the policy, a woken worker starts only
-//! when the kernel runs it: on virtual machines that may be after its waker's job, on the
-//! waker's processor; [`PoolBuilder::pin_workers`] pins each worker to its own processor,
-//! where it is woken (the `ember-pinned` successor-hold row). `Biased`, by design, runs
-//! coarse fork-join serially (`join` of two 200 ms halves on an idle pool: 400 ms, against
-//! 200 ms; `examples/idle_cost.rs` times it under the default) and lets a job that blocks
-//! hold up the jobs queued behind it. The numbers behind this, for every policy against
-//! rayon, crossbeam, tokio, chili and Go, are the lab's:
-//! `cargo run --release -p ember-lab` prints them (the `micro`, `cycle`, `light-load` and
-//! `producer-consumer` tables), with a claims table that says, with confidence intervals,
-//! where ember leads and where it trails. On a machine with fewer cores than workers the lab
-//! says so: more workers than cores is oversubscription, not scaling.
+//! 100 µs ([`PoolBuilder::defer_wakeups`], Linux). Chains of spawns then stay on one thread.
+//! The hazard: the successor of a job that spawns and runs on waits the 100 µs, plus the
+//! alarm's latency, before anybody is woken for it. Once the alarm has had to wake for a
+//! worker, that worker's next 16 owing spawns wake at once, so such a job holds a successor
+//! about once in 17 spawns. `defer_wakeups(false)` wakes at the push. `Biased` keeps chains
+//! and streams of jobs on the fewest threads without a timer. By design it runs coarse
+//! fork-join serially (`join` of two 200 ms halves on an idle pool takes 400 ms;
+//! `examples/idle_cost.rs` times it), and a job that blocks holds up those queued behind it.
+//! Whatever the policy, a woken worker starts only when the kernel runs it. On a virtual
+//! machine that may be after its waker's job, on the waker's processor;
+//! [`PoolBuilder::pin_workers`] pins each worker to its own processor.
+//!
+//! The lab (`cargo run --release -p ember-lab`) measures every policy against rayon,
+//! crossbeam, tokio, chili and Go, and checks ember's claims with confidence intervals; its
+//! recorded figures are in `crates/ember-lab/MEASUREMENTS.md`. On a machine with fewer cores
+//! than workers it says so: more workers than cores is oversubscription, not scaling.
 //!
 //! # The cost of a `join`
 //!
 //! Under the defaults on Linux a [`join`] made while every worker is busy keeps its second
-//! half on a private stack of its worker's, pushed and popped with no atomic
-//! read-modify-write and no fence ([`PoolBuilder::lazy_joins`]): nobody would take it.
-//! The next `join` made while some worker wants work offers the private halves on the
-//! deque, and a worker about to sleep steals the oldest private half of a worker that has
-//! not offered it (its first half runs long, or blocks on that very half outside ember),
-//! behind a process-wide barrier (`membarrier`) that the owner's side never pays
-//! (`wake/README.md`, "Private steals"). chili's crate makes the same trade with a
-//! heartbeat; lazy joins need no timer and no extra thread.
+//! half on a private stack of its worker's ([`PoolBuilder::lazy_joins`]). Nobody would take
+//! it, so it is pushed and popped with no atomic read-modify-write and no fence. The next
+//! `join` made while some worker wants work offers the private halves on the deque. A
+//! worker about to sleep steals the oldest private half of a worker that has not offered
+//! it: its first half runs long, or blocks on that very half outside ember. The steal sits
+//! behind a process-wide barrier (`membarrier`) that the owner never pays (`wake/README.md`,
+//! "Private steals"). chili's crate makes the same trade with a heartbeat; lazy joins need
+//! no timer and no extra thread.
 //!
 //! An offered half goes on the worker's deque and is popped back (rayon's path). The pop
-//! carries a `SeqCst` fence, as in rayon. The push must be ordered before its wake-up check
-//! too: that is what lets the first half wait for the second outside ember (a channel the
-//! second half sends on); without it the wake-up for the half can be lost to a worker going
-//! to sleep, and the `join` hangs (`wake/README.md`, "Pushing"; rayon documents that such a
-//! `join` may deadlock). Under the default policy, on Linux, the push pays only a compiler
-//! fence for that, and a worker about to sleep pays the same process-wide barrier, only
-//! while some worker has pushed a half since it last slept ("Light pushes" in the same
-//! README); under Eager, and where the system has no such barrier, the push carries a
-//! `SeqCst` fence. Where the system has no such barrier a pool of several workers offers
-//! every half (lazy joins are off there, as a half could not be stolen). A worker whose half
-//! was stolen spins for it before sleeping, without taking the place of a worker searching
-//! for pushed work. The lab's `micro` fork-join (`fib(30)`) and tree-sum tables, with 1 and
-//! 2 workers, measure the default and the `ember-offered` row (`lazy_joins(false)`) against
-//! rayon and chili, and its claims table states the verdict per table.
+//! carries a `SeqCst` fence, as in rayon. The push must also be ordered before its wake-up
+//! check. That lets the first half wait for the second outside ember, say on a channel the
+//! second half sends on. Without it the wake-up can be lost to a worker going to sleep, and
+//! the `join` hangs (`wake/README.md`, "Pushing"; rayon documents that
+//! such a `join` may deadlock). Under the default policy on Linux the push pays only a
+//! compiler fence. A worker about to sleep then pays the process-wide barrier, while some
+//! worker has pushed a half since it last slept ("Light pushes" in the same README). Under
+//! Eager, and where the system has no such barrier, the push carries a `SeqCst` fence.
+//! Without the barrier a pool of several workers offers every half: lazy joins are off
+//! there, as a half could not be stolen. A worker whose half was stolen spins for it before
+//! sleeping, without taking the place of a worker searching for pushed work.
 //!
 //! A private half still costs a push, a pop and the job's frame. Code whose first halves
 //! never wait for their second halves may opt into [`PoolBuilder::sequential_joins`]: a
 //! `join` made while no worker wants work, below three halves already kept for thieves, then
 //! runs its closures as two plain calls, as most of chili's do. Fine recursion over data
-//! that misses the cache gains most (the lab's `ember-seq-joins` rows); two halves that wait
-//! for each other (or for what the other spawned) hang there.
+//! that misses the cache gains most. The hazard: two halves that wait for each other (or for
+//! what the other spawned) hang there.
 //!
 //! # Modules
 //!

@@ -111,7 +111,7 @@ pub enum Bound {
 impl Bound {
     fn name(self) -> &'static str {
         match self {
-            Bound::Cpu => "cpu",
+            Bound::Cpu => crate::tables::value::CPU,
             Bound::Io => "io",
         }
     }
@@ -309,11 +309,14 @@ fn group(prep: &Arc<Prepared>, bound: Bound, read_speed: f64, threads: usize) ->
         c.chunk_size / 1024,
     );
     let mut p = params([
-        ("bound", bound.name().into()),
+        (crate::tables::key::BOUND, bound.name().into()),
         ("threads", threads.into()),
         ("chunks", prep.chunks().into()),
         ("chunk_kib", (c.chunk_size / 1024).into()),
-        ("reset_every", c.reset_every.min(prep.chunks()).into()),
+        (
+            crate::tables::key::RESET_EVERY,
+            c.reset_every.min(prep.chunks()).into(),
+        ),
         ("corpus_bytes", prep.corpus.len().into()),
         ("compressed_bytes", c.compressed_len().into()),
     ]);
@@ -340,7 +343,7 @@ fn group(prep: &Arc<Prepared>, bound: Bound, read_speed: f64, threads: usize) ->
 
 impl Experiment for ChainedDecode {
     fn name(&self) -> &'static str {
-        "chained-decode"
+        crate::tables::experiment::CHAINED_DECODE
     }
 
     fn headline(&self) -> &'static [&'static str] {

@@ -87,7 +87,7 @@ pub struct Containers {
 
 impl Experiment for Containers {
     fn name(&self) -> &'static str {
-        "containers"
+        crate::tables::experiment::CONTAINERS
     }
 
     fn headline(&self) -> &'static [&'static str] {
@@ -143,7 +143,10 @@ pub fn raycast_group(scene: Arc<Scene>, frames: usize, cores: usize) -> Group {
         scene.bvh.triangles()
     );
     let group_params = params([
-        ("workload", "raycast".into()),
+        (
+            crate::tables::key::WORKLOAD,
+            crate::tables::workload::RAYCAST.into(),
+        ),
         ("threads", cores.into()),
         ("frames", frames.into()),
         ("rays", scene.rays().into()),
@@ -234,7 +237,10 @@ pub fn pop_group(threads: usize, items: usize, mhz: Option<f64>, cores: usize) -
         oversubscription(threads, cores.max(1))
     );
     let group_params = params([
-        ("workload", "pop".into()),
+        (
+            crate::tables::key::WORKLOAD,
+            crate::tables::workload::POP.into(),
+        ),
         ("threads", threads.into()),
         ("items", items.into()),
     ]);

@@ -111,7 +111,7 @@ pub struct CycleArgs {
 
 impl Experiment for Cycle {
     fn name(&self) -> &'static str {
-        "cycle"
+        crate::tables::experiment::CYCLE
     }
 
     fn differences(&self) -> &'static [(&'static str, &'static str, &'static str)] {
@@ -209,8 +209,8 @@ fn group(shape: Shape, cores: usize) -> Group {
         oversubscription(workers, cores)
     );
     let params = params([
-        ("workers", workers.into()),
-        ("rings", rings.into()),
+        (crate::tables::key::WORKERS, workers.into()),
+        (crate::tables::key::RINGS, rings.into()),
         ("ring_len", ring_len.into()),
         ("hops", hops.into()),
     ]);

@@ -146,7 +146,7 @@ const THROTTLE: Duration = Duration::from_micros(10);
 
 impl Experiment for FlowExp {
     fn name(&self) -> &'static str {
-        "flow"
+        crate::tables::experiment::FLOW
     }
 
     fn headline(&self) -> &'static [&'static str] {
@@ -223,7 +223,7 @@ impl Topology {
             Topology::Chain => "chain",
             Topology::ExpandingTree => "expanding_tree",
             Topology::ContractingTree => "contracting_tree",
-            Topology::WaveSim => "wave_sim",
+            Topology::WaveSim => crate::tables::value::WAVE_SIM,
             Topology::Jacobi => "jacobi",
         }
     }
@@ -439,7 +439,11 @@ fn generation_group(
     reps: usize,
     threads: usize,
 ) -> Group {
-    let submission = if throttled { "throttled" } else { "immediate" };
+    let submission = if throttled {
+        "throttled"
+    } else {
+        crate::tables::value::IMMEDIATE
+    };
     let tasks = {
         let pool = Pool::builder().threads(1).build().expect("ember pool");
         let flow = Flow::new(&pool, flow_options(Mode::Inline));
@@ -459,9 +463,12 @@ fn generation_group(
             topology.name()
         ),
         params: params([
-            ("topology", topology.name().into()),
-            ("submission", submission.into()),
-            ("workload", "generation".into()),
+            (crate::tables::key::TOPOLOGY, topology.name().into()),
+            (crate::tables::key::SUBMISSION, submission.into()),
+            (
+                crate::tables::key::WORKLOAD,
+                crate::tables::workload::GENERATION.into(),
+            ),
             ("tasks", tasks.into()),
         ]),
         trials,

@@ -43,7 +43,7 @@ pub struct LightLoad {
 
 impl Experiment for LightLoad {
     fn name(&self) -> &'static str {
-        "light-load"
+        crate::tables::experiment::LIGHT_LOAD
     }
 
     fn headline(&self) -> &'static [&'static str] {
@@ -82,7 +82,7 @@ impl Experiment for LightLoad {
                         "a task every {us} µs for {seconds} s ({tasks} tasks), {threads} threads"
                     ),
                     params: params([
-                        ("interval_us", us.into()),
+                        (crate::tables::key::INTERVAL_US, us.into()),
                         ("tasks", tasks.into()),
                         ("threads", threads.into()),
                     ]),

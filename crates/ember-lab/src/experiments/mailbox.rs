@@ -7,11 +7,8 @@
 //! 1,000 chains in turn, and on a 2-core machine the waiting thread, woken by the worker
 //! that ran the last chain, often lands on that worker's processor: each of its yields
 //! then hands the processor to the worker and back, a context switch counted against the
-//! system under test, and whether it lands there changes from run to run. With a channel,
-//! a run's involuntary switches ranged over 291–1,124 for ember, 5–1,288 for
-//! `ember-biased` and 7,603–8,967 for rayon (9 runs each, 2026-11-24, `ember-lab micro
-//! --micro-bench chained-spawn --repeat 9`); with this mailbox over 1–480, 135–1,004 and
-//! 1,001–1,009, what is left being the woken waiter taking a worker's processor. Here the
+//! system under test, and whether it lands there changes from run to run
+//! (`MEASUREMENTS.md`, "The mailbox", gives the switch counts either way). Here the
 //! waiting thread blocks at once, unless the wave's reports are already in, and is woken
 //! once a wave, when the last report it waits for arrives (a channel would wake it for
 //! each): at most one switch of the waiter per wave, whatever the system.

@@ -105,6 +105,7 @@ use super::{params, plural, rate, trial};
 use crate::experiment::{Experiment, Group, LabOpts, Metrics, Trial};
 use crate::machine::on_cpus;
 use crate::systems;
+use crate::tables::{benchmark, key, workload};
 use clap::Args;
 
 /// Flags of `micro`.
@@ -128,17 +129,7 @@ pub struct Micro {
 }
 
 /// Every benchmark name a table of `micro` has.
-const BENCHMARKS: &[&str] = &[
-    "spawn-outside",
-    "spawn-inside",
-    "fork-join",
-    "ping-pong",
-    "chained-spawn",
-    "successor-hold",
-    "tree-sum",
-    "par-iter",
-    "ramp",
-];
+const BENCHMARKS: &[&str] = benchmark::ALL;
 
 /// A run that has waited this long for a result has lost a task: it panics.
 const TIMEOUT: Duration = Duration::from_secs(120);
@@ -227,7 +218,7 @@ impl Sizes {
 
 impl Experiment for Micro {
     fn name(&self) -> &'static str {
-        "micro"
+        crate::tables::experiment::MICRO
     }
 
     fn headline(&self) -> &'static [&'static str] {
@@ -259,7 +250,7 @@ impl Experiment for Micro {
         };
         let s = Sizes::new(opts);
         let widths = widths(opts.cores, &self.args.workers)?;
-        let benchmark = |g: &Group| match g.params.get("benchmark") {
+        let benchmark = |g: &Group| match g.params.get(key::BENCHMARK) {
             Some(serde_json::Value::String(name)) => wanted(name),
             _ => true,
         };
@@ -269,10 +260,10 @@ impl Experiment for Micro {
             .collect();
         // The trees (up to 2^24 nodes) and the par-iter input (10^7 items) are only built
         // when their tables run.
-        if wanted("tree-sum") {
+        if wanted(benchmark::TREE_SUM) {
             groups.extend(tree_groups(s, &widths));
         }
-        if wanted("par-iter") {
+        if wanted(benchmark::PAR_ITER) {
             groups.extend(par_iter::par_iter_groups(s, &widths));
         }
         Ok(groups)
@@ -296,7 +287,7 @@ impl Micro {
                     thousands(s.bounces)
                 ),
                 params: params([
-                    ("benchmark", "ping-pong".into()),
+                    (key::BENCHMARK, benchmark::PING_PONG.into()),
                     ("threads", threads.into()),
                     ("pairs", s.pairs.into()),
                     ("bounces", s.bounces.into()),
@@ -313,7 +304,7 @@ impl Micro {
                     thousands(s.chains as u64)
                 ),
                 params: params([
-                    ("benchmark", "chained-spawn".into()),
+                    (key::BENCHMARK, benchmark::CHAINED_SPAWN.into()),
                     ("threads", threads.into()),
                     ("depth", s.chain_depth.into()),
                     ("chains", s.chains.into()),
@@ -399,8 +390,8 @@ fn widths(cores: usize, given: &[usize]) -> Result<Vec<usize>, String> {
 /// machine's full width (`full_width`, which the claims select).
 fn width_params(workers: usize, cores: usize) -> [(&'static str, serde_json::Value); 2] {
     [
-        ("workers", workers.into()),
-        ("full_width", (workers == cores).into()),
+        (key::WORKERS, workers.into()),
+        (key::FULL_WIDTH, (workers == cores).into()),
     ]
 }
 
@@ -416,7 +407,7 @@ fn fib_groups(s: Sizes, widths: &[usize]) -> Vec<Group> {
                 plural(workers)
             ),
             params: params([
-                ("benchmark", "fork-join".into()),
+                (key::BENCHMARK, benchmark::FORK_JOIN.into()),
                 ("threads", workers.into()),
                 ("fib_n", s.fib_n.into()),
                 ("joins", work.joins().into()),
@@ -460,8 +451,8 @@ fn tree_groups(s: Sizes, widths: &[usize]) -> Vec<Group> {
                     cache_edge_note(node_bytes, cache)
                 ),
                 params: params([
-                    ("benchmark", "tree-sum".into()),
-                    ("nodes", nodes.into()),
+                    (key::BENCHMARK, benchmark::TREE_SUM.into()),
+                    (key::NODES, nodes.into()),
                     ("node_bytes", node_bytes.into()),
                 ])
                 .into_iter()

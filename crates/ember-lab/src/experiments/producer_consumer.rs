@@ -143,7 +143,7 @@ fn or_default<T: Clone>(given: &[T], default: Vec<T>) -> Vec<T> {
 
 impl Experiment for ProducerConsumer {
     fn name(&self) -> &'static str {
-        "producer-consumer"
+        crate::tables::experiment::PRODUCER_CONSUMER
     }
 
     fn headline(&self) -> &'static [&'static str] {
@@ -302,8 +302,13 @@ fn group(s: Setup, cores: usize, per_us: f64, published: bool) -> Group {
         title,
         params: params([
             (
-                "shape",
-                if published { "published" } else { "sweep" }.into(),
+                crate::tables::key::SHAPE,
+                if published {
+                    crate::tables::value::PUBLISHED
+                } else {
+                    "sweep"
+                }
+                .into(),
             ),
             ("threads", s.threads.into()),
             ("pools", s.pools.into()),

@@ -2,8 +2,8 @@
 //!
 //! Why a pool would: on virtual machines whose idle processors read as preempted to the
 //! guest, Linux may queue a woken worker on its waker's busy processor instead of the idle
-//! one, and the worker then waits out whatever its waker runs (the lab's successor-hold
-//! table; `perf sched` shows the wakee moved to the waker's processor). A worker pinned to
+//! one, and the worker then waits out whatever its waker runs (`perf sched` shows the wakee
+//! moved to the waker's processor). A worker pinned to
 //! its own processor is woken there. Two calls on `libc`, already a dependency; the
 //! `core_affinity` crate would add one for them.
 //!

@@ -158,36 +158,32 @@ impl PoolBuilder {
         self
     }
 
-    /// Whether a job spawned on a worker onto its empty deque, whose push would wake a
-    /// sleeper, owes that wake-up instead (default `true`; [`WakePolicy::Searching`] on
-    /// Linux, on pools of several workers only: elsewhere, under the other policies, and
-    /// with one worker, this changes nothing, and no alarm thread is started).
+    /// Whether a spawn that would wake a sleeper owes that wake-up instead (default `true`).
+    ///
+    /// It applies to a job spawned by a worker onto its own empty deque, under
+    /// [`WakePolicy::Searching`], on Linux, in pools of several workers. Elsewhere it changes
+    /// nothing and no alarm thread starts. It covers [`Pool::spawn`],
+    /// [`spawn_fifo`](Pool::spawn_fifo) and [`ember::spawn`](crate::spawn) inside the pool;
+    /// `join` and `scope` are unaffected.
     ///
     /// The job is stealable at once; only the wake-up waits. The spawner's next push makes
-    /// it, and its next look for work voids it by taking the job back, so a job that spawns
-    /// its successor as its last act wakes nobody: a chain of spawns, or a token passed
-    /// round a ring, stays on one thread while the others sleep. If the spawner runs on
-    /// instead, an alarm makes the wake-up 100 µs after the spawn, plus the alarm's own
-    /// latency (a `timerfd`, and one more thread per pool, `NAME-alarm`, blocked on it; it
-    /// starts at the first spawn that would owe a wake-up, which makes that one at once, so
-    /// a pool that only joins, scopes or takes spawns from outside never has it).
-    /// [`PoolStats::longest_deferral`](crate::PoolStats) reports the longest a wake-up
-    /// stayed owed. Applies to [`Pool::spawn`], [`spawn_fifo`](Pool::spawn_fifo) and
-    /// [`ember::spawn`](crate::spawn) inside the pool; `join` and `scope` are unaffected.
+    /// it. Its next look for work voids it by taking the job back. So a job that spawns its
+    /// successor as its last act wakes nobody, and a chain of spawns stays on one thread. If
+    /// the spawner runs on instead, an alarm makes the wake-up 100 µs after the spawn, plus
+    /// the alarm's latency. The alarm is a `timerfd` with one more thread per pool,
+    /// `NAME-alarm`. That thread starts at the first spawn that would owe, which wakes at
+    /// once, so a pool that only joins, scopes or takes spawns from outside never has it.
+    /// [`PoolStats::longest_deferral`](crate::PoolStats) reports the longest a wake-up stayed
+    /// owed.
     ///
-    /// What it costs: keeping the alarm 100 µs ahead of a chain of spawns means setting a
-    /// timer that soon, a system call that reprograms the processor's timer, at a chain's
-    /// start and then about every 75 µs; on the virtual machines the lab runs on that call
-    /// takes 3–17 µs (under 1 µs for one due after the next scheduler tick). A job that
-    /// spawns and then runs on holds its successor for the bound before a sleeper is woken
-    /// for it; once the alarm has had to make one of a worker's wake-ups, that worker's next
-    /// 16 spawns that would owe one make it at once, so a job that spawns and computes loses
-    /// the bound about once in 17 spawns, not at every one. `defer_wakeups(false)` makes the
-    /// wake-up at the push whenever Searching's rule asks for one. The lab's `ember-no-defer`
-    /// rows (`micro`'s chained spawn and successor hold, `cycle`) show the trade against the
-    /// default: far less CPU and fewer context switches on chains, a successor of a long
-    /// parent held for about the bound now and then.
-    /// [`defer_wakeups_for`](Self::defer_wakeups_for) sets a longer bound, which costs less.
+    /// Costs and hazards. Keeping the alarm ahead of a chain of spawns means moving a timer
+    /// about every 75 µs, a system call. A job that spawns and runs on holds its successor
+    /// for the bound before a sleeper is woken. Once the alarm has made one of a worker's
+    /// wake-ups, that worker's next 16 owing spawns wake at once, so such a job loses the
+    /// bound about once in 17 spawns. `defer_wakeups(false)` wakes at the push whenever
+    /// Searching's rule asks for one. [`defer_wakeups_for`](Self::defer_wakeups_for) sets a
+    /// longer bound, which moves the timer less often. The lab measures the trade
+    /// (`crates/ember-lab/MEASUREMENTS.md`, "Deferred wake-ups").
     ///
     /// ```
     /// use std::sync::mpsc;
@@ -209,12 +205,10 @@ impl PoolBuilder {
     }
 
     /// [`defer_wakeups(true)`](Self::defer_wakeups) with `bound` for the alarm instead of
-    /// 100 µs (between 10 µs and 1 s; bounds outside are raised or lowered to them). A
-    /// longer bound moves the alarm less often and lets a spawner run on longer before a
-    /// sleeper is woken for its spawned job: where setting a timer is slow, 1 ms brings
-    /// chains of spawns near the speed of a wake-up per spawn (the lab's
-    /// `ember-deferred-1ms` rows). Of this and [`defer_wakeups`](Self::defer_wakeups), the
-    /// last call wins.
+    /// 100 µs. Bounds are held between 10 µs and 1 s. A longer bound moves the alarm less
+    /// often, which helps where setting a timer is slow. The hazard: a spawner runs on
+    /// longer before a sleeper is woken for its spawned job. Of this and
+    /// [`defer_wakeups`](Self::defer_wakeups), the last call wins.
     ///
     /// ```
     /// let pool = ember::Pool::builder()
@@ -230,35 +224,35 @@ impl PoolBuilder {
     }
 
     /// Whether a `join` made while every worker is busy keeps its second half to itself
-    /// instead of offering it to thieves (default: on where the system has the heavy barrier
-    /// private steals need, `membarrier` on Linux 4.14 and later, and for a pool of one worker
-    /// everywhere; off otherwise).
+    /// instead of offering it to thieves. Default: on where the system has the heavy barrier
+    /// private steals need (`membarrier`, Linux 4.14 and later), and on a pool of one worker
+    /// everywhere; off otherwise.
     ///
-    /// Offering the half costs a deque push and a fenced pop back, most of a `join`'s cost,
-    /// and when every worker is busy nobody takes it. With lazy joins the half stays on a
-    /// private stack, pushed and popped without a fence; the worker offers its private halves,
-    /// oldest first, at its next `join` made while some worker wants work (searches or
-    /// sleeps), at every spawn, task or kicked successor, at [`yield_now`](crate::yield_now),
-    /// and before it waits, so its jobs run in the order they would without lazy joins. So
-    /// fine recursive fork-join (every first half joining again soon) runs at a fraction of
+    /// Offering the half costs a deque push and a fenced pop back, most of a `join`'s cost.
+    /// When every worker is busy, nobody takes it. With lazy joins the half stays on a
+    /// private stack, pushed and popped without a fence. The worker offers its private
+    /// halves, oldest first, at its next `join` made while some worker wants work (searches
+    /// or sleeps). It also offers them at every spawn, task or kicked successor, at
+    /// [`yield_now`](crate::yield_now), and before it waits. So its jobs run in the order
+    /// they would without lazy joins. Fine recursive fork-join then runs at a fraction of
     /// the cost, with the same parallelism.
     ///
     /// A first half that runs long without joining, or blocks on its second half outside
-    /// ember (a channel, a lock, a flag the second half sets), never offers it. So a worker
-    /// that found no work steals the oldest private half of another worker on its way to
-    /// sleep, behind a heavy barrier (a `membarrier` system call, which the owner's side
-    /// never pays): such a half waits for a free worker no longer than that worker spins
-    /// before it sleeps. Where the system lacks the heavy barrier there is no such steal,
-    /// which is why lazy joins are off there on several workers: turned on, a first half
-    /// must not wait for its second other than through ember (a `join`, a wait, or
-    /// [`yield_now`](crate::yield_now)/[`yield_local`](crate::yield_local), which offer
-    /// the private halves), or it may wait forever. `lazy_joins(false)` offers every half at
-    /// once; the lab's `micro` tables show it as the `ember-offered` row.
+    /// ember (a channel, a lock, a flag), never offers it. So a worker that found no work
+    /// steals the oldest private half of another worker on its way to sleep. The steal sits
+    /// behind a heavy barrier, a `membarrier` system call the owner never pays. Such a half
+    /// waits for a free worker no longer than that worker spins before it sleeps.
     ///
-    /// A pool of one worker has them unless told otherwise. Nobody but that worker can run
-    /// what is on its deque, and it runs its jobs in the same order with or without them: a
-    /// first half that blocks on its second outside ember hangs a one-worker pool either
-    /// way.
+    /// The hazard: without the heavy barrier there is no such steal, so lazy joins are off
+    /// there on several workers. Turned on there, a first half must wait for its second
+    /// only through ember: a `join`, a wait, or
+    /// [`yield_now`](crate::yield_now)/[`yield_local`](crate::yield_local), which offer the
+    /// private halves. Otherwise it may wait forever. `lazy_joins(false)` offers every half
+    /// at once.
+    ///
+    /// A pool of one worker has them unless told otherwise. Nobody else can run what is on
+    /// its deque, and it runs its jobs in the same order either way. A first half that
+    /// blocks on its second outside ember hangs a one-worker pool with or without them.
     ///
     /// ```
     /// let pool = ember::Pool::builder().threads(2).lazy_joins(true).build().unwrap();
@@ -277,33 +271,31 @@ impl PoolBuilder {
     }
 
     /// Whether most `join`s made while every worker is busy run their two closures one after
-    /// the other, as plain calls, keeping nothing for thieves (default: off). For fork-join
-    /// code whose two halves never wait for each other: with it on, such a wait can hang
-    /// even while other workers are idle.
+    /// the other, as plain calls, keeping nothing for thieves (default: off). It is for
+    /// fork-join code whose two halves never wait for each other. With it on, such a wait
+    /// can hang even while other workers are idle.
     ///
     /// With lazy joins, a `join` made while no worker wants work keeps its second half on a
-    /// private stack that a worker about to sleep may steal from, and takes it back after the
-    /// first half: a few dozen instructions and several memory accesses per `join`, which fine
-    /// recursion over data that misses the cache pays at every node. With sequential joins, a
-    /// `join` made while no worker wants work, and while this worker already keeps at least
-    /// three second halves of earlier `join`s (which thieves can still take), runs `a` and then
-    /// `b` with none of that; once a worker wants work, the next `join` offers the kept halves
-    /// as always. This follows the chili crate's `join` (<https://github.com/dragostis/chili>),
-    /// which runs most `join`s as two calls and publishes work on a heartbeat; here, a worker
-    /// that wants work is the signal, and nothing ticks while the pool is idle. The lab's
-    /// `micro` fork-join and tree-sum tables show it as the `ember-seq-joins` row.
+    /// private stack, and takes it back after the first half. That costs a few dozen
+    /// instructions and several memory accesses per `join`. Fine recursion over data that
+    /// misses the cache pays it at every node. With sequential joins, such a `join` runs `a`
+    /// and then `b` with none of that, once this worker already keeps at least three second
+    /// halves of earlier `join`s. Thieves can still take those. Once a worker wants work, the
+    /// next `join` offers the kept halves as always. This follows the chili crate's `join`
+    /// (<https://github.com/dragostis/chili>), which runs most `join`s as two calls and
+    /// publishes work on a heartbeat. Here a worker that wants work is the signal, and
+    /// nothing ticks while the pool is idle.
     ///
-    /// The price is the guarantees lazy joins keep. A second half run this way is nobody's to
-    /// steal while its first half runs, so a first half that waits for it, by any means (a
-    /// channel, a lock, a flag; and here through ember as well: [`yield_now`](crate::yield_now),
-    /// a scope, a task, a wait on another pool), waits forever. And the second half runs as
-    /// soon as the first returns, before the jobs the first half spawned, which without this
-    /// run first on the worker: a second half that waits for one of them may wait forever
-    /// too. Neither half, nor anything it runs or spawns, may wait for the other half or for
-    /// what the other half spawned. A panic in `a`
-    /// is re-raised once `b` has run, as in every `join`. It takes effect only with lazy joins
-    /// ([`lazy_joins`](Self::lazy_joins); on by default on Linux), and changes no other
-    /// operation: `scope`, spawns and tasks run as without it.
+    /// The hazard: it gives up the guarantees lazy joins keep. A second half run this way is
+    /// nobody's to steal while its first half runs. A first half that waits for it by any
+    /// means waits forever: a channel, a lock, a flag, and here ember too
+    /// ([`yield_now`](crate::yield_now), a scope, a task, a wait on another pool). And the
+    /// second half runs as soon as the first returns, before the jobs the first half
+    /// spawned. A second half that waits for one of them may wait forever too. So neither
+    /// half, nor anything it runs or spawns, may wait for the other half or for what it
+    /// spawned. A panic in `a` is re-raised once `b` has run, as in every `join`. It takes
+    /// effect only with lazy joins ([`lazy_joins`](Self::lazy_joins); on by default on
+    /// Linux). `scope`, spawns and tasks run as without it.
     ///
     /// ```
     /// let pool = ember::Pool::builder()
@@ -392,13 +384,13 @@ impl PoolBuilder {
         self
     }
 
-    /// Called on every worker thread, with its index, as it leaves the pool at shutdown, once
-    /// the pool has drained: no job of the running pool runs on any worker after its exit
-    /// handler began. Jobs the handler spawns still run before the worker exits, on any
-    /// worker (the others wait until every handler has returned); but as in the running
-    /// pool, under [`WakePolicy::Biased`](crate::WakePolicy::Biased) a job spawned onto the worker's own deque wakes
-    /// nobody, so a handler must not block on one outside ember (a channel): use `join`,
-    /// `scope` or a task's `join`, which run it.
+    /// Called on every worker thread, with its index, as it leaves the pool at shutdown,
+    /// once the pool has drained. No job of the running pool runs on any worker after its
+    /// exit handler began. Jobs the handler spawns still run before the worker exits, on any
+    /// worker: the others wait until every handler has returned. The hazard is as in the
+    /// running pool: under [`WakePolicy::Biased`](crate::WakePolicy::Biased) a job spawned
+    /// onto the worker's own deque wakes nobody. So a handler must not block on one outside
+    /// ember (a channel); `join`, `scope` or a task's `join` run it.
     /// Dropping the last [`Pool`] handle outside the pool returns after every exit handler
     /// has returned (rayon's drop returns at once and the handlers run later).
     ///
@@ -429,16 +421,15 @@ impl PoolBuilder {
         self
     }
 
-    /// How long an idle worker allowed to search, or a worker waiting inside the pool (for
-    /// its `join`'s stolen half, a task, a scope), keeps looking for work, spinning with
-    /// [`std::hint::spin_loop`], before it yields once ([`std::thread::yield_now`]), looks
-    /// again and sleeps (default 10 µs; ten times as long while half the pool's other workers,
-    /// two at least, are awake, so that the workers of a wide parallel stretch stay awake
-    /// between its rounds).
-    /// Zero sleeps at once. A worker whose last spins all
-    /// found nothing stops spinning until one finds work again (it probes now and then), so a
-    /// pool under light load does not burn the spin per job. A spin longer than
-    /// [`MAX_SPIN`](Self::MAX_SPIN) (one hour) is clamped to it.
+    /// How long a worker keeps looking for work before it sleeps (default 10 µs). It applies
+    /// to an idle worker allowed to search, and to a worker waiting inside the pool (for its
+    /// `join`'s stolen half, a task, a scope). The worker spins with
+    /// [`std::hint::spin_loop`], yields once ([`std::thread::yield_now`]), looks again and
+    /// sleeps. It spins ten times as long while half the pool's other workers, two at least,
+    /// are awake, so a wide parallel stretch stays awake between its rounds. Zero sleeps at
+    /// once. A worker whose last spins all found nothing stops spinning until one finds work
+    /// again (it probes now and then), so a pool under light load does not burn the spin per
+    /// job. A spin longer than [`MAX_SPIN`](Self::MAX_SPIN) (one hour) is clamped to it.
     pub fn spin(mut self, spin: Duration) -> Self {
         self.spin = spin.min(Self::MAX_SPIN);
         self
@@ -453,18 +444,17 @@ impl PoolBuilder {
     /// Why: on virtual machines whose idle processors read as preempted to the guest, Linux
     /// may queue a woken worker on its waker's busy processor rather than the idle one, so a
     /// job spawned for another worker waits out its spawner (up to the whole of a long
-    /// parent). Pinned, the worker is woken on its own processor. The lab's `ember-pinned`
-    /// row in `micro`'s successor-hold table measures the difference.
+    /// parent). Pinned, the worker is woken on its own processor.
     ///
-    /// What it costs:
-    /// - A pinned worker cannot move off a processor that other work keeps busy, so pin a
-    ///   pool only where it has the processors it pins to: one pool per machine, or pools
-    ///   built on disjoint sets from threads already restricted (`taskset`, a cpuset). A
-    ///   container whose CPU quota is below the host's processors still sees them all, and
-    ///   several such processes would pin to the same first ones.
-    /// - Threads inherit their creator's processors: a thread started from inside a pinned
-    ///   worker, or a pool built there (the global pool included, if first used there), is
-    ///   confined to that worker's one processor. Start them from outside the pool.
+    /// Hazards:
+    /// - A pinned worker cannot move off a processor that other work keeps busy. Pin a pool
+    ///   only where it has the processors it pins to: one pool per machine, or pools built
+    ///   on disjoint sets from threads already restricted (`taskset`, a cpuset). A container
+    ///   whose CPU quota is below the host's processors still sees them all. Several such
+    ///   processes would pin to the same first ones.
+    /// - Threads inherit their creator's processors. A thread started from inside a pinned
+    ///   worker is confined to that worker's one processor, and so is a pool built there
+    ///   (the global pool too, if first used there). Start them from outside the pool.
     /// - Machines with more than 1024 processors are not pinned.
     ///
     /// ```

@@ -180,15 +180,13 @@ where
 
     /// Runs the closure on the current thread.
     ///
-    /// It takes the closure out where it lies rather than copying the whole job (latch,
-    /// closure and result) out of the frame: such a copy reads the job with wide loads that
-    /// span the narrower stores which built it moments earlier (when the first half was
-    /// short, as at a recursion's leaves). A load that spans two stores cannot be served from
-    /// the store buffer; it waits until they are written to the cache, which follows the
-    /// retirement of everything older than them: a dozen cycles or so when the data is in
-    /// cache, a cache miss's latency when misses older than the stores are outstanding. The
-    /// lab's `tree-sum` rows measure what it cost (the lab README's "Costs of the
-    /// protocols").
+    /// It takes the closure out where it lies. It does not copy the whole job (latch, closure
+    /// and result) out of the frame. Such a copy reads the job with wide loads that span the
+    /// narrower stores which built it moments earlier, as at a recursion's leaves. A load
+    /// that spans two stores cannot be served from the store buffer. It waits until they
+    /// reach the cache, which follows the retirement of everything older: a dozen cycles in
+    /// cache, a cache miss's latency behind an outstanding miss
+    /// (`crates/ember-lab/MEASUREMENTS.md`, "Running a `join` half in place").
     ///
     /// # Safety
     /// The job's `JobRef` was taken back out of every queue before anybody executed it, and
@@ -199,12 +197,12 @@ where
         func()
     }
 
-    /// Forgets a job whose closure ran here ([`run_inline`](Self::run_inline)): nothing in it
-    /// needs dropping any more (its result was never written, and its latch waits for a
-    /// worker by reference), but the compiler cannot see that past the `JobRef` that escaped
-    /// to a queue, and would check every field on every `join`: without this, a private
-    /// `join` costs 105 instructions instead of 90 (callgrind, `hot_paths join`). The fields
-    /// are named one by one, so that a new one is a compile error here rather than a leak.
+    /// Forgets a job whose closure ran here ([`run_inline`](Self::run_inline)). Nothing in it
+    /// needs dropping any more: its result was never written, and its latch waits for a
+    /// worker by reference. The compiler cannot see that past the `JobRef` that escaped to a
+    /// queue, and would check every field on every `join` (`crates/ember-lab/MEASUREMENTS.md`,
+    /// "Running a `join` half in place"). The fields are named one by one, so a new one is a
+    /// compile error here rather than a leak.
     #[inline(always)]
     pub(crate) fn forget_run_inline(self) {
         let StackJob {

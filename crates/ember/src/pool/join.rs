@@ -16,10 +16,9 @@
 //! rayon): nothing else refers to the frame then, so its panic may unwind straight through.
 //!
 //! A `b` taken back runs where it lies in the frame, and its job is then forgotten, not
-//! dropped: copying the job out stalled every `join` on the stores that had just built it,
-//! behind any cache miss older than them, and its drop checked fields nothing can have set
-//! (`StackJob::run_inline` and `forget_run_inline`; the lab's `micro` fork-join and tree-sum
-//! tables measure `join` against rayon and chili in every run).
+//! dropped. Copying the job out would stall on the stores that just built it, behind any
+//! older cache miss. Its drop would check fields nothing can have set
+//! (`StackJob::run_inline` and `forget_run_inline`).
 
 use std::panic::{self, AssertUnwindSafe};
 use std::sync::Arc;

@@ -155,8 +155,7 @@ fn mutant_idle_check_unfenced() {
 ///
 /// Guards the second look at the condition under the list's lock (`WaitList::notify_if`,
 /// called by `notify_changed`): `mutant_stale_idle_notification` wakes whoever is registered
-/// once it saw the pool idle, and the second wait returns early (found by the lab:
-/// `wait_idle` returned with 47 of 10,000 tasks run).
+/// once it saw the pool idle, and the second wait returns early.
 fn stale_notification(recheck: bool) {
     model_bounded(3, move || {
         let list = Arc::new(WaitList::new());

@@ -90,15 +90,15 @@ use crate::wake::WakePolicy;
 /// to wait for the queued tasks). A worker cannot wait there without risking to wait for
 /// itself. (rayon's `ThreadPool` never waits on drop.)
 ///
-/// **Several pools.** A worker of one pool that waits for another — [`join`](Self::join),
+/// **Several pools.** A worker of one pool may wait for another: [`join`](Self::join),
 /// [`scope`](Self::scope) or [`parallel_for`](Self::parallel_for) on it, a
-/// [`Task::join`](crate::Task::join) of one of its tasks, [`wait_idle`](Self::wait_idle) —
-/// keeps running its own pool's jobs while it waits, and wakes when the other pool's work is
-/// done. So pools may call each other in any pattern without deadlock. Each such nested wait
-/// runs on the waiting worker's stack: a chain of calls A → B → A → … nests one frame per hop
-/// (about 1 KiB in release builds, 2 KiB in debug ones); on the default 2 MiB stack chains of
-/// 1,000 hops run in a debug build and 3,000 in release ([`PoolBuilder::stack_size`] raises
-/// the limit).
+/// [`Task::join`](crate::Task::join) of one of its tasks, [`wait_idle`](Self::wait_idle).
+/// It keeps running its own pool's jobs while it waits, and wakes when the other pool's work
+/// is done. So pools may call each other in any pattern without deadlock. The hazard: each
+/// nested wait runs on the waiting worker's stack. A chain of calls A → B → A → … nests one
+/// frame per hop (about 1 KiB in release builds, 2 KiB in debug ones). On the default 2 MiB
+/// stack, chains of 1,000 hops run in a debug build and 3,000 in release
+/// ([`PoolBuilder::stack_size`] raises the limit).
 ///
 /// **What a waiting worker runs.** Like rayon's, a worker that waits runs *any* queued job of
 /// its pool on top of its stack, and the job it waits in cannot resume before that job
@@ -217,20 +217,18 @@ impl Pool {
     }
 
     /// Runs `a` and `b`, potentially in parallel, and returns both results. On a worker, the
-    /// worker runs `a` itself, offers `b` to thieves on its deque, and most often pops `b` back
-    /// and runs it inline (a deque push and pop is the whole cost); while a thief runs `b` it
-    /// runs other queued jobs, spinning briefly for `b` before it would sleep, instead of
-    /// blocking. Called from outside the pool, the whole `join` runs on a worker while the
-    /// caller blocks.
+    /// worker runs `a` itself and offers `b` to thieves on its deque. Most often it pops `b`
+    /// back and runs it inline: a deque push and pop is the whole cost. While a thief runs
+    /// `b`, the worker runs other queued jobs instead of blocking, and spins briefly for `b`
+    /// before it would sleep. Called from outside the pool, the whole `join` runs on a worker
+    /// while the caller blocks.
     ///
     /// With lazy joins (the default on Linux, and on a pool of one worker everywhere:
-    /// [`PoolBuilder::lazy_joins`]) `b` stays on a private stack instead of the deque while no
-    /// worker wants work (no atomic read-modify-write, no fence), where a worker about to
-    /// sleep can still steal it. With [`PoolBuilder::sequential_joins`] (opt-in), a `join`
+    /// [`PoolBuilder::lazy_joins`]) `b` stays on a private stack while no worker wants work.
+    /// That takes no atomic read-modify-write and no fence, and a worker about to sleep can
+    /// still steal it. With [`PoolBuilder::sequential_joins`] (opt-in), a `join`
     /// made while no worker wants work, below three kept halves, runs `a` and then `b` as
-    /// plain calls. The lab's `micro` tables (`fork-join` and `tree-sum`, with 1 and 2
-    /// workers) measure each path against rayon and chili, and its claims table gives the
-    /// verdict on each.
+    /// plain calls.
     ///
     /// If either closure panics, the panic is re-raised here once both have finished.
     ///
@@ -439,9 +437,9 @@ impl Pool {
     /// Blocks until every task [`spawn`](Self::spawn)ed so far has finished, including tasks
     /// those spawned, and every dependent [`Task`](crate::Task) created so far has ended (run,
     /// panicked or been cancelled). It returns as soon as the last of them finishes, whoever
-    /// finishes it: the worker that ends a task looks, before it runs any user code again or
-    /// sleeps, whether that left the pool idle (unless it starts another task at once: a moment
-    /// of idleness that a task spawned meanwhile ends before the worker looks may go unseen).
+    /// finishes it. The worker that ends a task looks whether that left the pool idle, before
+    /// it runs user code again or sleeps. It skips the look if it starts another task at
+    /// once, so a moment of idleness that ends before the worker looks may go unseen.
     /// A task still waiting for an [`Event`] that nobody completes keeps it waiting (see
     /// [`wait_idle_timeout`](Self::wait_idle_timeout)). Called on a worker of another pool,
     /// that worker runs its own pool's jobs while it waits.

@@ -1,27 +1,26 @@
 //! Whether an idle worker spins before it sleeps.
 //!
-//! Spinning pays when work arrives within the spin (a busy producer): the worker takes it
-//! without a sleep and a wake-up, each a system call and a context switch. It is pure waste
-//! under light load (a job every millisecond), where every spin ends in a sleep anyway. So a
-//! worker keeps a count of its consecutive spins that found nothing: after two of them it
-//! stops spinning, except for one probe every sixteenth idle period, and any spin that finds
-//! work turns spinning back on. For a worker waiting on something (its `join`'s stolen half),
-//! seeing the wait end during the spin counts as finding work: the spin spared it a sleep.
+//! Spinning pays when work arrives within the spin (a busy producer). The worker takes it
+//! without a sleep and a wake-up, each a system call and a context switch. Under light load
+//! (a job every millisecond) it is pure waste: every spin ends in a sleep anyway. So a worker
+//! counts its consecutive spins that found nothing. After two, it stops spinning, except for
+//! one probe every sixteenth idle period. Any spin that finds work turns spinning back on.
+//! For a worker waiting on something (its `join`'s stolen half), seeing the wait end during
+//! the spin counts as finding work: the spin spared it a sleep.
 //!
-//! How long a spin lasts depends on whether the pool is in a wide stretch. A worker that
-//! runs out of work while at least two other workers, and half the pool, are still awake
-//! spins [`WIDE_SPIN`] times as long:
-//! the next round of that work (the next evaluation of a loop over parallel iterators, the
-//! next `install`, the next level of a fork) usually comes within that, and a worker kept
-//! awake takes it without being woken. A wide pool that let its workers sleep between such
-//! rounds woke them all again for each, one wake-up latency per level of the wake-up tree,
-//! which on a 16-core machine took longer than a round of a data-parallel loop. A worker
-//! with one other awake at most (a pool under light load, a job at a time, a token passed
-//! from worker to worker) spins the short spin: spinning longer there would keep a core
-//! busy between jobs that come every few tens of microseconds, to save wake-ups a cheaper
-//! pool does not need. Nor does a pool of two workers ever spin the long spin, nor a pool of
-//! more workers than the process has processors: there a spinning worker holds a processor
-//! that a runnable worker is waiting for.
+//! How long a spin lasts depends on whether the pool is in a wide stretch. A worker that runs
+//! out of work while at least two other workers, and half the pool, are still awake spins
+//! [`WIDE_SPIN`] times as long. The next round of that work usually comes within that: the
+//! next evaluation of a loop over parallel iterators, the next `install`, the next level of
+//! a fork. A worker kept awake takes it without being woken. A wide pool that let its workers
+//! sleep between rounds would wake them all again for each, one wake-up latency per level of
+//! the wake-up tree; on many cores that takes longer than a round of a data-parallel loop.
+//!
+//! A worker with one other awake at most spins the short spin: a pool under light load, a job
+//! at a time, a token passed from worker to worker. Spinning longer there would keep a core
+//! busy between jobs that come every few tens of microseconds. A pool of two workers never
+//! spins the long spin. Nor does a pool of more workers than the process has processors:
+//! there a spinning worker holds a processor that a runnable worker is waiting for.
 
 use std::cell::Cell;
 

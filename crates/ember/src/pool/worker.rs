@@ -15,25 +15,29 @@
 //!
 //! **Lazy joins** ([`PoolBuilder::lazy_joins`](crate::PoolBuilder::lazy_joins)). Offering a
 //! `join`'s second half to thieves costs a deque push ordered before its wake-up check
-//! (`wake/README.md`) and a pop with a `SeqCst` fence (most of a `join` on two workers, measured
-//! with `perf`); when every worker is busy, nobody takes it. So with lazy joins, a `join` made
-//! while no worker wants work (nobody searches or sleeps) keeps its second half on a private list
-//! of the worker's, pushed and popped without a fence or an atomic read-modify-write. The next
-//! `join` made while some worker wants work offers the private halves on the deque first, oldest (the largest piece)
-//! first, and so do a wait (`wait_for`, before the worker may sleep) and every shared push (a
-//! spawn, a task): so the private halves are always the newest of the worker's jobs, and the deque
-//! with the private list on top holds them in the order they were made. The worker then runs its
-//! own jobs in the order it would without lazy joins (a first half's spawns before its second
-//! half), which a second half blocking on such a spawn relies on. A worker *wants work* from the
-//! moment its own work runs out — before it looks elsewhere, so an idle worker is never missed
-//! because it is between two states — until it runs a job or returns to user code (a count on one
-//! shared line, changed twice per search, never per `join`). A private half is always run: by its
-//! own `join`, which takes it back, or, once offered, as any half on the deque, or by a worker
-//! that steals it on its way to sleep (`private_halves.rs`; `wake/README.md`, "Private
-//! steals"): a first half that runs long without joining, or blocks on its second half outside
-//! ember, keeps it from an idle worker only until that worker has spun and is about to sleep.
-//! Where the system has no heavy barrier there is no such steal, and lazy joins are off by
-//! default on several workers (`PoolBuilder::lazy_joins`).
+//! (`wake/README.md`) and a pop with a `SeqCst` fence: most of a `join` on two workers. When
+//! every worker is busy, nobody takes it. So with lazy joins, a `join` made while no worker
+//! wants work (nobody searches or sleeps) keeps its second half on a private list of the
+//! worker's. That list is pushed and popped without a fence or an atomic read-modify-write.
+//!
+//! The next `join` made while some worker wants work first offers the private halves on the
+//! deque, oldest (the largest piece) first. So do a wait (`wait_for`, before the worker may
+//! sleep) and every shared push (a spawn, a task). So the private halves are always the
+//! newest of the worker's jobs, and the deque with the private list on top holds them in the
+//! order they were made. The worker then runs its own jobs in the order it would without
+//! lazy joins: a first half's spawns before its second half. A second half blocking on such
+//! a spawn relies on that.
+//!
+//! A worker *wants work* from the moment its own work runs out until it runs a job or
+//! returns to user code. It starts wanting before it looks elsewhere, so an idle worker is
+//! never missed between two states. The count lives on one shared line, changed twice per
+//! search, never per `join`. A private half always runs: by its own `join`, which takes it
+//! back; once offered, as any half on the deque; or by a worker that steals it on its way to
+//! sleep (`private_halves.rs`; `wake/README.md`, "Private steals"). A first half that runs
+//! long, or blocks on its second half outside ember, keeps it from an idle worker only until
+//! that worker has spun and is about to sleep. Where the system has no heavy barrier there is
+//! no such steal, and lazy joins are off by default on several workers
+//! (`PoolBuilder::lazy_joins`).
 //!
 //! **Sequential joins** ([`PoolBuilder::sequential_joins`](crate::PoolBuilder::sequential_joins),
 //! off by default). Keeping a half private still costs a push and a pop on the private stack
@@ -41,14 +45,14 @@
 //! worker that keeps at least [`MIN_KEPT_FOR_SEQUENTIAL`] private halves already, runs its two
 //! closures as plain calls. Thieves still find work: the halves kept are the oldest, the
 //! largest pieces, and a worker that wants work makes the next `join` take the ordinary path,
-//! which offers them all. (chili also keeps every 64th `join`'s half, for its heartbeat to
-//! publish; here the `join`s themselves see the wanting worker, so that adds nothing.) Nothing
-//! shared is written on that path and no protocol changes: it reads the same hint
-//! (`wants_work`) a private push reads, and a stale hint delays an offer to the next `join`.
-//! What it gives up is that a second half run as a call is nobody's to steal, so a first half
-//! that waits for it hangs, and that it runs before what its first half spawned (which
-//! otherwise lies above it on the deque), so a second half that waits for such a job hangs;
-//! the builder's docs say so.
+//! which offers them all. chili also keeps every 64th `join`'s half, for its heartbeat to
+//! publish. Here the `join`s themselves see the wanting worker, so that adds nothing. Nothing
+//! shared is written on that path and no protocol changes. It reads the same hint
+//! (`wants_work`) a private push reads; a stale hint delays an offer to the next `join`.
+//! The hazards, which the builder's docs state: a second half run as a call is nobody's to
+//! steal, so a first half that waits for it hangs. And it runs before what its first half
+//! spawned, which otherwise lies above it on the deque, so a second half that waits for such
+//! a job hangs.
 
 use std::cell::Cell;
 use std::ptr::NonNull;
@@ -377,11 +381,11 @@ impl WorkerThread {
     /// Eager and Searching: `wake/README.md`, "Pushing"): an offered private half, the second
     /// half of a `join` where it is not pushed lightly (`push_join_half_public`), and (through
     /// `push_shared`) every spawned or kicked job. A `join` pops its half back itself if
-    /// nobody took it, but only once its first half returns: a first half that blocks on the
-    /// second outside ember (a channel) leaves it to another worker, and a wake-up lost to a
-    /// worker going to sleep at that moment would hang the `join`. It offers no private half:
-    /// a pool without lazy joins has none, and with them `push_join_half` offers them before
-    /// its own.
+    /// nobody took it, but only once its first half returns. A first half that blocks on the
+    /// second outside ember (a channel) leaves it to another worker. A wake-up lost to a
+    /// worker going to sleep at that moment would hang the `join`. This offers no private
+    /// half: a pool without lazy joins has none, and with them `push_join_half` offers them
+    /// before its own.
     #[inline]
     pub(crate) fn push(&self, job: JobRef) {
         self.pay_owed_wake();
@@ -529,18 +533,18 @@ impl WorkerThread {
     }
 
     /// Pushes a job spawned here (`spawn`, `spawn_fifo`), as [`push_shared`](Self::push_shared)
-    /// does, except that a wake-up of a sleeper for a job alone on the deque is owed rather
-    /// than made, where the pool defers them (`wake/README.md`, "Deferred wake-ups"): a job
-    /// that spawns its successor as its last act runs it next itself, and nobody is woken for
-    /// it. The debt is settled at this worker's next scheduling point: its next push makes the
-    /// wake-up, its next look for work takes the job back or finds it taken (`pop_local`), or
+    /// does. Where the pool defers wake-ups, though, a wake-up for a job alone on the deque is
+    /// owed rather than made (`wake/README.md`, "Deferred wake-ups"). A job that spawns its
+    /// successor as its last act then runs it next itself, and nobody is woken for it. The
+    /// debt is settled at this worker's next scheduling point. Its next push makes the
+    /// wake-up. Its next look for work takes the job back or finds it taken (`pop_local`), or
     /// makes the wake-up if it runs something else first (`take_held`, `fairness_turn`). If
-    /// the spawning job runs longer than that, the pool's alarm makes it the pool's bound
+    /// the spawning job runs longer, the pool's alarm makes the wake-up the pool's bound
     /// (100 µs by default) after the spawn.
     ///
     /// Once the alarm has had to make one of this worker's wake-ups, its next
-    /// [`SPAWNS_WAKING_AFTER_ALARM`] spawns that would owe one make it at once instead: a job
-    /// that spawns and then computes holds a successor for the bound only once in so many.
+    /// [`SPAWNS_WAKING_AFTER_ALARM`] owing spawns wake at once instead. So a job that spawns
+    /// and then computes holds a successor for the bound only once in so many.
     #[inline]
     pub(crate) fn push_spawned(&self, job: JobRef) {
         self.offer_all_private();
@@ -691,9 +695,9 @@ impl WorkerThread {
         self.count_wanting(true);
         self.registry.sleep.forget_stamp(self.index);
         // A worker waiting for its own `join`'s stolen half (or any awaited condition) spins
-        // for it without taking a searcher's place: its wait ends when the thief finishes,
-        // and a searcher slot it held would keep an idle worker from spinning for pushed work
-        // (with two workers, the one slot there is).
+        // for it without taking a searcher's place. Its wait ends when the thief finishes.
+        // A searcher slot it held would keep an idle worker from spinning for pushed work;
+        // with two workers, it is the only slot.
         let (waiting, wait_deadline) = match looking {
             Looking::Waiting { deadline } => (true, deadline),
             Looking::Idle => (false, None),

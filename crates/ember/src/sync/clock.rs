@@ -4,9 +4,9 @@
 /// Nanoseconds from an arbitrary origin, the time base of debts and the alarm (never 0).
 ///
 /// A deferring spawn stamps its debt with this, once per link of a chain, so it must be
-/// cheap. `clock_gettime` costs 32 ns on the virtual machine measured here (the vDSO fences
-/// its read of the time-stamp counter), about a sixth of a deferring chain link; the
-/// counter read alone costs 12 ns. So where the kernel itself keeps time with the counter
+/// cheap. `clock_gettime` fences its read of the time-stamp counter, and costs several
+/// times the counter read alone (`crates/ember-lab/MEASUREMENTS.md`, "Stamps and the
+/// clock"). So where the kernel itself keeps time with the counter
 /// (its clock source is `tsc`: invariant, and in step across processors), this is the
 /// counter scaled to nanoseconds; elsewhere it is the monotonic clock. Only differences of
 /// this clock are trusted: the alarm (`alarm.rs`) moves a deadline onto the monotonic
@@ -17,8 +17,8 @@
 /// such a jump costs early wake-ups, not held ones.
 ///
 /// Why not the `quanta` crate, which does this: its calibration spins until its error is
-/// under 10 ns, for up to 200 ms; measured here it took 1 ms on an idle machine and 39 ms of
-/// processor time beside a pool's spinning workers. The bound needs the rate only to a part
+/// under 10 ns, for up to 200 ms, and beside a pool's spinning workers it takes tens of
+/// milliseconds of processor time. The bound needs the rate only to a part
 /// in a thousand, which two readings a millisecond apart give while the calibrating thread
 /// sleeps ([`calibrate_clock`]).
 #[cfg(all(not(loom), target_os = "linux"))]

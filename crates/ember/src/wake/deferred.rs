@@ -1,21 +1,19 @@
 //! Deferred wake-ups of spawned jobs, under Searching (README, "Deferred wake-ups").
 //!
 //! A job that spawns its successor as its last act and ends would, under Searching, wake a
-//! sleeper for a job its own worker is about to run. So, in a pool that defers wake-ups
-//! (`PoolBuilder::defer_wakeups`, the default), a spawn onto the worker's empty deque that
-//! would wake a sleeper *owes* that wake-up instead: the job is on the deque, stealable
-//! as always, and only the wake-up waits. The worker settles the debt at its next scheduling
-//! point — its next push pays it, its next look for work takes the job back and voids it —
-//! and an alarm pays it if the spawning job is still running the pool's bound later (100 µs
-//! unless the builder says otherwise, [`DEFAULT_DEFER_NS`]), so a
-//! successor is never held hostage by a long parent.
+//! sleeper for a job its own worker is about to run. So in a pool that defers wake-ups
+//! (`PoolBuilder::defer_wakeups`, the default), such a spawn *owes* that wake-up instead.
+//! The job is on the deque, stealable as always; only the wake-up waits. The worker settles
+//! the debt at its next scheduling point. Its next push pays it. Its next look for work
+//! takes the job back and voids it. If the spawning job still runs the pool's bound later
+//! ([`DEFAULT_DEFER_NS`] unless the builder says otherwise), an alarm pays it. So a long
+//! parent never holds its successor hostage.
 //!
-//! The alarm is one per pool (`sync/alarm.rs`), waited for by one thread that sleeps while
-//! no debt is old, started at the first spawn that would owe (`pool/alarm_thread.rs`);
-//! until it watches, no spawn owes. Owing workers move it later only when it is due within
-//! a fifth of the bound (three tenths with a reused stamp, `stamp.rs`), so a chain of short
-//! jobs costs one system call per three quarters of the bound or so (about 75 µs by
-//! default) and no wake-up at all.
+//! The alarm is one per pool (`sync/alarm.rs`). One thread waits for it, asleep while no
+//! debt is old. It starts at the first spawn that would owe (`pool/alarm_thread.rs`); until
+//! it watches, no spawn owes. Owing workers move the alarm only when it is due within a
+//! fifth of the bound (three tenths with a reused stamp, `stamp.rs`). So a chain of short
+//! jobs costs a system call about every three quarters of the bound, and no wake-up.
 
 use crossbeam_utils::CachePadded;
 
@@ -39,12 +37,12 @@ pub(crate) const MIN_DEFER_NS: u64 = 10_000;
 /// spawner is a hang in all but name, and deadlines stay far from overflowing.
 pub(crate) const MAX_DEFER_NS: u64 = 1_000_000_000;
 
-/// After the alarm made one of a worker's wake-ups (its spawning job ran past the bound), the
-/// worker's next this many spawns that would owe a wake-up make it at once: a job that
-/// spawns and then computes is likely to do so again, and its successors should not each
-/// wait out the bound. A chain that merely ran one long link pays at most this many
-/// wake-ups before it defers again. Spawns that would owe nothing (onto a busy deque, or
-/// with a worker searching) leave the count alone, however long it waits to be spent.
+/// After the alarm made one of a worker's wake-ups (its spawning job ran past the bound),
+/// the worker's next this many owing spawns wake at once. A job that spawns and then
+/// computes is likely to do so again, and its successors should not each wait out the
+/// bound. A chain that merely ran one long link pays at most this many wake-ups, then
+/// defers again. Spawns that would owe nothing (onto a busy deque, or with a worker
+/// searching) leave the count alone.
 pub(crate) const SPAWNS_WAKING_AFTER_ALARM: u32 = 16;
 
 /// What a spawn did about the wake-up its push asked for ([`Sleep::notify_spawned`]).
@@ -69,14 +67,14 @@ const DUE_SLOP_NS: u64 = 2_000;
 pub(crate) struct Debts {
     /// How long a wake-up may stay owed before the alarm makes it.
     defer_ns: u64,
-    /// A worker that owes a wake-up moves the alarm only when it is due within this (a fifth
-    /// of `defer_ns`; three tenths with a reused stamp), or later than its own debt allows:
-    /// about once per three quarters of the bound of debts made back to back. Setting an
-    /// alarm due that soon costs a system call that reprograms the processor's timer (5–17 µs
-    /// for one 50 µs ahead on a virtual machine measured here, under 1 µs for one due after
-    /// the next 4 ms scheduler tick, and on hardware), so the alarm is moved as seldom as the
-    /// bound allows; moved less often, it would fire between two debts and wake its thread
-    /// for nothing.
+    /// A worker that owes a wake-up moves the alarm only when it is due within this, or later
+    /// than its own debt allows. This is a fifth of `defer_ns`; three tenths with a reused
+    /// stamp. Debts made back to back then move it about once per three quarters of the
+    /// bound. Setting an
+    /// alarm due that soon is a system call that reprograms the processor's timer, far
+    /// dearer than one due after the next scheduler tick. So the alarm is moved as seldom as
+    /// the bound allows. Moved less often, it would fire between two debts and wake its
+    /// thread for nothing.
     rearm_ns: u64,
     /// When worker `i` began to owe a wake-up ([`now_ns`]), or 0. Never later than that
     /// (`stamp.rs`): a reading reused from an owe before.
@@ -87,9 +85,9 @@ pub(crate) struct Debts {
     armed: CachePadded<AtomicU64>,
     /// Serialises setting the alarm with the look at `since` that chose its deadline.
     arming: Mutex<()>,
-    /// The alarm and its thread's flags, shared with that thread, which holds no more of the
-    /// pool than this while it waits, and the pool itself only while it pays
-    /// (`pool/alarm_thread.rs` says when it may still be the one to drop the pool's state).
+    /// The alarm and its thread's flags, shared with that thread. While it waits, the thread
+    /// holds no more of the pool than this; it holds the pool itself only while it pays.
+    /// `pool/alarm_thread.rs` says when it may still be the one to drop the pool's state.
     watch: Arc<Watch>,
     /// The longest time a wake-up stayed owed before it was made, in ns.
     longest: AtomicU64,
@@ -138,15 +136,14 @@ impl Debts {
             fence(Ordering::SeqCst);
         }
         let armed = self.armed.load(Ordering::Relaxed);
-        // Clear, due soon, or set for later than this debt allows (a debt newer than ours
-        // chose it): set it again. Otherwise it fires in time for this debt, and a chain of
-        // short jobs pays no system call. Already due (at or before `now`), it has fired or
-        // is firing, and its thread's pass will see this debt (or clear `armed` first, and
-        // a later debt sets it): setting it again would only cost a system call per debt
-        // while that thread waits for a processor.
-        // A reused stamp is older than the owe, by under a tenth of the bound at a steady
-        // pace (`stamp.rs`): the alarm counts as due soon that much earlier, so that it is
-        // moved before it fires without a clock read to tell how soon it is due.
+        // Clear, due soon, or set later than this debt allows (a newer debt chose it): set
+        // it again. Otherwise it fires in time, and a chain of short jobs pays no system
+        // call. Already due (at or before `now`), it has fired or is firing. Its thread's
+        // pass will see this debt, or clear `armed` first so a later debt sets it. Setting
+        // it again would cost a system call per debt while that thread waits for a processor.
+        // A reused stamp is older than the owe: by under a tenth of the bound at a steady
+        // pace (`stamp.rs`). So the alarm counts as due soon that much earlier. It is then
+        // moved before it fires, without a clock read to tell how soon it is due.
         let soon_ns = if stamp.reused {
             self.rearm_ns + self.stale_ns()
         } else {
@@ -281,9 +278,9 @@ impl Debts {
 
 impl Sleep {
     /// Worker-side: a job spawned on worker `me` was pushed on its own deque, which now holds
-    /// `local_len()`. As [`notify_local`](Self::notify_local), except that where the pool
-    /// defers wake-ups (Searching, `defer_wakeups`, an alarm) and the job is alone on the
-    /// deque, a wake-up the push would make is owed instead: then returns
+    /// `local_len()`. As [`notify_local`](Self::notify_local), with one exception. Where the
+    /// pool defers wake-ups (Searching, `defer_wakeups`, an alarm) and the job is alone on the
+    /// deque, a wake-up the push would make is owed instead. Then it returns
     /// [`SpawnWake::Owed`], and the caller settles it ([`void_debt`](Self::void_debt) or
     /// [`pay_debt`](Self::pay_debt)).
     ///

@@ -49,29 +49,28 @@ use crate::sync::atomic::{fence, AtomicBool, AtomicU64, AtomicUsize, Ordering};
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum WakePolicy {
-    /// Every push that finds a sleeper wakes one (the most recently parked). The baseline a
-    /// channel-fed pool gives: a wake-up for almost every item under light load.
+    /// Every push that finds a sleeper wakes one, the most recently parked. A channel-fed
+    /// pool does the same: under light load, almost every item costs a wake-up.
     Eager,
-    /// The Go/Tokio rule: a push wakes a sleeper only if no worker is searching for work; a
-    /// searcher that finds work stops searching and, if it was the last one, wakes exactly one
-    /// more; at most half the workers search at once. The most recently parked worker wakes.
+    /// The Go/Tokio rule. A push wakes a sleeper only if no worker is searching for work. A
+    /// searcher that finds work stops searching; if it was the last one, it wakes one more.
+    /// At most half the workers search at once. The most recently parked worker wakes.
     Searching,
-    /// The biased work queue: workers are numbered, only worker 0 is woken for new work on
-    /// the global queue, and the lowest-numbered sleeper is woken only when a running worker
-    /// is overloaded: it took `batch` jobs in a row without sleeping, or its own deque holds
-    /// `batch` jobs. Low-numbered workers stay hot; high-numbered ones wake only under
-    /// sustained load and are the first to sleep again when it falls.
+    /// The biased work queue. Workers are numbered. Only worker 0 is woken for new work on
+    /// the global queue. The lowest-numbered sleeper is woken only when a running worker is
+    /// overloaded: it took `batch` jobs in a row without sleeping, or its own deque holds
+    /// `batch` jobs. Low-numbered workers stay hot. High-numbered ones wake only under
+    /// sustained load, and sleep first when it falls. Use it for streams of many small jobs.
     ///
-    /// A job waits behind up to about `batch` others before a second worker joins in, and a
-    /// job that blocks its thread (on I/O, a lock, or a channel fed by another job) holds up
-    /// the jobs queued behind it until that worker is overloaded or frees up — forever, if it
-    /// waits for one of them: a `join` whose first half receives from a channel its second
-    /// half sends on hangs a Biased pool (`batch` above 1) that is not otherwise busy.
+    /// Hazards. A job waits behind up to about `batch` others before a second worker joins
+    /// in. A job that blocks its thread (on I/O, a lock, a channel fed by another job) holds
+    /// up the jobs queued behind it until its worker is overloaded or frees up. If it waits
+    /// for one of them, it waits forever: a `join` whose first half receives from a channel
+    /// its second half sends on hangs an otherwise idle Biased pool (`batch` above 1).
     /// Waiting through [`Pool::join`](crate::Pool::join) or
     /// [`Pool::scope`](crate::Pool::scope) is safe: the waiting worker runs the queued jobs
-    /// itself. The same rule means coarse fork-join runs serially: `join(a, b)` with two
-    /// 200 ms halves takes 400 ms on an otherwise idle pool, because one pushed half is not
-    /// overload. Use it for streams of many small jobs.
+    /// itself. Coarse fork-join runs serially: `join(a, b)` with two 200 ms halves takes
+    /// 400 ms on an idle pool, because one pushed half is not overload.
     Biased {
         /// Jobs a worker takes in a row before it wakes the next one. Must be at least 1.
         batch: usize,
@@ -79,12 +78,11 @@ pub enum WakePolicy {
 }
 
 impl Default for WakePolicy {
-    /// [`WakePolicy::Searching`]: the one policy with no workload it handles badly. It never
-    /// leaves parallelism on the table (coarse `join` halves run in parallel at once) and it
-    /// never serialises jobs behind a blocked one, while waking far less than
-    /// [`Eager`](WakePolicy::Eager). [`Biased`](WakePolicy::Biased) wakes less still for
-    /// streams of small jobs, and is the better choice there; see "Choosing a wake policy"
-    /// in the crate docs for the measurements behind this.
+    /// [`WakePolicy::Searching`]: the one policy with no workload it handles badly. Coarse
+    /// `join` halves run in parallel at once, and no job waits behind a blocked one. It
+    /// wakes far less than [`Eager`](WakePolicy::Eager). [`Biased`](WakePolicy::Biased)
+    /// wakes less still for streams of small jobs, and is the better choice there; see
+    /// "Choosing a wake policy" in the crate docs.
     fn default() -> Self {
         WakePolicy::Searching
     }
@@ -302,10 +300,10 @@ impl Sleep {
     }
 
     /// Worker-side, before worker `index`'s first light push since it last went to sleep:
-    /// lists it in `light_pushers`, then a `SeqCst` fence. The listing and the look at the
-    /// sleeper set after each later push are a Dekker pattern with a sleeper's listing and its
-    /// look at `light_pushers`: a sleeper that does not see this listing is seen by every
-    /// later push's check (README, "Light pushes").
+    /// lists it in `light_pushers`, then a `SeqCst` fence. This listing, and each later
+    /// push's look at the sleeper set, pair with a sleeper's listing and its look at
+    /// `light_pushers` (a Dekker pattern). A sleeper that misses this listing is seen by
+    /// every later push's check (README, "Light pushes").
     #[cold]
     pub(crate) fn announce_light_pushes(&self, index: usize, me: &mut WakeState) {
         self.light_pushers[index].store(true, Ordering::Relaxed);
@@ -350,9 +348,9 @@ impl Sleep {
     /// Biased counts every job. A `join` popping its own half back off the deque lands here
     /// each time, so a worker stores its state back only when this says so
     /// (`WorkerThread::found_work`).
-    /// Always inlined: out of line, the call costs more than what the common case does here
-    /// (under Searching and Eager a test and a return; under Biased a count and a compare),
-    /// and the compiler's own choice flipped with unrelated edits.
+    /// Always inlined. Out of line, the call costs more than the common case: a test and a
+    /// return under Searching and Eager, a count and a compare under Biased. The compiler's
+    /// own choice flipped with unrelated edits.
     #[inline(always)]
     pub(crate) fn found_work(&self, me: &mut WakeState, visible: impl Fn(usize) -> usize) -> bool {
         match self.policy {
@@ -378,12 +376,12 @@ impl Sleep {
         true
     }
 
-    /// Worker-side: the caller found no work. Lists it as asleep, looks once more — at the
-    /// queues through `work_visible`, and through `done` at whatever else should keep it
-    /// awake (its latch, shutdown) — and parks unless that look found something, until woken
-    /// or until `deadline`. Returns whether it really blocked. `work_visible` is told whether
-    /// a heavy barrier was issued since the caller's reads before this call (a private steal
-    /// needs one, README "Private steals").
+    /// Worker-side: the caller found no work. Lists it as asleep and looks once more: at
+    /// the queues through `work_visible`, and through `done` at what else should keep it
+    /// awake (its latch, shutdown). Unless that look found something, it parks until woken
+    /// or until `deadline`. Returns whether it really blocked. `work_visible` is told
+    /// whether a heavy barrier was issued since the caller's reads before this call; a
+    /// private steal needs one (README, "Private steals").
     pub(crate) fn sleep(
         &self,
         index: usize,
@@ -456,14 +454,14 @@ impl Sleep {
     }
 
     /// Worker-side: the caller stops looking for work to return to user code (its latch was
-    /// set while it searched). A searcher must not stay counted while it runs user code —
-    /// pushes would skip their wake-up for it — so it stops searching with the same
-    /// hand-off as [`found_work`](Self::found_work).
+    /// set while it searched). A searcher must not stay counted while it runs user code:
+    /// pushes would skip their wake-up for it. So it stops searching with the same hand-off
+    /// as [`found_work`](Self::found_work).
     ///
-    /// Under Eager and Biased the same holds for a worker a waker picked for a queued job
-    /// (`WakeState::picked`) that returns to user code (or, Eager, takes another job, such as
-    /// a broadcast's) instead: it passes the wake-up on if work is still visible, or that job
-    /// could wait behind user code while every other worker sleeps.
+    /// Under Eager and Biased a worker picked for a queued job (`WakeState::picked`) may
+    /// return to user code instead, or (Eager) take another job, such as a broadcast's. It
+    /// passes the wake-up on if work is still visible. Otherwise that job could wait behind
+    /// user code while every other worker sleeps.
     pub(crate) fn leave(&self, me: &mut WakeState, pending: impl Fn() -> bool) {
         match self.policy {
             // One job at most: leaving for user code wakes no more than the last searcher's
@@ -503,12 +501,12 @@ impl Sleep {
         self.num_searching.load(Ordering::Relaxed)
     }
 
-    /// Whether the pool is in a wide stretch, seen by a worker out of work: the pool has no
-    /// more workers than the process has processors (else a spinning worker holds one a
-    /// runnable worker waits for), and at least two other workers, and at least half the
-    /// pool's, are not listed as asleep (running, searching, or on their way to sleep). A
-    /// token passed between workers, or a job at a time, keeps one or two awake and is not
-    /// one. A hint, read without the lock.
+    /// Whether the pool is in a wide stretch, seen by a worker out of work. Two conditions.
+    /// The pool has no more workers than the process has processors; else a spinning worker
+    /// holds a processor a runnable worker waits for. And at least two other workers, and
+    /// at least half the pool's, are not listed as asleep: they run, search, or are on their
+    /// way to sleep. A token passed between workers, or a job at a time, keeps one or two
+    /// awake and is not a wide stretch. A hint, read without the lock.
     pub(crate) fn wide_stretch(&self) -> bool {
         if !self.fits_the_machine {
             return false;

@@ -97,9 +97,9 @@ impl Sleep {
     /// fewer workers search than jobs are visible (README, "Fan-out").
     ///
     /// Go and Tokio wake one more unconditionally, which under light load costs a second
-    /// wake-up per job (the woken searcher finds nothing). Looking first is safe: a push that
+    /// wake-up per job (the woken searcher finds nothing). Looking first is safe. A push that
     /// skipped its wake-up because this worker searched read the count before the decrement
-    /// in `stop_searching`, so after the fence below its job is visible to `visible`; a push
+    /// in `stop_searching`. So after the fence below, its job is visible to `visible`. A push
     /// that reads the count after the decrement sees zero and wakes a sleeper itself.
     ///
     /// A light push (README, "Light pushes") has no fence to make it visible to that look. So

@@ -2,35 +2,35 @@
 //!
 //! A worker that owes a wake-up stamps the debt with when it began, and the alarm pays it
 //! the pool's bound after that stamp (`deferred.rs`). The clock read was most of an owe's
-//! cost: the time-stamp counter takes about 13 ns on the virtual machines the lab runs on,
-//! where a link of a chain of spawns, which owes on every link, takes 70–90 ns. So a worker
-//! reuses its last reading for the owes that follow, as many as its recent pace fits into
-//! a twentieth of the bound, and then reads the clock again.
+//! cost, and a chain of spawns owes on every link. So a worker reuses its last reading for
+//! the owes that follow, as many as its recent pace fits into a twentieth of the bound.
+//! Then it reads the clock again (`crates/ember-lab/MEASUREMENTS.md`, "Stamps and the
+//! clock").
 //!
 //! **Why a reused reading keeps the bound.** A reading is taken before every owe it stamps,
-//! so a stamp is never later than its owe: a debt can only look older than it is, and is
-//! paid at most the bound after it began. What an old stamp can cost is a wake-up made
-//! early, or the alarm firing for nothing (its thread wakes, finds nothing due, sets it
-//! again): the owner moves the alarm when it is due within a fifth of the bound of its
-//! stamp, and an old stamp makes it think the alarm further off than it is. So:
+//! so a stamp is never later than its owe. A debt can only look older than it is, and is
+//! paid at most the bound after it began. An old stamp can cost a wake-up made early, or the
+//! alarm firing for nothing: its thread wakes, finds nothing due, and sets it again. That
+//! is because the owner moves the alarm when it is due within a fifth of the bound of its
+//! stamp, and an old stamp makes the alarm look further off than it is. So:
 //!
-//! * a reading is reused for as many owes as the pace of the last ones fits into a
-//!   twentieth of the bound, so that at a steady pace, or one that swings by half, a stamp
-//!   stays under a tenth of the bound old;
-//! * the reuse at most doubles from one reading to the next, and is none where fewer than
-//!   [`MIN_REUSE`] owes fit, so that a run of a few short links does not set a long reuse;
+//! * a reading is reused for as many owes as the last ones' pace fits into a twentieth of
+//!   the bound. At a steady pace, or one that swings by half, a stamp stays under a tenth
+//!   of the bound old;
+//! * the reuse at most doubles from one reading to the next. It is none where fewer than
+//!   [`MIN_REUSE`] owes fit, so a run of a few short links does not set a long reuse;
 //! * an owe with a reused stamp moves the alarm a tenth of the bound earlier than one with
 //!   a fresh reading (`Debts::owe`);
-//! * the owner reads the clock whenever it moves the alarm, and a stamp it then finds older
-//!   than a tenth of the bound (a link far longer than those before it, a preempted worker)
-//!   it replaces by that reading;
+//! * the owner reads the clock whenever it moves the alarm. It replaces a stamp it then
+//!   finds older than a tenth of the bound (a link far longer than those before it, a
+//!   preempted worker) by that reading;
 //! * a worker that runs out of work, or pays a debt, forgets its reading
-//!   ([`StampCache::forget`]), so that the next run of owes starts afresh.
+//!   ([`StampCache::forget`]), so the next run of owes starts afresh.
 //!
-//! A chain whose links swing between short and fifty times longer still lets the alarm fire
-//! for nothing now and then, and pays a few debts early
-//! (`reused_stamps_keep_the_alarm_ahead_of_a_chain` in `deferred.rs` drives such chains on a
-//! fake clock); steady or jittery ones, with links well under a fifth of the bound, do not.
+//! Steady or jittery chains, with links well under a fifth of the bound, never let the alarm
+//! fire for nothing. Links that swing between short and fifty times longer still do now and
+//! then, and get a few debts paid early. `reused_stamps_keep_the_alarm_ahead_of_a_chain` in
+//! `deferred.rs` drives such chains on a fake clock.
 //!
 //! Owner-only state, in plain atomics that only the owning worker touches (the alarm and
 //! the loom models never do): nothing here is a protocol between threads.

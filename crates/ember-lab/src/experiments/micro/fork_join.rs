@@ -14,9 +14,8 @@
 //! The order matters far more than any scheduler here: the tree is built as chili's
 //! benchmark builds it, each node boxed after its subtrees, so a right-first walk reads
 //! memory almost sequentially and a left-first walk jumps. The tree-sum tables carry a floor
-//! row, `serial-right-first`, that measures the difference in every run (2.5× on 2^20 and
-//! 2^24 nodes on the 2-core machine of 2026-11 where this was written: 14 against 6 ns per
-//! node; on 1,023 nodes, which fit in cache, the gap is smaller). So chili is
+//! row, `serial-right-first`, that measures the difference in every run
+//! (`MEASUREMENTS.md`, "The tree-sum and the last-level cache"). So chili is
 //! called with its closures swapped, which gives it the same roles as the others (the left
 //! subtree runs first on the calling thread, the right one is offered) and leaves its
 //! scheduling untouched: its rows then measure its scheduler, not the walk.

@@ -45,7 +45,7 @@ pub(super) fn hold_group(s: Sizes) -> Group {
             s.threads
         ),
         params: params([
-            ("benchmark", "successor-hold".into()),
+            (crate::tables::key::BENCHMARK, crate::tables::benchmark::SUCCESSOR_HOLD.into()),
             ("threads", s.threads.into()),
             ("parents", parents.into()),
         ]),

@@ -282,14 +282,14 @@ pub(super) fn par_iter_groups(s: Sizes, widths: &[usize]) -> Vec<Group> {
     let workloads = [
         (
             Workload::SumOfSquares,
-            "sum-of-squares",
+            workload::SUM_OF_SQUARES,
             s.par_sum_evals,
             sum,
         ),
-        (Workload::Sort, "sort", 1, 0),
+        (Workload::Sort, workload::SORT, 1, 0),
         (
             Workload::MapFilterCollect,
-            "map-filter-collect",
+            workload::MAP_FILTER_COLLECT,
             s.par_collect_evals,
             collected,
         ),
@@ -321,8 +321,8 @@ pub(super) fn par_iter_groups(s: Sizes, widths: &[usize]) -> Vec<Group> {
                     plural(threads)
                 ),
                 params: params([
-                    ("benchmark", "par-iter".into()),
-                    ("workload", name.into()),
+                    (key::BENCHMARK, benchmark::PAR_ITER.into()),
+                    (key::WORKLOAD, name.into()),
                     ("threads", threads.into()),
                     ("items", s.par_items.into()),
                     ("evaluations", evaluations.into()),

@@ -166,7 +166,10 @@ pub(super) fn ramp_group(s: Sizes) -> Group {
             n = s.threads
         ),
         params: params([
-            ("benchmark", "ramp".into()),
+            (
+                crate::tables::key::BENCHMARK,
+                crate::tables::benchmark::RAMP.into(),
+            ),
             ("threads", s.threads.into()),
             ("bursts", s.ramp_bursts.into()),
         ]),

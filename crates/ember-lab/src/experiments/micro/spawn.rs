@@ -22,7 +22,7 @@ pub(super) fn spawn_group(s: Sizes, origin: Origin) -> Group {
             s.threads
         ),
         params: params([
-            ("benchmark", name.into()),
+            (crate::tables::key::BENCHMARK, name.into()),
             ("threads", s.threads.into()),
             ("tasks", s.spawn_tasks.into()),
             ("rounds", s.spawn_rounds.into()),
