@@ -159,7 +159,7 @@ fn every_option_builds_a_working_pool() {
             let pool = Pool::builder()
                 .threads(2)
                 .wake(policy)
-                .delay_kick(delay_kick)
+                .tuning(ember::Tuning::new().delay_kick(delay_kick))
                 .name("ember-options")
                 .panic_handler(move |_payload: Box<dyn std::any::Any + Send>| {
                     counted.fetch_add(1, Ordering::SeqCst);

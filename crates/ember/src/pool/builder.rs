@@ -13,6 +13,7 @@ use super::registry::Registry;
 use super::unwind::drop_silently;
 use super::worker::WorkerThread;
 use super::{Pool, PoolInner};
+use crate::config::{PoolConfig, Tuning};
 use crate::error::BuildError;
 use crate::trace::Tracer;
 use crate::wake::WakePolicy;
@@ -39,11 +40,7 @@ const DEFAULT_SPIN: Duration = Duration::from_micros(10);
 pub struct PoolBuilder {
     threads: Option<usize>,
     wake: WakePolicy,
-    delay_kick: bool,
-    defer_wakeups: Option<Duration>,
-    /// `None`: the default, on for one worker only.
-    lazy_joins: Option<bool>,
-    sequential_joins: bool,
+    tuning: Tuning,
     pin_workers: bool,
     name: String,
     spin: Duration,
@@ -75,10 +72,7 @@ impl Default for PoolBuilder {
         PoolBuilder {
             threads: None,
             wake: WakePolicy::default(),
-            delay_kick: true,
-            defer_wakeups: Some(Duration::from_nanos(crate::wake::DEFAULT_DEFER_NS)),
-            lazy_joins: None,
-            sequential_joins: false,
+            tuning: Tuning::default(),
             pin_workers: false,
             name: "ember".to_owned(),
             spin: DEFAULT_SPIN,
@@ -101,10 +95,7 @@ impl std::fmt::Debug for PoolBuilder {
         f.debug_struct("PoolBuilder")
             .field("threads", &self.threads)
             .field("wake", &self.wake)
-            .field("delay_kick", &self.delay_kick)
-            .field("defer_wakeups", &self.defer_wakeups)
-            .field("lazy_joins", &self.lazy_joins)
-            .field("sequential_joins", &self.sequential_joins)
+            .field("tuning", &self.tuning)
             .field("pin_workers", &self.pin_workers)
             .field("name", &self.name)
             .field("spin", &self.spin)
@@ -130,7 +121,7 @@ impl PoolBuilder {
     pub const MAX_THREADS: usize = (1 << 16) - 1;
 
     /// A builder with the defaults: one worker per available CPU, the default
-    /// [`WakePolicy`], delay-kick on, threads named `ember-0`, `ember-1`, ….
+    /// [`WakePolicy`] and [`Tuning`], threads named `ember-0`, `ember-1`, ….
     pub fn new() -> Self {
         Self::default()
     }
@@ -149,185 +140,61 @@ impl PoolBuilder {
         self
     }
 
-    /// Whether successors released by a task finishing on a worker stay with that worker
-    /// until it next looks for work (default `true`; `task` module, "Delay-kick"). A plain
-    /// spawn's successor has its own knob, [`defer_wakeups`](Self::defer_wakeups), also on
-    /// by default.
+    /// The protocol switches (lazy and sequential joins, deferred wake-ups, delay-kick): see
+    /// [`Tuning`]. Each call replaces the whole value; the default is [`Tuning::default`].
+    ///
+    /// ```
+    /// let tuning = ember::Tuning::new().delay_kick(false);
+    /// let pool = ember::Pool::builder().threads(2).tuning(tuning).build()?;
+    /// assert_eq!(pool.join(|| 1, || 2), (1, 2));
+    /// # Ok::<(), ember::BuildError>(())
+    /// ```
+    pub fn tuning(mut self, tuning: Tuning) -> Self {
+        self.tuning = tuning;
+        self
+    }
+
+    /// [`Tuning::delay_kick`], on this builder's tuning.
+    #[deprecated(note = "use PoolBuilder::tuning(Tuning::new().delay_kick(..))")]
     pub fn delay_kick(mut self, on: bool) -> Self {
-        self.delay_kick = on;
+        self.tuning = self.tuning.delay_kick(on);
         self
     }
 
-    /// Whether a job spawned on a worker onto its empty deque, whose push would wake a
-    /// sleeper, owes that wake-up instead (default `true`; [`WakePolicy::Searching`] on
-    /// Linux, on pools of several workers only: elsewhere, under the other policies, and
-    /// with one worker, this changes nothing, and no alarm thread is started).
-    ///
-    /// The job is stealable at once; only the wake-up waits. The spawner's next push makes
-    /// it, and its next look for work voids it by taking the job back, so a job that spawns
-    /// its successor as its last act wakes nobody: a chain of spawns, or a token passed
-    /// round a ring, stays on one thread while the others sleep. If the spawner runs on
-    /// instead, an alarm makes the wake-up 100 µs after the spawn, plus the alarm's own
-    /// latency (a `timerfd`, and one more thread per pool, `NAME-alarm`, blocked on it; it
-    /// starts at the first spawn that would owe a wake-up, which makes that one at once, so
-    /// a pool that only joins, scopes or takes spawns from outside never has it).
-    /// [`PoolStats::longest_deferral`](crate::PoolStats) reports the longest a wake-up
-    /// stayed owed. Applies to [`Pool::spawn`], [`spawn_fifo`](Pool::spawn_fifo) and
-    /// [`ember::spawn`](crate::spawn) inside the pool; `join` and `scope` are unaffected.
-    ///
-    /// What it costs: keeping the alarm 100 µs ahead of a chain of spawns means setting a
-    /// timer that soon, a system call that reprograms the processor's timer, at a chain's
-    /// start and then about every 75 µs; on the virtual machines the lab runs on that call
-    /// takes 3–17 µs (under 1 µs for one due after the next scheduler tick). A job that
-    /// spawns and then runs on holds its successor for the bound before a sleeper is woken
-    /// for it; once the alarm has had to make one of a worker's wake-ups, that worker's next
-    /// 16 spawns that would owe one make it at once, so a job that spawns and computes loses
-    /// the bound about once in 17 spawns, not at every one. `defer_wakeups(false)` makes the
-    /// wake-up at the push whenever Searching's rule asks for one. The lab's `ember-no-defer`
-    /// rows (`micro`'s chained spawn and successor hold, `cycle`) show the trade against the
-    /// default: far less CPU and fewer context switches on chains, a successor of a long
-    /// parent held for about the bound now and then.
-    /// [`defer_wakeups_for`](Self::defer_wakeups_for) sets a longer bound, which costs less.
-    ///
-    /// ```
-    /// use std::sync::mpsc;
-    /// let pool = ember::Pool::builder().threads(2).build().unwrap(); // deferring
-    /// let waking_at_once = ember::Pool::builder().threads(2).defer_wakeups(false).build();
-    /// assert!(waking_at_once.is_ok());
-    /// let (tx, rx) = mpsc::channel();
-    /// let handle = pool.clone();
-    /// pool.spawn(move || {
-    ///     // The successor may wait for a wake-up while this job runs on, never for ever.
-    ///     handle.spawn(move || tx.send(7).unwrap());
-    ///     std::thread::sleep(std::time::Duration::from_millis(5));
-    /// });
-    /// assert_eq!(rx.recv().unwrap(), 7);
-    /// ```
+    /// [`Tuning::defer_wakeups`], on this builder's tuning.
+    #[deprecated(note = "use PoolBuilder::tuning(Tuning::new().defer_wakeups(..))")]
     pub fn defer_wakeups(mut self, on: bool) -> Self {
-        self.defer_wakeups = on.then_some(Duration::from_nanos(crate::wake::DEFAULT_DEFER_NS));
+        self.tuning = self.tuning.defer_wakeups(on);
         self
     }
 
-    /// [`defer_wakeups(true)`](Self::defer_wakeups) with `bound` for the alarm instead of
-    /// 100 µs (between 10 µs and 1 s; bounds outside are raised or lowered to them). A
-    /// longer bound moves the alarm less often and lets a spawner run on longer before a
-    /// sleeper is woken for its spawned job: where setting a timer is slow, 1 ms brings
-    /// chains of spawns near the speed of a wake-up per spawn (the lab's
-    /// `ember-deferred-1ms` rows). Of this and [`defer_wakeups`](Self::defer_wakeups), the
-    /// last call wins.
-    ///
-    /// ```
-    /// let pool = ember::Pool::builder()
-    ///     .threads(2)
-    ///     .defer_wakeups_for(std::time::Duration::from_millis(1))
-    ///     .build()
-    ///     .unwrap();
-    /// assert_eq!(pool.install(|| 2 + 2), 4);
-    /// ```
+    /// [`Tuning::defer_wakeups_for`], on this builder's tuning.
+    #[deprecated(note = "use PoolBuilder::tuning(Tuning::new().defer_wakeups_for(..))")]
     pub fn defer_wakeups_for(mut self, bound: Duration) -> Self {
-        self.defer_wakeups = Some(bound);
+        self.tuning = self.tuning.defer_wakeups_for(bound);
         self
     }
 
-    /// Whether a `join` made while every worker is busy keeps its second half to itself
-    /// instead of offering it to thieves (default: on where the system has the heavy barrier
-    /// private steals need, `membarrier` on Linux 4.14 and later, and for a pool of one worker
-    /// everywhere; off otherwise).
-    ///
-    /// Offering the half costs a deque push and a fenced pop back, most of a `join`'s cost,
-    /// and when every worker is busy nobody takes it. With lazy joins the half stays on a
-    /// private stack, pushed and popped without a fence; the worker offers its private halves,
-    /// oldest first, at its next `join` made while some worker wants work (searches or
-    /// sleeps), at every spawn, task or kicked successor, at [`yield_now`](crate::yield_now),
-    /// and before it waits, so its jobs run in the order they would without lazy joins. So
-    /// fine recursive fork-join (every first half joining again soon) runs at a fraction of
-    /// the cost, with the same parallelism.
-    ///
-    /// A first half that runs long without joining, or blocks on its second half outside
-    /// ember (a channel, a lock, a flag the second half sets), never offers it. So a worker
-    /// that found no work steals the oldest private half of another worker on its way to
-    /// sleep, behind a heavy barrier (a `membarrier` system call, which the owner's side
-    /// never pays): such a half waits for a free worker no longer than that worker spins
-    /// before it sleeps. Where the system lacks the heavy barrier there is no such steal,
-    /// which is why lazy joins are off there on several workers: turned on, a first half
-    /// must not wait for its second other than through ember (a `join`, a wait, or
-    /// [`yield_now`](crate::yield_now)/[`yield_local`](crate::yield_local), which offer
-    /// the private halves), or it may wait forever. `lazy_joins(false)` offers every half at
-    /// once; the lab's `micro` tables show it as the `ember-offered` row.
-    ///
-    /// A pool of one worker has them unless told otherwise. Nobody but that worker can run
-    /// what is on its deque, and it runs its jobs in the same order with or without them: a
-    /// first half that blocks on its second outside ember hangs a one-worker pool either
-    /// way.
-    ///
-    /// ```
-    /// let pool = ember::Pool::builder().threads(2).lazy_joins(true).build().unwrap();
-    /// fn fib(n: u64) -> u64 {
-    ///     if n < 2 {
-    ///         return n;
-    ///     }
-    ///     let (a, b) = ember::join(|| fib(n - 1), || fib(n - 2));
-    ///     a + b
-    /// }
-    /// assert_eq!(pool.install(|| fib(25)), 75_025);
-    /// ```
+    /// [`Tuning::lazy_joins_unchecked`] (`true` turned lazy joins on also where the system
+    /// lacks the heavy barrier), on this builder's tuning.
+    #[deprecated(
+        note = "use PoolBuilder::tuning(Tuning::new().lazy_joins(..)), or lazy_joins_unchecked to force them on"
+    )]
     pub fn lazy_joins(mut self, on: bool) -> Self {
-        self.lazy_joins = Some(on);
+        self.tuning = self.tuning.lazy_joins_unchecked(on);
         self
     }
 
-    /// Whether most `join`s made while every worker is busy run their two closures one after
-    /// the other, as plain calls, keeping nothing for thieves (default: off). For fork-join
-    /// code whose two halves never wait for each other: with it on, such a wait can hang
-    /// even while other workers are idle.
-    ///
-    /// With lazy joins, a `join` made while no worker wants work keeps its second half on a
-    /// private stack that a worker about to sleep may steal from, and takes it back after the
-    /// first half: a few dozen instructions and several memory accesses per `join`, which fine
-    /// recursion over data that misses the cache pays at every node. With sequential joins, a
-    /// `join` made while no worker wants work, and while this worker already keeps at least
-    /// three second halves of earlier `join`s (which thieves can still take), runs `a` and then
-    /// `b` with none of that; once a worker wants work, the next `join` offers the kept halves
-    /// as always. This follows the chili crate's `join` (<https://github.com/dragostis/chili>),
-    /// which runs most `join`s as two calls and publishes work on a heartbeat; here, a worker
-    /// that wants work is the signal, and nothing ticks while the pool is idle. The lab's
-    /// `micro` fork-join and tree-sum tables show it as the `ember-seq-joins` row.
-    ///
-    /// The price is the guarantees lazy joins keep. A second half run this way is nobody's to
-    /// steal while its first half runs, so a first half that waits for it, by any means (a
-    /// channel, a lock, a flag; and here through ember as well: [`yield_now`](crate::yield_now),
-    /// a scope, a task, a wait on another pool), waits forever. And the second half runs as
-    /// soon as the first returns, before the jobs the first half spawned, which without this
-    /// run first on the worker: a second half that waits for one of them may wait forever
-    /// too. Neither half, nor anything it runs or spawns, may wait for the other half or for
-    /// what the other half spawned. A panic in `a`
-    /// is re-raised once `b` has run, as in every `join`. It takes effect only with lazy joins
-    /// ([`lazy_joins`](Self::lazy_joins); on by default on Linux), and changes no other
-    /// operation: `scope`, spawns and tasks run as without it.
-    ///
-    /// ```
-    /// let pool = ember::Pool::builder()
-    ///     .threads(2)
-    ///     .sequential_joins(true)
-    ///     .build()
-    ///     .unwrap();
-    /// fn fib(n: u64) -> u64 {
-    ///     if n < 2 {
-    ///         return n;
-    ///     }
-    ///     let (a, b) = ember::join(|| fib(n - 1), || fib(n - 2));
-    ///     a + b
-    /// }
-    /// assert_eq!(pool.install(|| fib(25)), 75_025);
-    /// ```
+    /// [`Tuning::sequential_joins_unchecked`], on this builder's tuning.
+    #[deprecated(note = "use PoolBuilder::tuning(Tuning::new().sequential_joins_unchecked(..))")]
     pub fn sequential_joins(mut self, on: bool) -> Self {
-        self.sequential_joins = on;
+        self.tuning = self.tuning.sequential_joins_unchecked(on);
         self
     }
 
     /// Prefix of the worker threads' names: `name-0`, `name-1`, … (default `ember`), and the
     /// name of the pool's alarm thread, `name-alarm`, where it defers wake-ups
-    /// ([`defer_wakeups`](Self::defer_wakeups)). [`thread_name`](Self::thread_name)
+    /// ([`Tuning::defer_wakeups`]). [`thread_name`](Self::thread_name)
     /// overrides it for the workers; the prefix still names the alarm thread, and the pool
     /// in traces.
     pub fn name(mut self, name: impl Into<String>) -> Self {
@@ -608,18 +475,10 @@ impl PoolBuilder {
         } else {
             None
         };
+        let config = PoolConfig::resolve(&self.tuning, threads, self.wake, self.spin);
         let registry = Arc::new(Registry::new(
             stealers,
-            self.wake,
-            self.delay_kick,
-            self.defer_wakeups,
-            // One worker has no thief: offering a half costs a push and a fenced pop for
-            // nobody, and keeping it private changes nothing else. Several workers keep halves
-            // private where a worker about to sleep can still steal them, behind the heavy
-            // barrier (see `lazy_joins`).
-            self.lazy_joins
-                .unwrap_or(threads == 1 || crate::sync::asymmetric::available()),
-            self.sequential_joins,
+            config,
             handlers,
             Tracer::new(self.trace, self.name.clone(), threads),
             AlarmThread::new(&self.name, self.stack_size, cpus.clone()),
@@ -644,7 +503,6 @@ impl PoolBuilder {
                 panic!("worker {index} cannot be started");
             }
             let (worker_registry, worker_gate) = (Arc::clone(&registry), Arc::clone(&gate));
-            let spin = self.spin;
             let pool_name = Arc::clone(&pool_name);
             let cpu = cpus.as_ref().map(|cpus| cpus[index % cpus.len()]);
             let body = move || {
@@ -657,7 +515,7 @@ impl PoolBuilder {
                     }
                 }
                 if worker_gate.wait() {
-                    WorkerThread::run(worker_registry, index, local, spin, &pool_name);
+                    WorkerThread::run(worker_registry, index, local, &pool_name);
                 } else {
                     worker_registry.worker_exited(index);
                 }

@@ -43,7 +43,7 @@ pub(super) fn fmt_registry(registry: &Registry, f: &mut fmt::Formatter<'_>) -> f
     f.debug_struct("Pool")
         .field("threads", &registry.workers())
         .field("wake", &registry.sleep.policy())
-        .field("delay_kick", &registry.delay_kick)
+        .field("delay_kick", &registry.config.delay_kick)
         .field("terminating", &registry.terminating())
         .field("outstanding_tasks", &registry.outstanding())
         .field("injector", &registry.injector.len())

@@ -168,7 +168,7 @@ where
     RB: Send,
 {
     if worker.join_in_sequence() {
-        // Two calls, `a` then `b` (`PoolBuilder::sequential_joins`), with the panics of any
+        // Two calls, `a` then `b` (`Tuning::sequential_joins_unchecked`), with the panics of any
         // `join`.
         return run_b_after(
             &worker.registry,

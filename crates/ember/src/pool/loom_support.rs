@@ -26,11 +26,7 @@ pub(crate) fn registry(policy: WakePolicy, workers: usize) -> Arc<Registry> {
     let stealers = (0..workers).map(|_| Worker::new_lifo().stealer()).collect();
     Arc::new(Registry::new(
         stealers,
-        policy,
-        false,
-        None,
-        false,
-        false,
+        crate::config::PoolConfig::for_model(policy, workers),
         Handlers::default(),
         Tracer::new(false, "loom".to_owned(), 0),
         super::alarm_thread::AlarmThread::new("loom", None, None),

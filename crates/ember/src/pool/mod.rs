@@ -224,9 +224,9 @@ impl Pool {
     /// caller blocks.
     ///
     /// With lazy joins (the default on Linux, and on a pool of one worker everywhere:
-    /// [`PoolBuilder::lazy_joins`]) `b` stays on a private stack instead of the deque while no
+    /// [`Tuning::lazy_joins`](crate::Tuning::lazy_joins)) `b` stays on a private stack instead of the deque while no
     /// worker wants work (no atomic read-modify-write, no fence), where a worker about to
-    /// sleep can still steal it. With [`PoolBuilder::sequential_joins`] (opt-in), a `join`
+    /// sleep can still steal it. With [`Tuning::sequential_joins_unchecked`](crate::Tuning::sequential_joins_unchecked) (opt-in), a `join`
     /// made while no worker wants work, below three kept halves, runs `a` and then `b` as
     /// plain calls. The lab's `micro` tables (`fork-join` and `tree-sum`, with 1 and 2
     /// workers) measure each path against rayon and chili, and its claims table gives the
@@ -644,7 +644,7 @@ where
         // SAFETY: `f` is 'static.
         let job = unsafe { HeapJobBox::new_on(f, any).into_job_ref() };
         match any.filter(|worker| worker.registry.id == registry.id) {
-            Some(worker) if from_task && registry.delay_kick => worker.hold(job),
+            Some(worker) if from_task && registry.config.delay_kick => worker.hold(job),
             Some(worker) => worker.push_shared(job),
             None => registry.inject(job),
         }

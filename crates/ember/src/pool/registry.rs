@@ -18,11 +18,12 @@ use super::job::{JobRef, Panic};
 use super::private_halves::PrivateHalves;
 use super::unwind::{drop_catching, drop_payload};
 use super::wait::WaitList;
+use crate::config::PoolConfig;
 use crate::stats::{PoolStats, WorkerStats};
 use crate::trace::Tracer;
 
 use super::worker::WorkerThread;
-use crate::wake::{Sleep, WakePolicy};
+use crate::wake::Sleep;
 
 /// What a worker is doing, for [`Pool`](crate::Pool)'s `Debug` dump.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -125,11 +126,8 @@ pub(crate) struct Registry {
     exit_waiters: WaitList,
     /// The user's panic, start and exit handlers (`handlers.rs`).
     pub(super) handlers: ContainedHandlers,
-    pub(crate) delay_kick: bool,
-    /// `PoolBuilder::lazy_joins`.
-    pub(crate) lazy_joins: bool,
-    /// `PoolBuilder::sequential_joins` (with lazy joins only).
-    pub(crate) sequential_joins: bool,
+    /// What the pool was built with (`config.rs`).
+    pub(crate) config: PoolConfig,
     /// With lazy joins: workers out of work of their own (`WorkerThread::count_wanting`).
     wanting_work: CachePadded<AtomicUsize>,
     /// Each worker's private `join` halves (lazy joins), which a worker about to sleep may
@@ -145,32 +143,22 @@ pub(crate) struct Registry {
 }
 
 impl Registry {
-    /// One parameter per thing the builder decided; called from two places (the builder and
-    /// the loom models), each naming them all.
-    #[allow(clippy::too_many_arguments)]
+    /// The registry of a pool configured by `config` (`PoolBuilder::build`, or a loom
+    /// model), whose workers' deques `stealers` reads.
     pub(crate) fn new(
         stealers: Vec<Stealer<JobRef>>,
-        policy: WakePolicy,
-        delay_kick: bool,
-        defer_wakeups: Option<std::time::Duration>,
-        lazy_joins: bool,
-        sequential_joins: bool,
+        config: PoolConfig,
         handlers: Handlers,
         trace: Tracer,
         alarm_thread: AlarmThread,
     ) -> Self {
         let workers = stealers.len();
+        debug_assert_eq!(workers, config.workers);
         Registry {
             id: NEXT_ID.fetch_add(1, Ordering::Relaxed),
             injector: Injector::new(),
             stealers: stealers.into_boxed_slice(),
-            sleep: Sleep::for_pool(
-                policy,
-                workers,
-                lazy_joins,
-                defer_wakeups.map(|bound| u64::try_from(bound.as_nanos()).unwrap_or(u64::MAX)),
-                trace.epoch(),
-            ),
+            sleep: Sleep::for_pool(&config, trace.epoch()),
             counters: (0..workers).map(|_| CachePadded::default()).collect(),
             broadcasts: (0..workers).map(|_| CachePadded::default()).collect(),
             fifos: (0..workers).map(|_| Fifo::default()).collect(),
@@ -183,23 +171,25 @@ impl Registry {
             drains: [Drain::new(), Drain::new()],
             exit_waiters: WaitList::new(),
             handlers: handlers.into(),
-            delay_kick,
-            lazy_joins,
-            sequential_joins: sequential_joins && lazy_joins,
             // Every worker starts out of work (`WorkerThread::run` counts itself in).
-            wanting_work: CachePadded::new(AtomicUsize::new(if lazy_joins { workers } else { 0 })),
+            wanting_work: CachePadded::new(AtomicUsize::new(if config.lazy_joins {
+                workers
+            } else {
+                0
+            })),
             private_halves: (0..workers)
                 .map(|_| std::sync::Arc::new(CachePadded::new(PrivateHalves::new())))
                 .collect(),
             trace,
             handle: std::sync::OnceLock::new(),
             alarm_thread,
+            config,
         }
     }
 
     /// With lazy joins: whether some worker is out of work of its own. A hint, read without a
     /// fence: a stale answer keeps one `join` half private until its worker's next `join`, wait
-    /// or yield (`PoolBuilder::lazy_joins`), never loses it.
+    /// or yield (`Tuning::lazy_joins`), never loses it.
     #[inline(always)]
     pub(crate) fn wants_work(&self) -> bool {
         self.wanting_work.load(Ordering::Relaxed) != 0

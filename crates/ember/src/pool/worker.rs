@@ -13,7 +13,7 @@
 //! injected from outside does not wait behind a worker's endless local work (a job that keeps
 //! spawning its successor, a long chain of held successors) while every worker is busy.
 //!
-//! **Lazy joins** ([`PoolBuilder::lazy_joins`](crate::PoolBuilder::lazy_joins)). Offering a
+//! **Lazy joins** ([`Tuning::lazy_joins`](crate::Tuning::lazy_joins)). Offering a
 //! `join`'s second half to thieves costs a deque push ordered before its wake-up check
 //! (`wake/README.md`) and a pop with a `SeqCst` fence (most of a `join` on two workers, measured
 //! with `perf`); when every worker is busy, nobody takes it. So with lazy joins, a `join` made
@@ -33,9 +33,9 @@
 //! steals"): a first half that runs long without joining, or blocks on its second half outside
 //! ember, keeps it from an idle worker only until that worker has spun and is about to sleep.
 //! Where the system has no heavy barrier there is no such steal, and lazy joins are off by
-//! default on several workers (`PoolBuilder::lazy_joins`).
+//! default on several workers (`Tuning::lazy_joins`).
 //!
-//! **Sequential joins** ([`PoolBuilder::sequential_joins`](crate::PoolBuilder::sequential_joins),
+//! **Sequential joins** ([`Tuning::sequential_joins_unchecked`](crate::Tuning::sequential_joins_unchecked),
 //! off by default). Keeping a half private still costs a push and a pop on the private stack
 //! and the job's frame. With sequential joins, a `join` made while no worker wants work, by a
 //! worker that keeps at least [`MIN_KEPT_FOR_SEQUENTIAL`] private halves already, runs its two
@@ -187,11 +187,11 @@ impl WorkerThread {
         registry: Arc<Registry>,
         index: usize,
         local: Worker<JobRef>,
-        spin: Duration,
         pool_name: &str,
     ) {
-        let registry_lazy_joins = registry.lazy_joins;
-        let sequential_joins = registry.sequential_joins;
+        let registry_lazy_joins = registry.config.lazy_joins;
+        let sequential_joins = registry.config.sequential_joins;
+        let spin = registry.config.spin;
         let private = Arc::clone(&registry.private_halves[index]);
         let private_tops = if registry.sleep.private_steals() {
             (0..registry.workers()).map(|_| Cell::new(0)).collect()

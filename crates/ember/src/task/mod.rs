@@ -25,7 +25,7 @@
 //! # Delay-kick
 //!
 //! When a task finishing on a worker makes successors runnable, the pool (with
-//! [`PoolBuilder::delay_kick`](crate::PoolBuilder::delay_kick), the default) does not push them
+//! [`Tuning::delay_kick`](crate::Tuning::delay_kick), the default) does not push them
 //! at once, which would wake a sleeping worker for work that the finishing worker is about to
 //! look for. The worker holds them; when it next looks for work it takes the first for
 //! itself and only then *kicks* the rest (pushes them and lets the wake policy wake workers
@@ -34,7 +34,7 @@
 //! spawn has successors too — a job that spawns the next as its last act — and by default
 //! gets the same treatment by other means: a spawn onto the worker's empty deque owes its
 //! wake-up until the worker's next scheduling point, or 100 µs; see
-//! [`PoolBuilder::defer_wakeups`](crate::PoolBuilder::defer_wakeups).
+//! [`Tuning::defer_wakeups`](crate::Tuning::defer_wakeups).
 //!
 //! # Failure
 //!

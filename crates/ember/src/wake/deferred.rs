@@ -2,7 +2,7 @@
 //!
 //! A job that spawns its successor as its last act and ends would, under Searching, wake a
 //! sleeper for a job its own worker is about to run. So, in a pool that defers wake-ups
-//! (`PoolBuilder::defer_wakeups`, the default), a spawn onto the worker's empty deque that
+//! (`Tuning::defer_wakeups`, the default), a spawn onto the worker's empty deque that
 //! would wake a sleeper *owes* that wake-up instead: the job is on the deque, stealable
 //! as always, and only the wake-up waits. The worker settles the debt at its next scheduling
 //! point — its next push pays it, its next look for work takes the job back and voids it —

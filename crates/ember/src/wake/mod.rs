@@ -32,6 +32,7 @@ pub(crate) use deferred::{SpawnWake, DEFAULT_DEFER_NS, SPAWNS_WAKING_AFTER_ALARM
 
 use crossbeam_utils::CachePadded;
 
+use crate::config::PoolConfig;
 use crate::park::{Parker, SleeperSet};
 use crate::sync::asymmetric::{self, Barrier};
 use crate::sync::atomic::{fence, AtomicBool, AtomicU64, AtomicUsize, Ordering};
@@ -177,20 +178,15 @@ impl Sleep {
     /// The wake-up state of a pool without lazy joins.
     #[cfg(all(test, loom))]
     pub(crate) fn new(policy: WakePolicy, workers: usize) -> Self {
-        Self::for_pool(policy, workers, false, None, None)
+        Self::for_pool(&PoolConfig::for_model(policy, workers), None)
     }
 
-    /// The wake-up state of a pool of `workers` under `policy`, with or without lazy joins,
-    /// deferring spawned jobs' wake-ups for at most `defer_spawns` ns or not
-    /// (`PoolBuilder::defer_wakeups`; Searching only). A pool that traces passes its trace's
-    /// epoch, so that wake-ups note their time on the trace's clock.
-    pub(crate) fn for_pool(
-        policy: WakePolicy,
-        workers: usize,
-        lazy_joins: bool,
-        defer_spawns: Option<u64>,
-        trace_epoch: Option<std::time::Instant>,
-    ) -> Self {
+    /// The wake-up state of a pool configured by `config`: its workers and policy, with or
+    /// without lazy joins (private steals), deferring spawned jobs' wake-ups for at most
+    /// `config.defer_ns` or not (`Tuning::defer_wakeups`; Searching only). A pool that traces
+    /// passes its trace's epoch, so that wake-ups note their time on the trace's clock.
+    pub(crate) fn for_pool(config: &PoolConfig, trace_epoch: Option<std::time::Instant>) -> Self {
+        let (policy, workers) = (config.wake, config.workers);
         Sleep {
             policy,
             workers,
@@ -204,13 +200,14 @@ impl Sleep {
                 .map(|_| CachePadded::new(AtomicBool::new(false)))
                 .collect(),
             light_join_pushes: matches!(policy, WakePolicy::Searching) && asymmetric::available(),
-            private_steals: lazy_joins && workers > 1 && asymmetric::available(),
+            private_steals: config.lazy_joins && workers > 1 && asymmetric::available(),
             barrier: Barrier::default(),
             #[cfg(all(test, loom))]
             hand_off_heavy: true,
             #[cfg(all(test, loom))]
             fan_out: true,
-            debts: defer_spawns
+            debts: config
+                .defer_ns
                 .filter(|_| workers > 1 && matches!(policy, WakePolicy::Searching))
                 .and_then(|defer_ns| deferred::Debts::new(workers, defer_ns)),
             counters: (0..workers)

@@ -175,13 +175,11 @@ impl ModelPool {
         workers: usize,
         configure: impl FnOnce(&mut Sleep),
     ) -> Arc<Self> {
-        let mut sleep = Sleep::for_pool(
-            WakePolicy::Searching,
-            workers,
-            false,
-            Some(super::deferred::DEFAULT_DEFER_NS),
-            None,
-        );
+        let config = crate::config::PoolConfig {
+            defer_ns: Some(super::deferred::DEFAULT_DEFER_NS),
+            ..crate::config::PoolConfig::for_model(WakePolicy::Searching, workers)
+        };
+        let mut sleep = Sleep::for_pool(&config, None);
         configure(&mut sleep);
         sleep.debts().mark_watched();
         Arc::new(ModelPool {

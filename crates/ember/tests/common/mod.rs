@@ -40,12 +40,12 @@ pub fn pool(policy: WakePolicy, threads: usize) -> Pool {
 }
 
 /// A pool of `threads` workers under `policy` that defers spawned jobs' wake-ups if `defer`
-/// (`PoolBuilder::defer_wakeups`).
+/// (`Tuning::defer_wakeups`).
 pub fn pool_deferring(policy: WakePolicy, threads: usize, defer: bool) -> Pool {
     Pool::builder()
         .threads(threads)
         .wake(policy)
-        .defer_wakeups(defer)
+        .tuning(ember::Tuning::new().defer_wakeups(defer))
         .build()
         .expect("valid configuration")
 }
