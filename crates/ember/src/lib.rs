@@ -171,6 +171,7 @@
 //! | `trace` | [`Trace`]: per-thread event recording and Chrome trace export |
 //! | `stats` | [`PoolStats`] |
 #![warn(missing_docs)]
+#![deny(clippy::undocumented_unsafe_blocks, unsafe_op_in_unsafe_fn)]
 
 pub mod biased;
 mod config;
