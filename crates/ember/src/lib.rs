@@ -178,6 +178,8 @@ mod config;
 mod error;
 pub mod flow;
 pub mod iter;
+#[cfg(all(test, loom))]
+mod loom;
 mod park;
 mod pool;
 mod stats;

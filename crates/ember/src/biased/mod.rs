@@ -113,8 +113,6 @@
 //! | `loom_tests.rs` | the model tests |
 
 mod consumer;
-#[cfg(all(test, loom))]
-mod loom_tests;
 mod queue;
 
 pub use queue::{BlockingQueue, TryRecv};

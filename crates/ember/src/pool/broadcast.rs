@@ -321,6 +321,3 @@ fn collect<OP, R>(registry: &Registry, slots: Vec<Slot<'_, '_, OP, R>>) -> Resul
         Some(payload) => Err(payload),
     }
 }
-
-#[cfg(all(test, loom))]
-mod loom_tests;

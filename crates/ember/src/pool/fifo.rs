@@ -109,6 +109,3 @@ impl Queue {
         crate::sync::lock(&self.0).pop_front()
     }
 }
-
-#[cfg(all(test, loom))]
-mod loom_tests;

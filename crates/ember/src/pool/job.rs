@@ -91,7 +91,7 @@ unsafe impl Send for JobRef {}
 impl JobRef {
     /// # Safety
     /// The job at `data` must stay alive, and unmoved, until this `JobRef` has been executed.
-    pub(super) unsafe fn new<J: Job>(data: *const J) -> JobRef {
+    pub(crate) unsafe fn new<J: Job>(data: *const J) -> JobRef {
         unsafe fn run<J: Job>(data: *const (), runner: Runner<'_>) {
             // SAFETY: `data` was a `*const J` when this JobRef was made (see `JobRef::new`).
             unsafe { J::execute(data.cast::<J>(), runner) }
@@ -104,7 +104,7 @@ impl JobRef {
 
     /// The two words of the ref, for a queue that keeps them in atomics
     /// (`private_halves.rs`).
-    pub(super) fn into_raw(self) -> (*mut (), *mut ()) {
+    pub(crate) fn into_raw(self) -> (*mut (), *mut ()) {
         (self.data.cast_mut(), self.execute as *mut ())
     }
 
@@ -112,7 +112,7 @@ impl JobRef {
     ///
     /// # Safety
     /// `data` and `execute` must be the two words of one `into_raw` call.
-    pub(super) unsafe fn from_raw(data: *mut (), execute: *mut ()) -> JobRef {
+    pub(crate) unsafe fn from_raw(data: *mut (), execute: *mut ()) -> JobRef {
         JobRef {
             data: data.cast_const(),
             // SAFETY: `execute` was a function pointer of exactly this type before `into_raw`

@@ -24,32 +24,26 @@
 //! | `thread_pool.rs` | rayon's names: `ThreadPool`, `ThreadPoolBuilder`, `ThreadPoolBuildError` |
 
 mod affinity;
-mod alarm_thread;
+pub(crate) mod alarm_thread;
 mod ambient;
 mod broadcast;
 mod builder;
 mod debug;
-mod fifo;
+pub(crate) mod fifo;
 mod handlers;
 mod idle;
-mod job;
+pub(crate) mod job;
 mod job_cache;
 mod join;
 mod latch;
-#[cfg(all(test, loom))]
-mod loom_private_halves;
-#[cfg(all(test, loom))]
-pub(crate) mod loom_support;
-#[cfg(all(test, loom))]
-mod loom_tests;
 mod parallel_for;
-mod private_halves;
+pub(crate) mod private_halves;
 mod registry;
 mod scope;
 mod spin;
 mod thread_pool;
 mod unwind;
-mod wait;
+pub(crate) mod wait;
 mod worker;
 
 use std::panic::{self, AssertUnwindSafe};

@@ -157,7 +157,7 @@ impl WaitList {
     }
 
     /// Whether anybody waits: a hint for notifiers, which call it after a `SeqCst` fence.
-    pub(super) fn is_empty(&self) -> bool {
+    pub(crate) fn is_empty(&self) -> bool {
         self.len.load(Ordering::SeqCst) == 0
     }
 
@@ -211,7 +211,7 @@ impl WaitList {
     /// Wakes every registered waiter if `condition()` holds, checked under the list's lock,
     /// so that it holds after every registration it wakes (type doc). The caller made the
     /// change, then a `SeqCst` fence, and [`is_empty`](Self::is_empty) said somebody waits.
-    pub(super) fn notify_if(&self, condition: impl FnOnce() -> bool) {
+    pub(crate) fn notify_if(&self, condition: impl FnOnce() -> bool) {
         let woken = {
             let mut waiters = lock(&self.waiters);
             if waiters.is_empty() || !condition() {

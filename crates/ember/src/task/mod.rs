@@ -45,10 +45,8 @@
 
 mod event;
 pub(crate) mod kick;
-#[cfg(all(test, loom))]
-mod loom_tests;
 pub(crate) mod node;
-mod successors;
+pub(crate) mod successors;
 mod task_node;
 
 pub use event::Event;

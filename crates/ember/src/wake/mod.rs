@@ -24,7 +24,7 @@ mod biased;
 mod deferred;
 mod notes;
 mod searching;
-mod stamp;
+pub(crate) mod stamp;
 
 pub(crate) use notes::Woken;
 
@@ -138,7 +138,7 @@ pub(crate) struct Sleep {
     policy: WakePolicy,
     workers: usize,
     sleepers: SleeperSet,
-    parkers: Box<[CachePadded<Parker>]>,
+    pub(crate) parkers: Box<[CachePadded<Parker>]>,
     /// Workers counted as searching (Searching only), including those woken to search.
     num_searching: CachePadded<AtomicUsize>,
     /// Set by a waker that counted worker `i` in `num_searching` before unparking it.
@@ -551,16 +551,3 @@ impl Sleep {
         self.parkers[index].unpark();
     }
 }
-
-#[cfg(all(test, loom))]
-mod loom_deferred;
-#[cfg(all(test, loom))]
-mod loom_lifecycle;
-#[cfg(all(test, loom))]
-mod loom_light_push;
-#[cfg(all(test, loom))]
-mod loom_local_push;
-#[cfg(all(test, loom))]
-mod loom_tests;
-#[cfg(all(test, loom))]
-pub(crate) mod model_deque;

@@ -25,9 +25,9 @@ use std::sync::Arc;
 use loom::sync::atomic::{AtomicUsize, Ordering};
 use loom::thread;
 
-use super::Fifo;
+use super::support::{model, registry};
+use crate::pool::fifo::Fifo;
 use crate::pool::job::{Job, JobRef, Runner};
-use crate::pool::loom_support::{model, registry};
 use crate::pool::Registry;
 use crate::sync::{lock, Condvar, Mutex};
 use crate::wake::{WakePolicy, WakeState};

@@ -1,7 +1,7 @@
 //! loom models of the forward-permit hand-off (`node.rs`) and of the successor list
 //! (`successors.rs`), driving the real `Header`, `end` and `Successors`.
 //!
-//! The last models drive the real [`Event`](super::Event) and its clones.
+//! The last models drive the real [`Event`](crate::task::Event) and its clones.
 //!
 //! The nodes are small test doubles: `schedule` and `record_cancelled` only count their calls
 //! (in loom atomics) and check what must hold when they are called. The registry is a real one
@@ -15,11 +15,11 @@ use std::sync::Arc;
 use loom::sync::atomic::{AtomicUsize, Ordering};
 use loom::thread;
 
-use super::node::{self, end, Ending, Header, Node};
-use super::successors::Successors;
-use super::Event;
-use crate::pool::loom_support::{self, model};
+use super::support::{self as loom_support, model};
 use crate::pool::Registry;
+use crate::task::node::{self, end, Ending, Header, Node};
+use crate::task::successors::Successors;
+use crate::task::Event;
 use crate::wake::WakePolicy;
 
 /// A registry with no workers: `end` needs one, the test nodes never touch it.

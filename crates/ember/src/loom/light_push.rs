@@ -11,8 +11,8 @@
 use loom::thread;
 
 use super::model_deque::ModelPool;
-use super::WakePolicy;
-use crate::pool::loom_support::model_bounded;
+use super::support::model_bounded;
+use crate::wake::WakePolicy;
 
 /// Worker 0 pushes a `join`'s second half lightly and its first half then blocks until the
 /// half has run elsewhere (it waits on a channel the half feeds). Worker 1 starts idle: it
@@ -131,7 +131,7 @@ fn hand_off_step_by_step(heavy: bool) {
             let pool = pool.clone();
             let step = step.clone();
             thread::spawn(move || {
-                let mut me = super::WakeState::default();
+                let mut me = crate::wake::WakeState::default();
                 assert!(pool.sleep.start_searching(&mut me));
                 step.store(1, Ordering::Relaxed);
                 while step.load(Ordering::Relaxed) < 2 {

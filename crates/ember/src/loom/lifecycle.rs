@@ -7,9 +7,9 @@ use loom::sync::Arc;
 use loom::thread;
 
 use super::model_deque::ModelPool;
-use super::{WakePolicy, WakeState};
-use crate::pool::loom_support::model_bounded;
+use super::support::model_bounded;
 use crate::task::kick::Held;
+use crate::wake::{WakePolicy, WakeState};
 
 const JOB: usize = 1;
 

@@ -14,9 +14,9 @@ use loom::thread;
 
 use crossbeam_deque::Steal;
 
-use super::job::{JobRef, Runner};
-use super::loom_support::model_bounded;
-use super::private_halves::PrivateHalves;
+use super::support::model_bounded;
+use crate::pool::job::{JobRef, Runner};
+use crate::pool::private_halves::PrivateHalves;
 use crate::sync::asymmetric::Barrier;
 
 /// Never run: the models only move refs around.

@@ -1,7 +1,7 @@
 use std::collections::VecDeque;
 use std::sync::Arc;
 
-use super::{spawn_consumers, BlockingQueue, TryRecv};
+use crate::biased::{spawn_consumers, BlockingQueue, TryRecv};
 use crate::sync::{lock, Condvar, Mutex};
 
 /// The smallest closable queue over the model-checked primitives.

@@ -10,8 +10,8 @@ use std::sync::Arc;
 use loom::sync::atomic::{AtomicUsize, Ordering};
 use loom::thread;
 
+use super::support::{model, registry};
 use crate::pool::job::{Job, JobRef, Runner};
-use crate::pool::loom_support::{model, registry};
 use crate::pool::Registry;
 use crate::wake::{WakePolicy, WakeState};
 

@@ -10,9 +10,9 @@
 use loom::thread;
 
 use super::model_deque::ModelPool;
-use super::stamp::Stamp;
-use super::Sleep;
-use crate::pool::loom_support::model_bounded;
+use super::support::model_bounded;
+use crate::wake::stamp::Stamp;
+use crate::wake::Sleep;
 
 const JOB: usize = 1;
 

@@ -12,8 +12,8 @@ use std::collections::VecDeque;
 use loom::sync::atomic::{fence, AtomicIsize, AtomicUsize, Ordering};
 use loom::sync::Arc;
 
-use super::{Sleep, WakePolicy, WakeState};
 use crate::sync::{lock, Condvar, Mutex};
+use crate::wake::{Sleep, WakePolicy, WakeState};
 
 const CAP: usize = 8;
 
@@ -176,7 +176,7 @@ impl ModelPool {
         configure: impl FnOnce(&mut Sleep),
     ) -> Arc<Self> {
         let config = crate::config::PoolConfig {
-            defer_ns: Some(super::deferred::DEFAULT_DEFER_NS),
+            defer_ns: Some(crate::wake::DEFAULT_DEFER_NS),
             ..crate::config::PoolConfig::for_model(WakePolicy::Searching, workers)
         };
         let mut sleep = Sleep::for_pool(&config, None);
@@ -198,7 +198,7 @@ impl ModelPool {
         self.deques[me].push(job);
         self.sleep
             .notify_spawned(me, true, || self.deques[me].len())
-            == super::SpawnWake::Owed
+            == crate::wake::SpawnWake::Owed
     }
 
     /// Worker `me` pushes `job` on its own deque (`WorkerThread::push`).

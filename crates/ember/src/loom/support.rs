@@ -4,7 +4,7 @@ use std::sync::Arc;
 
 use crossbeam_deque::Worker;
 
-use super::{Handlers, Registry};
+use crate::pool::{Handlers, Registry};
 use crate::trace::Tracer;
 use crate::wake::WakePolicy;
 
@@ -29,6 +29,6 @@ pub(crate) fn registry(policy: WakePolicy, workers: usize) -> Arc<Registry> {
         crate::config::PoolConfig::for_model(policy, workers),
         Handlers::default(),
         Tracer::new(false, "loom".to_owned(), 0),
-        super::alarm_thread::AlarmThread::new("loom", None, None),
+        crate::pool::alarm_thread::AlarmThread::new("loom", None, None),
     ))
 }

@@ -11,9 +11,9 @@
 use loom::thread;
 
 use super::model_deque::ModelPool;
-use super::WakePolicy;
-use crate::pool::loom_support::model_bounded;
+use super::support::model_bounded;
 use crate::task::kick::Held;
+use crate::wake::WakePolicy;
 
 const JOB: usize = 1;
 

@@ -12,10 +12,10 @@ use loom::sync::atomic::{AtomicUsize, Ordering};
 use loom::sync::Arc;
 use loom::thread;
 
-use super::{Sleep, WakePolicy, WakeState};
+use super::support::model_bounded;
 use crate::park::Parker;
-use crate::pool::loom_support::model_bounded;
 use crate::sync::{lock, Condvar, Mutex};
+use crate::wake::{Sleep, WakePolicy, WakeState};
 
 /// What the workers share in a model.
 struct World {

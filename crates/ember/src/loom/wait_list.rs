@@ -6,9 +6,9 @@ use loom::sync::atomic::{fence, AtomicBool, AtomicU64, Ordering};
 use loom::sync::Arc;
 use loom::thread;
 
-use super::wait::WaitList;
-use crate::pool::loom_support::model_bounded;
-use crate::wake::model_deque::ModelPool;
+use super::model_deque::ModelPool;
+use super::support::model_bounded;
+use crate::pool::wait::WaitList;
 use crate::wake::{WakePolicy, WakeState};
 
 /// The job of pool B that calls back into A, and that callback, on pool A.
