@@ -11,7 +11,7 @@ use loom::sync::atomic::{AtomicUsize, Ordering};
 use loom::thread;
 
 use super::support::{model, registry};
-use crate::pool::job::{Job, JobRef, Runner};
+use crate::pool::jobs::job::{Job, JobRef, Runner};
 use crate::pool::Registry;
 use crate::wake::{WakePolicy, WakeState};
 

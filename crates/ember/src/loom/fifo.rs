@@ -26,8 +26,8 @@ use loom::sync::atomic::{AtomicUsize, Ordering};
 use loom::thread;
 
 use super::support::{model, registry};
-use crate::pool::fifo::Fifo;
-use crate::pool::job::{Job, JobRef, Runner};
+use crate::pool::jobs::job::{Job, JobRef, Runner};
+use crate::pool::workers::fifo::Fifo;
 use crate::pool::Registry;
 use crate::sync::{lock, Condvar, Mutex};
 use crate::wake::{WakePolicy, WakeState};

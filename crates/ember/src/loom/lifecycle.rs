@@ -8,7 +8,7 @@ use loom::thread;
 
 use super::model_deque::ModelPool;
 use super::support::model_bounded;
-use crate::task::kick::Held;
+use crate::pool::workers::held::Held;
 use crate::wake::{WakePolicy, WakeState};
 
 const JOB: usize = 1;

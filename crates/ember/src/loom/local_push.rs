@@ -12,7 +12,7 @@ use loom::thread;
 
 use super::model_deque::ModelPool;
 use super::support::model_bounded;
-use crate::task::kick::Held;
+use crate::pool::workers::held::Held;
 use crate::wake::WakePolicy;
 
 const JOB: usize = 1;

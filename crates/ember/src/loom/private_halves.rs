@@ -15,8 +15,8 @@ use loom::thread;
 use crossbeam_deque::Steal;
 
 use super::support::model_bounded;
-use crate::pool::job::{JobRef, Runner};
-use crate::pool::private_halves::PrivateHalves;
+use crate::pool::jobs::job::{JobRef, Runner};
+use crate::pool::workers::private_halves::PrivateHalves;
 use crate::sync::asymmetric::Barrier;
 
 /// Never run: the models only move refs around.

@@ -29,6 +29,6 @@ pub(crate) fn registry(policy: WakePolicy, workers: usize) -> Arc<Registry> {
         crate::config::PoolConfig::for_model(policy, workers),
         Handlers::default(),
         Tracer::new(false, "loom".to_owned(), 0),
-        crate::pool::alarm_thread::AlarmThread::new("loom", None, None),
+        crate::pool::workers::alarm_thread::AlarmThread::new("loom", None, None),
     ))
 }

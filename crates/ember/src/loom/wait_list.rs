@@ -8,7 +8,7 @@ use loom::thread;
 
 use super::model_deque::ModelPool;
 use super::support::model_bounded;
-use crate::pool::wait::WaitList;
+use crate::pool::workers::wait::WaitList;
 use crate::wake::{WakePolicy, WakeState};
 
 /// The job of pool B that calls back into A, and that callback, on pool A.

@@ -6,15 +6,15 @@ use std::time::Duration;
 
 use crossbeam_deque::Worker;
 
-use super::alarm_thread::AlarmThread;
 use super::handlers::{ContainedHandlers, Handlers, PanicHandler, ThreadHandler};
-use super::job::Panic;
-use super::registry::Registry;
-use super::unwind::drop_silently;
-use super::worker::WorkerThread;
 use super::{Pool, PoolInner};
 use crate::config::{PoolConfig, Tuning};
 use crate::error::BuildError;
+use crate::pool::jobs::job::Panic;
+use crate::pool::jobs::unwind::drop_silently;
+use crate::pool::workers::alarm_thread::AlarmThread;
+use crate::pool::workers::registry::Registry;
+use crate::pool::workers::worker::WorkerThread;
 use crate::trace::Tracer;
 use crate::wake::WakePolicy;
 
@@ -407,7 +407,7 @@ impl PoolBuilder {
     /// # Ok::<(), ember::BuildError>(())
     /// ```
     pub fn build_global(self) -> Result<(), BuildError> {
-        super::ambient::build_global(self, None)
+        crate::pool::ops::ambient::build_global(self, None)
     }
 
     /// Checks the configuration and starts the workers.

@@ -6,7 +6,7 @@
 
 use std::fmt;
 
-use super::registry::{Registry, WorkerState};
+use crate::pool::workers::registry::{Registry, WorkerState};
 
 /// One worker's line in the dump.
 struct WorkerDump<'r> {

@@ -24,49 +24,35 @@
 //! | `thread_pool.rs` | rayon's names: `ThreadPool`, `ThreadPoolBuilder`, `ThreadPoolBuildError` |
 
 mod affinity;
-pub(crate) mod alarm_thread;
-mod ambient;
-mod broadcast;
 mod builder;
 mod debug;
-pub(crate) mod fifo;
 mod handlers;
-mod idle;
-pub(crate) mod job;
-mod job_cache;
-mod join;
-mod latch;
-mod parallel_for;
-pub(crate) mod private_halves;
-mod registry;
-mod scope;
-mod spin;
+pub(crate) mod jobs;
+pub(crate) mod ops;
 mod thread_pool;
-mod unwind;
-pub(crate) mod wait;
-mod worker;
+pub(crate) mod workers;
 
 use std::panic::{self, AssertUnwindSafe};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 
-pub use ambient::{
+pub use builder::PoolBuilder;
+pub use ops::ambient::{
     broadcast, current_num_threads, current_thread_index, in_place_scope, in_place_scope_fifo,
     join, scope, scope_fifo, spawn, spawn_fifo, yield_local, yield_now, Yield,
 };
-pub use broadcast::BroadcastContext;
-pub use builder::PoolBuilder;
-pub use scope::{Scope, ScopeFifo};
+pub use ops::broadcast::BroadcastContext;
+pub use ops::scope::{Scope, ScopeFifo};
 pub use thread_pool::{max_num_threads, ThreadPool, ThreadPoolBuildError, ThreadPoolBuilder};
 
 #[cfg(all(test, loom))]
 pub(crate) use handlers::Handlers;
-pub(crate) use job::Runner;
-pub(crate) use registry::Registry;
-pub(crate) use wait::{block_until, blocked_pools_contain, Sleeper, WaitList};
-pub(crate) use worker::WorkerThread;
+pub(crate) use jobs::job::Runner;
+pub(crate) use workers::registry::Registry;
+pub(crate) use workers::wait::{block_until, blocked_pools_contain, Sleeper, WaitList};
+pub(crate) use workers::worker::WorkerThread;
 
-use job::HeapJobBox;
+use jobs::job::HeapJobBox;
 
 use crate::stats::PoolStats;
 use crate::task::{Event, TaskBuilder};
@@ -246,7 +232,7 @@ impl Pool {
         RA: Send,
         RB: Send,
     {
-        join::join(&self.inner.registry, a, b)
+        ops::join::join(&self.inner.registry, a, b)
     }
 
     /// Runs `op` on one of the pool's workers and returns its value, so that the free
@@ -266,7 +252,7 @@ impl Pool {
         OP: FnOnce() -> R + Send,
         R: Send,
     {
-        worker::in_worker(&self.inner.registry, |_| op())
+        workers::worker::in_worker(&self.inner.registry, |_| op())
     }
 
     /// Runs `op` once on every worker of the pool and returns the results in worker order:
@@ -301,7 +287,7 @@ impl Pool {
         OP: Fn(BroadcastContext<'_>) -> R + Sync,
         R: Send,
     {
-        broadcast::broadcast(&self.inner.registry, op)
+        ops::broadcast::broadcast(&self.inner.registry, op)
     }
 
     /// Runs `f` with a [`Scope`] whose jobs may borrow from the caller's frame, and returns
@@ -326,7 +312,7 @@ impl Pool {
         F: FnOnce(&Scope<'scope>) -> R + Send,
         R: Send,
     {
-        scope::scope(&self.inner.registry, f)
+        ops::scope::scope(&self.inner.registry, f)
     }
 
     /// [`scope`](Self::scope) with a [`ScopeFifo`]: the jobs spawned from one worker with
@@ -350,7 +336,7 @@ impl Pool {
         F: FnOnce(&ScopeFifo<'scope>) -> R + Send,
         R: Send,
     {
-        scope::scope_fifo(&self.inner.registry, f)
+        ops::scope::scope_fifo(&self.inner.registry, f)
     }
 
     /// A [`scope`](Self::scope) whose body runs on the calling thread, whatever it is, while
@@ -373,7 +359,7 @@ impl Pool {
     where
         F: FnOnce(&Scope<'scope>) -> R,
     {
-        scope::in_place_scope(&self.inner.registry, f)
+        ops::scope::in_place_scope(&self.inner.registry, f)
     }
 
     /// [`in_place_scope`](Self::in_place_scope) with a [`ScopeFifo`].
@@ -381,7 +367,7 @@ impl Pool {
     where
         F: FnOnce(&ScopeFifo<'scope>) -> R,
     {
-        scope::in_place_scope_fifo(&self.inner.registry, f)
+        ops::scope::in_place_scope_fifo(&self.inner.registry, f)
     }
 
     /// Calls `f(i)` for every `i` in `range`, in parallel, in chunks of at most `grain`
@@ -417,9 +403,9 @@ impl Pool {
         );
         let outcome = panic::catch_unwind(AssertUnwindSafe(|| {
             if WorkerThread::is_current(self.inner.registry.id) {
-                parallel_for::split(self, range, grain, &f);
+                ops::parallel_for::split(self, range, grain, &f);
             } else {
-                parallel_for::shared_counter(&self.inner.registry, range, grain, &f);
+                ops::parallel_for::shared_counter(&self.inner.registry, range, grain, &f);
             }
         }));
         if let Err(payload) = outcome {
@@ -582,7 +568,7 @@ where
 /// Counts the spawn of `f` and queues its job: through `push` on this thread's worker if it
 /// is one of `registry`'s, else on the global queue.
 #[inline]
-fn spawn_with<F>(registry: &Registry, f: F, push: impl FnOnce(&WorkerThread, job::JobRef))
+fn spawn_with<F>(registry: &Registry, f: F, push: impl FnOnce(&WorkerThread, jobs::job::JobRef))
 where
     F: FnOnce() + Send + 'static,
 {
@@ -606,12 +592,12 @@ where
 /// The job of a spawned closure: a counted task whose panic is reported. `worker` is this
 /// thread's, of any pool (`HeapJobBox::new_on`).
 #[inline]
-fn spawned_job<F>(f: F, worker: Option<&WorkerThread>) -> job::JobRef
+fn spawned_job<F>(f: F, worker: Option<&WorkerThread>) -> jobs::job::JobRef
 where
     F: FnOnce() + Send + 'static,
 {
     let job = HeapJobBox::new_on(
-        move |runner: job::Runner<'_>| {
+        move |runner: jobs::job::Runner<'_>| {
             runner.start_counted();
             let outcome = runner.registry.trace.in_task_span(runner.worker, None, || {
                 panic::catch_unwind(AssertUnwindSafe(f))

@@ -44,7 +44,6 @@
 //! can no longer come.
 
 mod event;
-pub(crate) mod kick;
 pub(crate) mod node;
 pub(crate) mod successors;
 mod task_node;

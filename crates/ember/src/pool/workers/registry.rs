@@ -10,19 +10,19 @@ use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, AtomicUsize, Ordering};
 use crossbeam_deque::{Injector, Stealer};
 use crossbeam_utils::CachePadded;
 
-use super::alarm_thread::AlarmThread;
-use super::broadcast::BroadcastQueue;
-use super::fifo::Fifo;
-use super::handlers::{ContainedHandlers, Handlers};
-use super::job::{JobRef, Panic};
-use super::private_halves::PrivateHalves;
-use super::unwind::{drop_catching, drop_payload};
-use super::wait::WaitList;
 use crate::config::PoolConfig;
+use crate::pool::handlers::{ContainedHandlers, Handlers};
+use crate::pool::jobs::job::{JobRef, Panic};
+use crate::pool::jobs::unwind::{drop_catching, drop_payload};
+use crate::pool::ops::broadcast::BroadcastQueue;
+use crate::pool::workers::alarm_thread::AlarmThread;
+use crate::pool::workers::fifo::Fifo;
+use crate::pool::workers::private_halves::PrivateHalves;
+use crate::pool::workers::wait::WaitList;
 use crate::stats::{PoolStats, WorkerStats};
 use crate::trace::Tracer;
 
-use super::worker::WorkerThread;
+use crate::pool::workers::worker::WorkerThread;
 use crate::wake::Sleep;
 
 /// What a worker is doing, for [`Pool`](crate::Pool)'s `Debug` dump.
@@ -109,14 +109,14 @@ pub(crate) struct Registry {
     /// Each worker's queue of `spawn_fifo` jobs (`fifo.rs`).
     pub(crate) fifos: Box<[Fifo]>,
     /// `spawn`s and tasks made outside the pool (several threads may add).
-    pub(super) external_spawns: CachePadded<AtomicU64>,
+    pub(in crate::pool) external_spawns: CachePadded<AtomicU64>,
     /// Tasks that ended outside the pool (cancelled there by a dropped event).
-    pub(super) external_completions: CachePadded<AtomicU64>,
+    pub(in crate::pool) external_completions: CachePadded<AtomicU64>,
     /// Panics reported on threads that are not this pool's workers.
     external_panics: CachePadded<AtomicU64>,
     terminating: AtomicBool,
     /// `wait_idle` callers.
-    pub(super) idle_waiters: WaitList,
+    pub(in crate::pool) idle_waiters: WaitList,
     /// Worker threads that have not exited yet.
     live_workers: AtomicUsize,
     /// The shutdown drain's two rounds (`WorkerThread::run_until_drained`), indexed by
@@ -125,7 +125,7 @@ pub(crate) struct Registry {
     /// Threads waiting for every worker to exit (dropping the last handle).
     exit_waiters: WaitList,
     /// The user's panic, start and exit handlers (`handlers.rs`).
-    pub(super) handlers: ContainedHandlers,
+    pub(in crate::pool) handlers: ContainedHandlers,
     /// What the pool was built with (`config.rs`).
     pub(crate) config: PoolConfig,
     /// With lazy joins: workers out of work of their own (`WorkerThread::count_wanting`).
@@ -136,10 +136,10 @@ pub(crate) struct Registry {
     pub(crate) trace: Tracer,
     /// The pool's handles, for `Pool::current` (set once the pool is built; dead once the
     /// last handle is dropped).
-    pub(super) handle: std::sync::OnceLock<std::sync::Weak<super::PoolInner>>,
+    pub(in crate::pool) handle: std::sync::OnceLock<std::sync::Weak<crate::pool::PoolInner>>,
     /// The thread that waits for the alarm of deferred wake-ups, started at the first spawn
     /// that would owe one (`alarm_thread.rs`).
-    pub(super) alarm_thread: AlarmThread,
+    pub(in crate::pool) alarm_thread: AlarmThread,
 }
 
 impl Registry {

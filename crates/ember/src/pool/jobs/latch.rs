@@ -11,8 +11,8 @@
 
 use crate::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
-use super::registry::Registry;
-use super::wait::Sleeper;
+use crate::pool::workers::registry::Registry;
+use crate::pool::workers::wait::Sleeper;
 
 /// Who waits on a latch.
 pub(crate) enum Waiter<'r> {

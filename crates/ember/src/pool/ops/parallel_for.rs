@@ -24,14 +24,19 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use std::sync::Arc;
 
-use super::job::HeapJobBox;
-use super::registry::Registry;
-use super::unwind::FirstPanic;
-use super::wait::{self, Sleeper};
-use super::Pool;
+use crate::pool::jobs::job::HeapJobBox;
+use crate::pool::jobs::unwind::FirstPanic;
+use crate::pool::workers::registry::Registry;
+use crate::pool::workers::wait::{self, Sleeper};
+use crate::pool::Pool;
 
 /// On a worker: halve with `join` down to `grain`.
-pub(super) fn split<F: Fn(usize) + Sync>(pool: &Pool, range: Range<usize>, grain: usize, f: &F) {
+pub(in crate::pool) fn split<F: Fn(usize) + Sync>(
+    pool: &Pool,
+    range: Range<usize>,
+    grain: usize,
+    f: &F,
+) {
     if range.len() <= grain {
         range.for_each(f);
         return;
@@ -102,7 +107,7 @@ impl<F: Fn(usize) + Sync> Loop<F> {
 }
 
 /// From outside the pool: the caller and up to `threads()` helpers share a chunk counter.
-pub(super) fn shared_counter<F: Fn(usize) + Sync>(
+pub(in crate::pool) fn shared_counter<F: Fn(usize) + Sync>(
     registry: &Arc<Registry>,
     range: Range<usize>,
     grain: usize,
@@ -125,7 +130,7 @@ pub(super) fn shared_counter<F: Fn(usize) + Sync>(
     });
     for _ in 0..registry.workers().min(chunks - 1) {
         let work = Arc::clone(&work);
-        let job = HeapJobBox::new(move |runner: super::job::Runner<'_>| {
+        let job = HeapJobBox::new(move |runner: crate::pool::jobs::job::Runner<'_>| {
             runner.start_uncounted();
             work.run();
         });

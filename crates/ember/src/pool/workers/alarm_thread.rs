@@ -19,7 +19,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 
-use super::registry::Registry;
+use crate::pool::workers::registry::Registry;
 
 /// How to start a pool's alarm thread, and its handle once started.
 pub(crate) struct AlarmThread {
@@ -79,7 +79,7 @@ impl AlarmThread {
                 return;
             }
             if let Some(cpus) = cpus {
-                super::affinity::allow_current_thread(&cpus);
+                crate::pool::affinity::allow_current_thread(&cpus);
             }
             crate::sync::clock::calibrate_clock();
             watch.run(|| match pool.upgrade() {
@@ -101,7 +101,7 @@ impl AlarmThread {
             }
             Ok(Err(_refused)) => {}
             Err(payload) => {
-                super::unwind::drop_payload(payload);
+                crate::pool::jobs::unwind::drop_payload(payload);
             }
         }
     }

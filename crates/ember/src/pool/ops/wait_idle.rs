@@ -43,8 +43,8 @@
 use std::sync::atomic::{fence, AtomicU64, Ordering};
 use std::time::Instant;
 
-use super::registry::{bump, Registry, WorkerCounters};
-use super::worker::WorkerThread;
+use crate::pool::workers::registry::{bump, Registry, WorkerCounters};
+use crate::pool::workers::worker::WorkerThread;
 
 impl Registry {
     /// Counts a dependent task created on this thread (before it can run).
@@ -92,7 +92,7 @@ impl Registry {
     pub(crate) fn finish_spawned(
         &self,
         counters: &WorkerCounters,
-        panic: Option<super::job::Panic>,
+        panic: Option<crate::pool::jobs::job::Panic>,
     ) {
         if let Some(payload) = panic {
             self.report_panic(payload);

@@ -24,7 +24,7 @@
 
 use crossbeam_deque::Steal;
 
-use super::job::JobRef;
+use crate::pool::jobs::job::JobRef;
 use crate::sync::asymmetric::Barrier;
 use crate::sync::atomic::{AtomicPtr, AtomicUsize, Ordering};
 

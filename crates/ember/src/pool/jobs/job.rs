@@ -17,11 +17,11 @@ use std::mem::ManuallyDrop;
 use std::panic::{self, AssertUnwindSafe};
 use std::ptr::NonNull;
 
-use super::idle;
-use super::job_cache;
-use super::latch::Latch;
-use super::registry::{Registry, WorkerCounters};
-use super::worker::WorkerThread;
+use crate::pool::jobs::cache;
+use crate::pool::jobs::latch::Latch;
+use crate::pool::ops::wait_idle;
+use crate::pool::workers::registry::{Registry, WorkerCounters};
+use crate::pool::workers::worker::WorkerThread;
 
 /// The payload of a caught panic.
 pub(crate) type Panic = Box<dyn Any + Send + 'static>;
@@ -50,7 +50,7 @@ impl<'r> Runner<'r> {
     /// The job about to start is a counted task (`idle.rs`).
     #[inline]
     pub(crate) fn start_counted(self) {
-        idle::start_counted(self.counters);
+        wait_idle::start_counted(self.counters);
     }
 
     /// The job about to start is not a counted task: a check point (`idle.rs`).
@@ -285,10 +285,10 @@ impl<F> HeapJob<F> {
     unsafe fn take_and_free(job: NonNull<Self>) -> F {
         // SAFETY: the closure is there (the caller's promise), and is read out only once.
         let func = unsafe { std::ptr::read(&raw const (*job.as_ptr()).func) };
-        if job_cache::fits::<HeapJob<F>>() {
+        if cache::fits::<HeapJob<F>>() {
             // SAFETY: `HeapJobBox::new_on` took this block from `alloc_block`; its closure is
             // moved out.
-            unsafe { job_cache::free_block(job.cast()) };
+            unsafe { cache::free_block(job.cast()) };
         } else {
             // SAFETY: `HeapJobBox::new_on` leaked this `Box`; `ManuallyDrop` (same layout) frees it
             // without dropping the closure moved out above.
@@ -306,7 +306,7 @@ where
     /// fits one, else in a `Box`.
     #[inline]
     pub(crate) fn new(func: F) -> Self {
-        if job_cache::fits::<HeapJob<F>>() {
+        if cache::fits::<HeapJob<F>>() {
             WorkerThread::with_any_current(|worker| Self::new_on(func, worker))
         } else {
             Self::new_on(func, None)
@@ -317,8 +317,8 @@ where
     /// already: `worker`, whose cache gives the block.
     #[inline]
     pub(crate) fn new_on(func: F, worker: Option<&WorkerThread>) -> Self {
-        if job_cache::fits::<HeapJob<F>>() {
-            let block = job_cache::alloc_block(worker).cast::<HeapJob<F>>();
+        if cache::fits::<HeapJob<F>>() {
+            let block = cache::alloc_block(worker).cast::<HeapJob<F>>();
             // SAFETY: the block is ours and uninitialised, of `BLOCK`'s layout, which holds a
             // `HeapJob<F>` (`fits`).
             unsafe { block.as_ptr().write(HeapJob { func }) };

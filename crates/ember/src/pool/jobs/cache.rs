@@ -26,7 +26,7 @@ use std::alloc::{alloc, dealloc, handle_alloc_error, Layout};
 use std::cell::Cell;
 use std::ptr::NonNull;
 
-use super::worker::WorkerThread;
+use crate::pool::workers::worker::WorkerThread;
 
 /// The one layout of a cached block.
 pub(crate) const BLOCK: Layout = match Layout::from_size_align(64, 16) {

@@ -24,13 +24,13 @@ use std::marker::PhantomData;
 use std::panic::{self, AssertUnwindSafe};
 use std::sync::Arc;
 
-use super::fifo::Fifo;
-use super::job::{HeapJobBox, JobRef, Runner};
-use super::latch::{CountLatch, Waiter};
-use super::registry::Registry;
-use super::unwind::FirstPanic;
-use super::wait::{self, Sleeper};
-use super::worker::{in_worker, WorkerThread};
+use crate::pool::jobs::job::{HeapJobBox, JobRef, Runner};
+use crate::pool::jobs::latch::{CountLatch, Waiter};
+use crate::pool::jobs::unwind::FirstPanic;
+use crate::pool::workers::fifo::Fifo;
+use crate::pool::workers::registry::Registry;
+use crate::pool::workers::wait::{self, Sleeper};
+use crate::pool::workers::worker::{in_worker, WorkerThread};
 
 /// A scope in which jobs may borrow anything that outlives `'scope`; see
 /// [`Pool::scope`](crate::Pool::scope).

@@ -7,13 +7,13 @@
 
 use std::sync::OnceLock;
 
-use super::broadcast::{self, BroadcastContext};
-use super::builder::LocalNamer;
-use super::join::join_on_worker;
-use super::scope::{self, Scope, ScopeFifo};
-use super::worker::WorkerThread;
-use super::{spawn_fifo_on, spawn_on, Pool, PoolBuilder};
 use crate::error::BuildError;
+use crate::pool::builder::LocalNamer;
+use crate::pool::ops::broadcast::{self, BroadcastContext};
+use crate::pool::ops::join::join_on_worker;
+use crate::pool::ops::scope::{self, Scope, ScopeFifo};
+use crate::pool::workers::worker::WorkerThread;
+use crate::pool::{spawn_fifo_on, spawn_on, Pool, PoolBuilder};
 
 /// The environment variable that sizes the global pool.
 pub(crate) const NUM_THREADS_VAR: &str = "EMBER_NUM_THREADS";

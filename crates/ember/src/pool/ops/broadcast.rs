@@ -56,12 +56,12 @@ use std::collections::VecDeque;
 use std::marker::PhantomData;
 use std::panic::{self, AssertUnwindSafe};
 
-use super::job::{Job, JobRef, Panic, Runner};
-use super::latch::{CountLatch, Waiter};
-use super::registry::Registry;
-use super::unwind::{guarded_frame, AbortOnUnwind};
-use super::wait::{self, Sleeper};
-use super::worker::WorkerThread;
+use crate::pool::jobs::job::{Job, JobRef, Panic, Runner};
+use crate::pool::jobs::latch::{CountLatch, Waiter};
+use crate::pool::jobs::unwind::{guarded_frame, AbortOnUnwind};
+use crate::pool::workers::registry::Registry;
+use crate::pool::workers::wait::{self, Sleeper};
+use crate::pool::workers::worker::WorkerThread;
 use crate::sync::atomic::{AtomicBool, Ordering};
 use crate::sync::{lock, Mutex, MutexGuard};
 

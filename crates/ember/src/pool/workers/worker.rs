@@ -58,16 +58,18 @@ use std::time::{Duration, Instant};
 use crossbeam_deque::{Steal, Worker};
 use crossbeam_utils::CachePadded;
 
-use super::handlers::WorkerEvent;
-use super::job::{JobRef, Runner, StackJob};
-use super::job_cache::JobCache;
-use super::latch::{Latch, Waiter};
-use super::private_halves::PrivateHalves;
-use super::registry::{bump, unbump, DrainRound, Registry, WorkerCounters, WorkerState};
-use super::spin::{SpinGovernor, WIDE_SPIN};
-use super::unwind::{guarded_frame, AbortOnUnwind};
-use super::wait::{self, Sleeper};
-use crate::task::kick::Held;
+use crate::pool::handlers::WorkerEvent;
+use crate::pool::jobs::cache::JobCache;
+use crate::pool::jobs::job::{JobRef, Runner, StackJob};
+use crate::pool::jobs::latch::{Latch, Waiter};
+use crate::pool::jobs::unwind::{guarded_frame, AbortOnUnwind};
+use crate::pool::workers::held::Held;
+use crate::pool::workers::private_halves::PrivateHalves;
+use crate::pool::workers::registry::{
+    bump, unbump, DrainRound, Registry, WorkerCounters, WorkerState,
+};
+use crate::pool::workers::spin::{SpinGovernor, WIDE_SPIN};
+use crate::pool::workers::wait::{self, Sleeper};
 use crate::trace::TraceKind;
 use crate::wake::{SpawnWake, WakeState, SPAWNS_WAKING_AFTER_ALARM};
 
@@ -798,7 +800,7 @@ impl WorkerThread {
     }
 
     #[inline]
-    pub(super) fn found_work(&self) {
+    pub(in crate::pool) fn found_work(&self) {
         let mut wake = self.wake.get();
         if self
             .registry

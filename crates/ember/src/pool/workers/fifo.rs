@@ -33,7 +33,7 @@
 //! sleep, and the real wake protocol. Under loom the queue is a mutex-held `VecDeque`: a
 //! linearizable MPMC FIFO queue, which is what crossbeam's `Injector` is.
 
-use super::job::{Job, JobRef, Runner};
+use crate::pool::jobs::job::{Job, JobRef, Runner};
 
 /// A queue of jobs run in the order they were pushed, through indirections (module doc).
 #[derive(Default)]

@@ -24,11 +24,11 @@
 use std::panic::{self, AssertUnwindSafe};
 use std::sync::Arc;
 
-use super::job::{JobRef, Panic, StackJob};
-use super::latch::{Latch, Waiter};
-use super::registry::Registry;
-use super::unwind::{guarded_frame, AbortOnUnwind, DropContainedOnUnwind};
-use super::worker::{in_worker, WorkerThread};
+use crate::pool::jobs::job::{JobRef, Panic, StackJob};
+use crate::pool::jobs::latch::{Latch, Waiter};
+use crate::pool::jobs::unwind::{guarded_frame, AbortOnUnwind, DropContainedOnUnwind};
+use crate::pool::workers::registry::Registry;
+use crate::pool::workers::worker::{in_worker, WorkerThread};
 
 /// After `a`: whether `b` came back to this frame, popped off the deque before anybody took
 /// it (`true`), or ran elsewhere and its latch is set (`false`). It takes `b`'s latch, not
@@ -96,7 +96,7 @@ where
 
 /// `join` on `worker`, this thread's: the fast path every `join` from inside a pool takes.
 #[inline]
-pub(super) fn join_on_worker<A, B, RA, RB>(worker: &WorkerThread, a: A, b: B) -> (RA, RB)
+pub(in crate::pool) fn join_on_worker<A, B, RA, RB>(worker: &WorkerThread, a: A, b: B) -> (RA, RB)
 where
     A: FnOnce() -> RA + Send,
     B: FnOnce() -> RB + Send,

@@ -44,8 +44,8 @@ use crate::sync::atomic::{fence, AtomicBool, AtomicUsize, Ordering};
 use crate::sync::thread::{self, Thread};
 use crate::sync::{lock, Mutex};
 
-use super::registry::Registry;
-use super::worker::WorkerThread;
+use crate::pool::workers::registry::Registry;
+use crate::pool::workers::worker::WorkerThread;
 
 /// A waiting thread, and how to wake it.
 #[derive(Clone)]

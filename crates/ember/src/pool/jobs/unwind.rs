@@ -30,13 +30,13 @@
 //! guard. With every user call site above caught, an unwind there is a bug in ember; the guard
 //! turns it into an abort with a message (a bug report), never into a use-after-free.
 //!
-//! [`Registry::report_panic`]: super::Registry::report_panic
+//! [`Registry::report_panic`]: crate::pool::Registry::report_panic
 
 use std::mem::ManuallyDrop;
 use std::panic::{self, AssertUnwindSafe};
 
-use super::job::Panic;
-use super::registry::Registry;
+use crate::pool::jobs::job::Panic;
+use crate::pool::workers::registry::Registry;
 use crate::sync::{lock, Mutex};
 
 /// A frame an unwind must never leave: names it in the abort message. One zero-sized type per
@@ -81,7 +81,7 @@ impl<F: GuardedFrame> Drop for AbortOnUnwind<F> {
 macro_rules! guarded_frame {
     ($name:ident, $what:literal) => {
         pub(crate) struct $name;
-        impl $crate::pool::unwind::GuardedFrame for $name {
+        impl $crate::pool::jobs::unwind::GuardedFrame for $name {
             const WHAT: &'static str = $what;
         }
     };
@@ -131,12 +131,12 @@ pub(crate) fn drop_silently<T>(value: T) {
 /// [`into_inner`](Self::into_inner) hands it back without a trace.
 pub(crate) struct DropContainedOnUnwind<'r, T> {
     value: ManuallyDrop<T>,
-    registry: &'r super::Registry,
+    registry: &'r crate::pool::Registry,
 }
 
 impl<'r, T> DropContainedOnUnwind<'r, T> {
     #[inline]
-    pub(crate) fn new(value: T, registry: &'r super::Registry) -> Self {
+    pub(crate) fn new(value: T, registry: &'r crate::pool::Registry) -> Self {
         DropContainedOnUnwind {
             value: ManuallyDrop::new(value),
             registry,
