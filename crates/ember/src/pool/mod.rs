@@ -55,7 +55,6 @@ pub(crate) use workers::worker::WorkerThread;
 use jobs::job::HeapJobBox;
 
 use crate::stats::PoolStats;
-use crate::task::{Event, TaskBuilder};
 use crate::trace::Trace;
 use crate::wake::WakePolicy;
 
@@ -422,7 +421,7 @@ impl Pool {
     /// finishes it: the worker that ends a task looks, before it runs any user code again or
     /// sleeps, whether that left the pool idle (unless it starts another task at once: a moment
     /// of idleness that a task spawned meanwhile ends before the worker looks may go unseen).
-    /// A task still waiting for an [`Event`] that nobody completes keeps it waiting (see
+    /// A task still waiting for an [`Event`](crate::Event) that nobody completes keeps it waiting (see
     /// [`wait_idle_timeout`](Self::wait_idle_timeout)). Called on a worker of another pool,
     /// that worker runs its own pool's jobs while it waits.
     ///
@@ -455,7 +454,7 @@ impl Pool {
 
     /// [`wait_idle`](Self::wait_idle) for at most `timeout`: returns whether the pool became
     /// idle. A `false` is the moment to print the pool (`{:?}`) and see what is still
-    /// outstanding, e.g. a task waiting for an [`Event`] nobody completes.
+    /// outstanding, e.g. a task waiting for an [`Event`](crate::Event) nobody completes.
     ///
     /// # Panics
     /// As [`wait_idle`](Self::wait_idle).
@@ -503,28 +502,6 @@ impl Pool {
     /// A snapshot of the pool's counters; see [`PoolStats`].
     pub fn stats(&self) -> PoolStats {
         self.inner.registry.stats()
-    }
-
-    /// Starts building a dependent task that runs `f`; see [`TaskBuilder`].
-    ///
-    /// ```
-    /// let pool = ember::Pool::builder().threads(2).build().unwrap();
-    /// let read = pool.task(|| vec![1u8, 2, 3]).spawn();
-    /// let len = pool.task(|| 3usize).after(&[&read]).spawn();
-    /// assert_eq!(len.join().unwrap(), 3);
-    /// assert_eq!(read.join().unwrap(), vec![1, 2, 3]);
-    /// ```
-    pub fn task<F, T>(&self, f: F) -> TaskBuilder<'_, F>
-    where
-        F: FnOnce() -> T + Send + 'static,
-        T: Send + 'static,
-    {
-        TaskBuilder::new(self, f)
-    }
-
-    /// A new, not yet completed [`Event`] of this pool.
-    pub fn event(&self) -> Event {
-        Event::new(self)
     }
 
     /// Takes the events recorded since the last call (empty unless the pool was built with

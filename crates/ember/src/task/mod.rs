@@ -55,6 +55,34 @@ use std::fmt;
 
 use node::NodeRef;
 
+use crate::Pool;
+
+/// The pool's door to dependent tasks; defined here, beside the tasks, so that the pool itself
+/// knows nothing of them (as `pool/ops/ambient.rs` does for the free functions).
+impl Pool {
+    /// Starts building a dependent task that runs `f`; see [`TaskBuilder`].
+    ///
+    /// ```
+    /// let pool = ember::Pool::builder().threads(2).build().unwrap();
+    /// let read = pool.task(|| vec![1u8, 2, 3]).spawn();
+    /// let len = pool.task(|| 3usize).after(&[&read]).spawn();
+    /// assert_eq!(len.join().unwrap(), 3);
+    /// assert_eq!(read.join().unwrap(), vec![1, 2, 3]);
+    /// ```
+    pub fn task<F, T>(&self, f: F) -> TaskBuilder<'_, F>
+    where
+        F: FnOnce() -> T + Send + 'static,
+        T: Send + 'static,
+    {
+        TaskBuilder::new(self, f)
+    }
+
+    /// A new, not yet completed [`Event`] of this pool.
+    pub fn event(&self) -> Event {
+        Event::new(self)
+    }
+}
+
 /// Why a [`Task`] produced no value.
 #[non_exhaustive]
 pub enum TaskError {
