@@ -6,6 +6,7 @@
 mod biased;
 mod broadcast;
 mod deferred;
+mod delay_kick;
 mod fifo;
 mod lifecycle;
 mod light_push;
