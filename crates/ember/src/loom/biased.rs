@@ -1,3 +1,7 @@
+//! loom models of the standalone biased consumers (`biased/`): the overload hand-off down the
+//! chain of consumers is never lost, and closing the queue reaches every consumer, in turn.
+//! They drive the real `spawn_consumers` over a small closable queue of loom primitives.
+
 use std::collections::VecDeque;
 use std::sync::Arc;
 

@@ -1,3 +1,5 @@
+//! loom model of delay-kick (`pool/workers/held.rs`).
+//!
 //! Worker 0 finishes a task that releases two successors, holds them, takes one and kicks
 //! the other through the real `Sleep::notify_local`, then blocks in its own successor
 //! until the kicked one has run. Worker 1 starts idle and goes to sleep concurrently. If
