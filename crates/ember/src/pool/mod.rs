@@ -602,7 +602,7 @@ where
         let job = unsafe { HeapJobBox::new_on(f, any).into_job_ref() };
         match any.filter(|worker| worker.registry.id == registry.id) {
             Some(worker) if from_task && registry.config.delay_kick => worker.hold(job),
-            Some(worker) => worker.push_shared(job),
+            Some(worker) => worker.push_after_private(job),
             None => registry.inject(job),
         }
     });

@@ -104,7 +104,7 @@ where
     RB: Send,
 {
     // Two bodies rather than one with a test inside: the default one stays as lean as it was.
-    if worker.lazy_joins() {
+    if worker.lazy.on() {
         join_with_private_half(worker, a, b)
     } else {
         join_with_public_half(worker, a, b)
@@ -145,7 +145,7 @@ where
     // pops its ref back, to be run inline, or waits for its latch, and the guard above stops
     // an unwind from leaving earlier.
     let job_b_ref = unsafe { job_b.as_job_ref() };
-    worker.push_join_half_public(job_b_ref);
+    worker.push_join_half_light(job_b_ref);
     let result_a = panic::catch_unwind(AssertUnwindSafe(a));
     let taken_back = take_back(worker, job_b.latch(), job_b_ref);
     guard.disarm();
@@ -167,7 +167,7 @@ where
     RA: Send,
     RB: Send,
 {
-    if worker.join_in_sequence() {
+    if worker.lazy.join_in_sequence(&worker.registry) {
         // Two calls, `a` then `b` (`Tuning::sequential_joins_unchecked`), with the panics of any
         // `join`.
         return run_b_after(
@@ -183,12 +183,12 @@ where
     // SAFETY: as in `join_with_public_half`; a half still private when `a` returns is taken
     // back below and run here.
     let job_b_ref = unsafe { job_b.as_job_ref() };
-    let private = worker.push_join_half(job_b_ref);
+    let private = worker.keep_or_push_join_half(job_b_ref);
     let result_a = panic::catch_unwind(AssertUnwindSafe(a));
     // Taken back from the private list if it was never offered; if it was, it is on the
     // deque or with a thief, as a public half.
-    let taken_back =
-        (private && worker.pop_private(job_b_ref)) || take_back(worker, job_b.latch(), job_b_ref);
+    let taken_back = (private && worker.lazy.take_back(&worker.registry, job_b_ref))
+        || take_back(worker, job_b.latch(), job_b_ref);
     guard.disarm();
     if taken_back {
         let both = run_b_here(&worker.registry, result_a, &mut job_b);

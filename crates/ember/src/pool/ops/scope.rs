@@ -157,7 +157,7 @@ impl<'scope> Scope<'scope> {
     {
         let job = scope_job(self, f);
         WorkerThread::with_current(self.registry.id, |worker| match worker {
-            Some(worker) => worker.push_shared(job),
+            Some(worker) => worker.push_after_private(job),
             None => self.registry.inject(job),
         });
     }
@@ -182,9 +182,12 @@ impl<'scope> ScopeFifo<'scope> {
         let job = scope_job(self, f);
         let registry = &self.base.registry;
         WorkerThread::with_current(registry.id, |worker| match worker {
-            // SAFETY: the fifo lives in the scope, which does not end before this job has
-            // run, and the indirection touches the fifo only before it runs the job.
-            Some(worker) => worker.push_shared(unsafe { self.fifos[worker.index].push(job) }),
+            Some(worker) => {
+                // SAFETY: the fifo lives in the scope, which does not end before this job has
+                // run, and the indirection touches the fifo only before it runs the job.
+                let indirection = unsafe { self.fifos[worker.index].push(job) };
+                worker.push_after_private(indirection);
+            }
             None => registry.inject(job),
         });
     }

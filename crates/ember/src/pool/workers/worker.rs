@@ -38,7 +38,7 @@
 //! **Sequential joins** ([`Tuning::sequential_joins_unchecked`](crate::Tuning::sequential_joins_unchecked),
 //! off by default). Keeping a half private still costs a push and a pop on the private stack
 //! and the job's frame. With sequential joins, a `join` made while no worker wants work, by a
-//! worker that keeps at least [`MIN_KEPT_FOR_SEQUENTIAL`] private halves already, runs its two
+//! worker that keeps at least [`MIN_KEPT_FOR_SEQUENTIAL`](super::lazy_joins::MIN_KEPT_FOR_SEQUENTIAL) private halves already, runs its two
 //! closures as plain calls. Thieves still find work: the halves kept are the oldest, the
 //! largest pieces, and a worker that wants work makes the next `join` take the ordinary path,
 //! which offers them all. (chili also keeps every 64th `join`'s half, for its heartbeat to
@@ -56,7 +56,6 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use crossbeam_deque::{Steal, Worker};
-use crossbeam_utils::CachePadded;
 
 use crate::pool::handlers::WorkerEvent;
 use crate::pool::jobs::cache::JobCache;
@@ -64,23 +63,19 @@ use crate::pool::jobs::job::{JobRef, Runner, StackJob};
 use crate::pool::jobs::latch::{Latch, Waiter};
 use crate::pool::jobs::unwind::{guarded_frame, AbortOnUnwind};
 use crate::pool::workers::held::Held;
-use crate::pool::workers::private_halves::PrivateHalves;
+use crate::pool::workers::lazy_joins::LazyJoins;
+use crate::pool::workers::owed_wake::OwedWake;
 use crate::pool::workers::registry::{
     bump, unbump, DrainRound, Registry, WorkerCounters, WorkerState,
 };
 use crate::pool::workers::spin::{SpinGovernor, WIDE_SPIN};
 use crate::pool::workers::wait::{self, Sleeper};
 use crate::trace::TraceKind;
-use crate::wake::{SpawnWake, WakeState, SPAWNS_WAKING_AFTER_ALARM};
+use crate::wake::WakeState;
 
 /// One look for work in this many starts at the global queue (tokio checks it every 61 ticks;
 /// a prime keeps the check from falling into step with a periodic workload).
 pub(crate) const INJECTOR_EVERY: u32 = 61;
-
-/// With sequential joins, the private halves a worker must keep before a `join` may run as
-/// two calls (chili's threshold): the outermost `join`s, whose halves are the largest, always
-/// leave theirs to thieves.
-pub(crate) const MIN_KEPT_FOR_SEQUENTIAL: usize = 3;
 
 /// Set to a pool's name in a build with the test-only `fault-injection` feature, makes that
 /// pool's workers panic in their loop, in ember's own frames, for the tests of what such a
@@ -127,27 +122,11 @@ pub(crate) struct WorkerThread {
     /// Whether the next fairness check starts at the broadcast queue rather than the global
     /// queue: they take turns, so that neither can starve the other.
     broadcast_first: Cell<bool>,
-    /// Whether `join` keeps second halves private while no worker wants work (module doc).
-    lazy_joins: bool,
-    /// Whether most `join`s made while no worker wants work run as two calls (module doc).
-    sequential_joins: bool,
-    /// Second halves of this worker's `join`s not offered to thieves, oldest first:
-    /// `registry.private_halves[index]`, where workers about to sleep may steal them, held
-    /// here too so that a `join` reaches it through one pointer.
-    private: Arc<CachePadded<PrivateHalves>>,
-    /// Where this worker, about to sleep, read each worker's private `top` before its heavy
-    /// barrier (`idle`); empty without private steals.
-    private_tops: Box<[Cell<usize>]>,
-    /// A private half this worker stole on its way to sleep, to run next (`idle`).
-    stolen_private: Cell<Option<JobRef>>,
-    /// Whether this worker is counted in `Registry::wanting_work` (lazy joins only).
-    wanting: Cell<bool>,
-    /// Whether this worker owes the wake-up of the job it spawned last, which is alone on
-    /// its deque (`push_spawned`).
-    owes_wake: Cell<bool>,
-    /// Spawns left that wake a sleeper at once rather than owe it: set when the alarm made
-    /// one of this worker's owed wake-ups (`SPAWNS_WAKING_AFTER_ALARM`).
-    spawns_waking: Cell<u32>,
+    /// Lazy and sequential joins: the private halves and what goes with them
+    /// (`lazy_joins.rs`).
+    pub(in crate::pool) lazy: LazyJoins,
+    /// The wake-up this worker may owe for the job it spawned last (`owed_wake.rs`).
+    owed_wake: OwedWake,
     spin: Duration,
     spin_governor: SpinGovernor,
     /// Freed blocks of spawned jobs, for the next spawns on this thread (`job_cache.rs`).
@@ -191,15 +170,8 @@ impl WorkerThread {
         local: Worker<JobRef>,
         pool_name: &str,
     ) {
-        let registry_lazy_joins = registry.config.lazy_joins;
-        let sequential_joins = registry.config.sequential_joins;
         let spin = registry.config.spin;
-        let private = Arc::clone(&registry.private_halves[index]);
-        let private_tops = if registry.sleep.private_steals() {
-            (0..registry.workers()).map(|_| Cell::new(0)).collect()
-        } else {
-            Box::default()
-        };
+        let lazy = LazyJoins::new(&registry, index);
         let counters = NonNull::from(&*registry.counters[index]);
         let worker = WorkerThread {
             registry,
@@ -211,17 +183,8 @@ impl WorkerThread {
             rng: Cell::new(0x9E37_79B9_7F4A_7C15 ^ (index as u64 + 1)),
             until_injector: Cell::new(INJECTOR_EVERY),
             broadcast_first: Cell::new(true),
-            lazy_joins: registry_lazy_joins,
-            sequential_joins,
-            private,
-            private_tops,
-            stolen_private: Cell::new(None),
-            // Counted in `Registry::wanting_work` from the start, before this thread has run
-            // at all: a `join` made on a pool whose workers have not started yet must offer
-            // its half.
-            wanting: Cell::new(registry_lazy_joins),
-            owes_wake: Cell::new(false),
-            spawns_waking: Cell::new(0),
+            lazy,
+            owed_wake: OwedWake::new(),
             spin,
             spin_governor: SpinGovernor::default(),
             job_cache: JobCache::new(),
@@ -306,7 +269,7 @@ impl WorkerThread {
         self.leave_wait();
         debug_assert!(self.held.is_empty(), "a worker exits holding successors");
         debug_assert!(
-            self.private.is_empty(),
+            self.lazy.is_empty(),
             "a worker exits holding private join halves"
         );
     }
@@ -372,34 +335,34 @@ impl WorkerThread {
         unbump(&counters.held);
         bump(&counters.kicks);
         self.registry.trace.mark(self.index, TraceKind::Kick, 1);
-        self.push_shared(job);
+        self.push_after_private(job);
     }
 
     /// Pushes a job on this worker's deque with the wake-up check of every push (fenced under
     /// Eager and Searching: `wake/README.md`, "Pushing"): an offered private half, the second
-    /// half of a `join` where it is not pushed lightly (`push_join_half_public`), and (through
-    /// `push_shared`) every spawned or kicked job. A `join` pops its half back itself if
+    /// half of a `join` where it is not pushed lightly (`push_join_half_light`), and (through
+    /// `push_after_private`) every spawned or kicked job. A `join` pops its half back itself if
     /// nobody took it, but only once its first half returns: a first half that blocks on the
     /// second outside ember (a channel) leaves it to another worker, and a wake-up lost to a
     /// worker going to sleep at that moment would hang the `join`. It offers no private half:
-    /// a pool without lazy joins has none, and with them `push_join_half` offers them before
+    /// a pool without lazy joins has none, and with them `keep_or_push_join_half` offers them before
     /// its own.
     #[inline]
-    pub(crate) fn push(&self, job: JobRef) {
+    pub(crate) fn push_notifying(&self, job: JobRef) {
         self.pay_owed_wake();
         self.local.push(job);
         self.registry.sleep.notify_local(|| self.local.len());
     }
 
     /// Pushes the second half of a `join` (without lazy joins). Under Searching, behind a
-    /// light barrier instead of `push`'s fence (`wake/README.md`, "Light pushes"): the
+    /// light barrier instead of `push_notifying`'s fence (`wake/README.md`, "Light pushes"): the
     /// worker lists itself as a light pusher once, until it next goes to sleep, and whoever
-    /// must see its pushes issues the heavy barrier. Other policies push as `push` does.
+    /// must see its pushes issues the heavy barrier. Other policies push as `push_notifying` does.
     #[inline(always)]
-    pub(crate) fn push_join_half_public(&self, job: JobRef) {
+    pub(crate) fn push_join_half_light(&self, job: JobRef) {
         let sleep = &self.registry.sleep;
         if !sleep.light_join_pushes() {
-            self.push(job);
+            self.push_notifying(job);
             return;
         }
         self.list_as_light_pusher();
@@ -424,14 +387,10 @@ impl WorkerThread {
     }
 
     /// With lazy joins, counts this worker in (or out of) the workers that want work
-    /// (`Registry::wanting_work`): in from the moment its own work runs out, before it looks
-    /// elsewhere, until it runs a job or returns to user code; asleep, it stays counted.
+    /// (`LazyJoins::count_wanting`).
     #[inline(always)]
     fn count_wanting(&self, wants: bool) {
-        if self.lazy_joins && self.wanting.get() != wants {
-            self.wanting.set(wants);
-            self.registry.count_wanting(wants);
-        }
+        self.lazy.count_wanting(&self.registry, wants);
     }
 
     /// This worker's counters (`registry.counters[index]`).
@@ -449,88 +408,37 @@ impl WorkerThread {
         &self.job_cache
     }
 
-    /// With sequential joins (module doc): whether the `join` about to start runs as two
-    /// calls: this worker keeps at least [`MIN_KEPT_FOR_SEQUENTIAL`] halves that thieves may
-    /// take, and no worker wants work (a stale count only leaves the offer to the worker's
-    /// next `join`, as it does a private half's).
-    #[inline(always)]
-    pub(crate) fn join_in_sequence(&self) -> bool {
-        self.sequential_joins
-            && self.private.len() >= MIN_KEPT_FOR_SEQUENTIAL
-            && !self.registry.wants_work()
-    }
-
-    /// Whether this worker's pool has lazy joins (module doc).
-    #[inline(always)]
-    pub(crate) fn lazy_joins(&self) -> bool {
-        self.lazy_joins
-    }
-
     /// With lazy joins: queues the second half of a `join` privately if no worker wants work
     /// (returns `true`), else on the deque, after offering the private halves, oldest first
     /// (module doc, "Lazy joins"): the deque keeps the halves in the order they were made.
     #[inline(always)]
-    pub(crate) fn push_join_half(&self, job: JobRef) -> bool {
-        let sleep = &self.registry.sleep;
-        if sleep.private_steals() {
+    pub(crate) fn keep_or_push_join_half(&self, job: JobRef) -> bool {
+        if self.registry.sleep.private_steals() {
             self.list_as_light_pusher();
         }
-        if self.private.push(job) {
-            // The push, then the look at `wanting_work`: with a worker's count there and its
-            // heavy barrier before its look at this stack, a Dekker pattern. Either this look
-            // sees it wanting and offers the half, or its look after the barrier sees the half
-            // (README, "Private steals").
-            sleep.barrier.light();
-            if !self.registry.wants_work() {
-                return true;
-            }
-            self.offer_all_private_slow();
-            return false;
-        }
-        // Full: the private halves go to the deque, and this one after them.
-        self.offer_all_private();
-        self.push(job);
-        false
+        self.lazy
+            .keep(&self.registry, job, |job| self.push_notifying(job))
     }
 
-    /// Takes `job` back from the private list if it is still the newest there (it was not
-    /// offered meanwhile).
-    #[inline(always)]
-    pub(crate) fn pop_private(&self, job: JobRef) -> bool {
-        self.private
-            .pop_if_newest(job, &self.registry.sleep.barrier)
-    }
-
-    /// Offers every private half to thieves, oldest first (module doc, "Lazy joins"). Without
-    /// lazy joins the list stays empty, so the test is all a spawn, wait or yield pays.
+    /// Offers every private half to thieves, oldest first (module doc, "Lazy joins").
     #[inline]
     fn offer_all_private(&self) {
-        if !self.private.is_empty() {
-            self.offer_all_private_slow();
-        }
-    }
-
-    /// Each half with the wake-up check of any push: one fence and check per half, rather than
-    /// one after all of them, so that Biased's overload check sees every length the deque
-    /// passes through (a batch boundary crossed in between would otherwise go unseen).
-    #[cold]
-    fn offer_all_private_slow(&self) {
-        self.private.drain_oldest_first(|job| self.push(job));
+        self.lazy.offer_all(|job| self.push_notifying(job));
     }
 
     /// Pushes a spawned job or task, which may be what the job running here blocks on, or a
-    /// kicked successor (`push`). It goes above every private join half, which is offered
+    /// kicked successor (`push_notifying`). It goes above every private join half, which is offered
     /// first: the deque then holds them in the order they were made, as without lazy joins,
     /// and the `join` below takes the spawned job back before its own second half. Left
     /// private, that half would run first, and one that blocks on what the spawned job does
     /// would hang a worker nobody else can relieve (a pool of one).
     #[inline]
-    pub(crate) fn push_shared(&self, job: JobRef) {
+    pub(crate) fn push_after_private(&self, job: JobRef) {
         self.offer_all_private();
-        self.push(job);
+        self.push_notifying(job);
     }
 
-    /// Pushes a job spawned here (`spawn`, `spawn_fifo`), as [`push_shared`](Self::push_shared)
+    /// Pushes a job spawned here (`spawn`, `spawn_fifo`), as [`push_after_private`](Self::push_after_private)
     /// does, except that a wake-up of a sleeper for a job alone on the deque is owed rather
     /// than made, where the pool defers them (`wake/README.md`, "Deferred wake-ups"): a job
     /// that spawns its successor as its last act runs it next itself, and nobody is woken for
@@ -541,44 +449,21 @@ impl WorkerThread {
     /// (100 µs by default) after the spawn.
     ///
     /// Once the alarm has had to make one of this worker's wake-ups, its next
-    /// [`SPAWNS_WAKING_AFTER_ALARM`] spawns that would owe one make it at once instead: a job
+    /// [`SPAWNS_WAKING_AFTER_ALARM`](crate::wake::SPAWNS_WAKING_AFTER_ALARM) spawns that would owe one make it at once instead: a job
     /// that spawns and then computes holds a successor for the bound only once in so many.
     #[inline]
     pub(crate) fn push_spawned(&self, job: JobRef) {
         self.offer_all_private();
         self.pay_owed_wake();
         self.local.push(job);
-        let waking = self.spawns_waking.get();
-        match self
-            .registry
-            .sleep
-            .notify_spawned(self.index, waking == 0, || self.local.len())
-        {
-            SpawnWake::Settled => {}
-            // Only with `waking` above 0 (`may_owe` false); saturating all the same, so that
-            // no change elsewhere can wrap it and stop deferral for good.
-            SpawnWake::MadeInsteadOfOwed => self.spawns_waking.set(waking.saturating_sub(1)),
-            SpawnWake::Owed => self.owes_wake.set(true),
-            SpawnWake::AlarmUnwatched => self.registry.alarm_thread.start_once(&self.registry),
-        }
+        self.owed_wake
+            .notify_spawned(&self.registry, self.index, || self.local.len());
     }
 
-    /// Makes the wake-up this worker owes, if it owes one: it is about to push another job or
-    /// run something else before the one it owes it for.
+    /// Makes the wake-up this worker owes, if it owes one (`OwedWake::pay`).
     #[inline(always)]
     fn pay_owed_wake(&self) {
-        if self.owes_wake.get() {
-            self.owes_wake.set(false);
-            if self.registry.sleep.pay_debt(self.index) {
-                self.alarm_made_owed_wake();
-            }
-        }
-    }
-
-    /// The alarm made a wake-up this worker owed: its spawning job ran past the bound.
-    #[cold]
-    fn alarm_made_owed_wake(&self) {
-        self.spawns_waking.set(SPAWNS_WAKING_AFTER_ALARM);
+        self.owed_wake.pay(&self.registry, self.index);
     }
 
     /// Delay-kick: the first held successor, for this worker; the rest go to thieves
@@ -608,24 +493,10 @@ impl WorkerThread {
     #[inline(always)]
     pub(crate) fn pop_local(&self) -> Option<JobRef> {
         let job = self.local.pop();
-        self.void_owed_wake();
+        self.owed_wake.void(&self.registry, self.index);
         let job = job?;
         self.found_work();
         Some(job)
-    }
-
-    /// After a pop of the own deque: while this worker owes a wake-up, the job it owes it for
-    /// is the only one on its deque, so the pop took it back, or found it stolen
-    /// (a look for work, or a `join` taking back what its first half left above its stolen
-    /// second half). Either way nobody needs waking for it.
-    #[inline(always)]
-    fn void_owed_wake(&self) {
-        if self.owes_wake.get() {
-            self.owes_wake.set(false);
-            if self.registry.sleep.void_debt(self.index) {
-                self.alarm_made_owed_wake();
-            }
-        }
     }
 
     pub(crate) fn run_job(&self, job: JobRef) {
@@ -933,9 +804,7 @@ impl WorkerThread {
         counters.set_state(WorkerState::Sleeping);
         // A private steal reads `top` before the heavy barrier the sleep may issue, and the
         // rest after it (`private_halves.rs`).
-        for (top, halves) in self.private_tops.iter().zip(&self.registry.private_halves) {
-            top.set(halves.top());
-        }
+        self.lazy.note_tops(&self.registry);
         let blocked = self.registry.sleep.sleep(
             self.index,
             &mut wake,
@@ -948,7 +817,7 @@ impl WorkerThread {
         );
         counters.set_state(WorkerState::Running);
         self.wake.set(wake);
-        if let Some(job) = self.stolen_private.take() {
+        if let Some(job) = self.lazy.take_stolen() {
             // Taken by the last look instead of sleeping: run like any job found.
             self.found_work();
             self.run_job(job);
@@ -968,11 +837,9 @@ impl WorkerThread {
     /// must not sleep then; the worker looks again, with fresh `top`s and a new barrier.
     #[cold]
     fn steal_private(&self) -> bool {
-        let halves = &self.registry.private_halves;
-        match self.steal_from_others(|victim| halves[victim].steal(self.private_tops[victim].get()))
-        {
+        match self.steal_from_others(|victim| self.lazy.steal_from(&self.registry, victim)) {
             Steal::Success(job) => {
-                self.stolen_private.set(Some(job));
+                self.lazy.set_stolen(job);
                 true
             }
             Steal::Retry => true,
