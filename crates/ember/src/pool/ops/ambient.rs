@@ -12,8 +12,9 @@ use crate::pool::builder::LocalNamer;
 use crate::pool::ops::broadcast::{self, BroadcastContext};
 use crate::pool::ops::join::join_on_worker;
 use crate::pool::ops::scope::{self, Scope, ScopeFifo};
+use crate::pool::ops::spawn::{spawn_fifo_on, spawn_on};
 use crate::pool::workers::worker::WorkerThread;
-use crate::pool::{spawn_fifo_on, spawn_on, Pool, PoolBuilder};
+use crate::pool::{Pool, PoolBuilder};
 
 /// The environment variable that sizes the global pool.
 pub(crate) const NUM_THREADS_VAR: &str = "EMBER_NUM_THREADS";

@@ -1,4 +1,4 @@
-//! What users call: `join`, `scope`, `broadcast`, `parallel_for` and `wait_idle` on a pool,
+//! What users call: `join`, `scope`, `spawn`, `broadcast`, `parallel_for` and `wait_idle` on a pool,
 //! and the free functions that act on the ambient pool (`ambient.rs`). Each runs on the
 //! workers through `workers/` and waits through its latches (`jobs/`).
 
@@ -7,4 +7,5 @@ pub(crate) mod broadcast;
 pub(crate) mod join;
 pub(crate) mod parallel_for;
 pub(crate) mod scope;
+pub(crate) mod spawn;
 pub(crate) mod wait_idle;
