@@ -1,5 +1,5 @@
 //! loom models of a worker's life around the wake protocol: leaving a wait, shutdown, exit.
-//! Same pool in miniature as `loom_local_push.rs` (`model_deque.rs`); same `mutant_*`
+//! Same pool in miniature as `local_push.rs` (`model_deque.rs`); same `mutant_*`
 //! convention: each removes the step its model guards, fails, and is `#[ignore]`d.
 
 use loom::sync::atomic::{AtomicBool, AtomicUsize, Ordering};

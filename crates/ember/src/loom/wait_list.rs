@@ -1,5 +1,5 @@
 //! loom models of the waits in `wait.rs`: a worker waiting on another pool, and a `WaitList`
-//! waiter racing its notifier. Same conventions as the wake models (`wake/loom_*.rs`): each
+//! waiter racing its notifier. Same conventions as the wake models (`sleep.rs`, `local_push.rs`, …): each
 //! names the step it guards, and a `#[ignore]`d `mutant_*` without that step fails.
 
 use loom::sync::atomic::{fence, AtomicBool, AtomicU64, Ordering};
@@ -216,7 +216,7 @@ fn mutant_stale_idle_notification() {
 /// the steal. (`wanting` mirrors `Registry::wanting_work`, counted by the thief before it
 /// looks for work.) The model checks the hand-off of halves between the private list and the
 /// deque under every interleaving with the thief; the offers and `P3` are pushed as the pool
-/// pushes them (each fenced), and `wake/loom_local_push.rs` checks that such a push reaches a
+/// pushes them (each fenced), and `local_push.rs` checks that such a push reaches a
 /// sleeper. `offer_all: false` is the mutant that offered only the oldest private half:
 /// `P2`, offered by the spawn above `P3`, is then what frame 3 pops. Explored with two
 /// preemptions rather than three: it has more steps than the other models (three took 134 s

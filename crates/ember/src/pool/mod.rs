@@ -2,26 +2,39 @@
 //!
 //! | file | holds |
 //! | --- | --- |
+//! | `mod.rs` | [`Pool`], the handle: its methods call into `ops/` |
 //! | `builder.rs` | [`PoolBuilder`]: configuration and start-up |
 //! | `affinity.rs` | pinning workers to processors (`pin_workers`) |
-//! | `ambient.rs` | the free functions on the current pool, and the global pool |
-//! | `broadcast.rs` | running a closure once on every worker: per-worker queues, targeted wake-ups |
-//! | `registry.rs` | what the workers share: queues, sleep state, counters, shutdown |
-//! | `alarm_thread.rs` | the thread waiting for the alarm of deferred wake-ups, started when first needed |
-//! | `worker.rs` | the worker loop: own deque, stealing, spinning, sleeping |
-//! | `spin.rs` | whether an idle worker spins before it sleeps |
-//! | `job.rs` | type-erased jobs on the stack or the heap |
-//! | `latch.rs` | one-shot completion flags that wake their waiter |
-//! | `join.rs` | fork-join |
-//! | `scope.rs` | borrowing scopes, FIFO scopes, scopes in place |
-//! | `fifo.rs` | FIFO order for a worker's own spawns: the indirection through a queue |
-//! | `parallel_for.rs` | the parallel loop, on a worker and from outside |
-//! | `wait.rs` | waiting for other threads' work without taking a worker from its pool |
-//! | `unwind.rs` | where panics of user code are caught, and the guard where they must not go |
-//! | `idle.rs` | counting tasks in and out; telling `wait_idle` callers the pool is idle |
-//! | `debug.rs` | the state dump `{:?}` of a pool prints |
 //! | `handlers.rs` | the user's panic, start and exit handlers, contained |
+//! | `debug.rs` | the state dump `{:?}` of a pool prints |
 //! | `thread_pool.rs` | rayon's names: `ThreadPool`, `ThreadPoolBuilder`, `ThreadPoolBuildError` |
+//! | **`ops/`** | **what users call** |
+//! | `ops/spawn.rs` | `spawn`, `spawn_fifo`, and queueing a released task |
+//! | `ops/join.rs` | fork-join |
+//! | `ops/scope.rs` | borrowing scopes, FIFO scopes, scopes in place |
+//! | `ops/broadcast.rs` | running a closure once on every worker: per-worker queues, targeted wake-ups |
+//! | `ops/parallel_for.rs` | the parallel loop, on a worker and from outside |
+//! | `ops/wait_idle.rs` | counting tasks in and out; telling `wait_idle` callers the pool is idle |
+//! | `ops/ambient.rs` | the free functions on the current pool, and the global pool |
+//! | **`workers/`** | **the workers and their queues** |
+//! | `workers/registry.rs` | what the workers share: queues, sleep state, counters, shutdown |
+//! | `workers/worker.rs` | the worker loop: own deque, stealing, spinning, sleeping |
+//! | `workers/lazy_joins.rs` | a worker's lazy- and sequential-join state |
+//! | `workers/private_halves.rs` | the private `join` halves a worker about to sleep may steal |
+//! | `workers/owed_wake.rs` | the wake-up a spawner may owe (deferred wake-ups) |
+//! | `workers/alarm_thread.rs` | the thread waiting for the alarm of deferred wake-ups, started when first needed |
+//! | `workers/held.rs` | delay-kick: successors held by the worker that released them |
+//! | `workers/fifo.rs` | FIFO order for a worker's own spawns: the indirection through a queue |
+//! | `workers/spin.rs` | whether an idle worker spins before it sleeps |
+//! | `workers/wait.rs` | waiting for other threads' work without taking a worker from its pool |
+//! | **`jobs/`** | **jobs and latches** |
+//! | `jobs/job.rs` | type-erased jobs on the stack or the heap |
+//! | `jobs/cache.rs` | a worker's cache of spawned jobs' blocks |
+//! | `jobs/latch.rs` | one-shot completion flags that wake their waiter |
+//! | `jobs/unwind.rs` | where panics of user code are caught, and the guard where they must not go |
+//!
+//! Dependencies run downwards: `ops/` uses `workers/` and `jobs/`; nothing here uses
+//! `crate::task` (tasks are built on the pool, `task/mod.rs` adds `Pool::task`).
 
 mod affinity;
 mod builder;

@@ -20,7 +20,9 @@
 //! | --- | --- |
 //! | `node.rs` | forward permits, successor release, cancellation (the protocol) |
 //! | `successors.rs` | the lock-free list of waiting successors |
-//! | `kick.rs` | delay-kick: successors held by the worker that released them |
+//! | `task_node.rs` | [`Task`] and [`TaskBuilder`]: a closure run once its inputs end |
+//! | `event.rs` | [`Event`]: an input completed from anywhere |
+//! | `mod.rs` | [`Pool::task`](crate::Pool::task) and [`Pool::event`](crate::Pool::event), defined here rather than in the pool |
 //!
 //! # Delay-kick
 //!

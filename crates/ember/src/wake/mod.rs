@@ -16,7 +16,7 @@
 //! plus [`Sleep::wake_worker`] for a latch whose waiter is a worker, and [`Sleep::wake_all`]
 //! at shutdown.
 //!
-//! The struct is written against `crate::sync`, so the loom models in `loom_tests` drive this
+//! The struct is written against `crate::sync`, so the loom models in `src/loom/` drive this
 //! very code.
 #![doc = include_str!("README.md")]
 

@@ -6,7 +6,7 @@
 //! * [`StackJob`] lives in the stack frame of a `join` that waits for it, so forking costs no
 //!   allocation. Its result (or panic) is written back into the frame, then a [`Latch`] is set.
 //! * [`HeapJob`] is on the heap and owns its closure; `spawn` and `Scope::spawn` use it. It
-//!   lives in a block a worker reuses (`job_cache.rs`) when its closure fits one.
+//!   lives in a block a worker reuses (`jobs/cache.rs`) when its closure fits one.
 //!
 //! Type erasure is the one unsafe thing here: a `JobRef` outlives the borrow checker's view of
 //! the job, so each constructor states who keeps the job alive until it has run.
@@ -47,13 +47,13 @@ impl<'r> Runner<'r> {
         }
     }
 
-    /// The job about to start is a counted task (`idle.rs`).
+    /// The job about to start is a counted task (`wait_idle.rs`).
     #[inline]
     pub(crate) fn start_counted(self) {
         wait_idle::start_counted(self.counters);
     }
 
-    /// The job about to start is not a counted task: a check point (`idle.rs`).
+    /// The job about to start is not a counted task: a check point (`wait_idle.rs`).
     #[inline]
     pub(crate) fn start_uncounted(self) {
         self.registry.check_idle(self.counters);
@@ -264,7 +264,7 @@ where
     }
 }
 
-/// A job on the heap that owns its closure: in a cached block (`job_cache.rs`) if the closure
+/// A job on the heap that owns its closure: in a cached block (`jobs/cache.rs`) if the closure
 /// fits one, else in a `Box`.
 pub(crate) struct HeapJob<F> {
     func: F,
@@ -302,7 +302,7 @@ impl<F> HeapJobBox<F>
 where
     F: FnOnce(Runner<'_>) + Send,
 {
-    /// `func` on the heap: in a block of this thread's worker's cache (`job_cache.rs`) if it
+    /// `func` on the heap: in a block of this thread's worker's cache (`jobs/cache.rs`) if it
     /// fits one, else in a `Box`.
     #[inline]
     pub(crate) fn new(func: F) -> Self {

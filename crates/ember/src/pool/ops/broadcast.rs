@@ -40,7 +40,7 @@
 //! returned, `Registry::drain_in`), when none of them runs. The check stays as the defence of that argument. Locks are taken in index order,
 //! and a worker holds only its own, so the two never deadlock.
 //!
-//! The loom models in `loom_tests` drive this code: a broadcast racing a worker on its way to
+//! The loom models in `src/loom/broadcast.rs` drive this code: a broadcast racing a worker on its way to
 //! sleep, and a broadcast racing a worker that leaves.
 //!
 //! # Jobs and accounting

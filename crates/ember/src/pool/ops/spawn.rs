@@ -101,7 +101,7 @@ where
 /// Before ember drops a user value on this thread inside or after a task's ending (a result
 /// nobody will join, a cancelled task's closure): a worker first hands on the successors it
 /// holds, which no other worker can take while that `Drop` runs, or blocks on one of them
-/// (`task/kick.rs`).
+/// (`held.rs`).
 pub(crate) fn kick_held_here() {
     WorkerThread::with_any_current(|worker| {
         if let Some(worker) = worker {

@@ -27,9 +27,9 @@
 //!   thief's steal.
 //!
 //! An indirection is neither a counted task nor a check point for `wait_idle`
-//! (`idle.rs`): the job it runs says which it is (`Runner::start_counted`/`start_uncounted`).
+//! (`wait_idle.rs`): the job it runs says which it is (`Runner::start_counted`/`start_uncounted`).
 //!
-//! `loom_tests` drives [`Fifo`] with a worker spawning FIFO jobs, a thief on its way to
+//! `src/loom/fifo.rs` drives [`Fifo`] with a worker spawning FIFO jobs, a thief on its way to
 //! sleep, and the real wake protocol. Under loom the queue is a mutex-held `VecDeque`: a
 //! linearizable MPMC FIFO queue, which is what crossbeam's `Injector` is.
 

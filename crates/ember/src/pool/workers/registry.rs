@@ -50,7 +50,7 @@ pub(crate) struct WorkerCounters {
     /// Spawned tasks that finished on this worker.
     pub(crate) completed: AtomicU64,
     /// A counted task finished here and nobody has looked yet whether that left the pool
-    /// idle (`idle.rs`).
+    /// idle (`wait_idle.rs`).
     pub(crate) idle_check_due: AtomicBool,
     /// Successors this worker holds right now (delay-kick).
     pub(crate) held: AtomicU64,

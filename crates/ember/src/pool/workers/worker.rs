@@ -114,7 +114,7 @@ pub(crate) struct WorkerThread {
     counters: NonNull<WorkerCounters>,
     local: Worker<JobRef>,
     wake: Cell<WakeState>,
-    /// Successors held for delay-kick (`task/kick.rs`).
+    /// Successors held for delay-kick (`held.rs`).
     held: Held<JobRef>,
     rng: Cell<u64>,
     /// Looks for work left before the next one starts at the global queue (fairness).
@@ -129,7 +129,7 @@ pub(crate) struct WorkerThread {
     owed_wake: OwedWake,
     spin: Duration,
     spin_governor: SpinGovernor,
-    /// Freed blocks of spawned jobs, for the next spawns on this thread (`job_cache.rs`).
+    /// Freed blocks of spawned jobs, for the next spawns on this thread (`jobs/cache.rs`).
     job_cache: JobCache,
 }
 
@@ -402,7 +402,7 @@ impl WorkerThread {
         unsafe { self.counters.as_ref() }
     }
 
-    /// This worker's cache of job blocks (`job_cache.rs`).
+    /// This worker's cache of job blocks (`jobs/cache.rs`).
     #[inline(always)]
     pub(crate) fn job_cache(&self) -> &JobCache {
         &self.job_cache
@@ -467,7 +467,7 @@ impl WorkerThread {
     }
 
     /// Delay-kick: the first held successor, for this worker; the rest go to thieves
-    /// (`task/kick.rs`). Taken before anything else, so that a worker never runs other work
+    /// (`held.rs`). Taken before anything else, so that a worker never runs other work
     /// while it holds successors no thief can see. The job this worker may owe a wake-up for,
     /// on its deque, runs after it: that wake-up is made before it runs.
     fn take_held(&self) -> Option<JobRef> {
@@ -481,7 +481,7 @@ impl WorkerThread {
         Some(job)
     }
 
-    /// A job run from inside a `join` returns to it: a check point (`idle.rs`).
+    /// A job run from inside a `join` returns to it: a check point (`wait_idle.rs`).
     pub(crate) fn check_idle(&self) {
         self.registry.check_idle(self.counters());
     }
