@@ -2,10 +2,11 @@
 //! sections of `worker.rs`'s module doc say why; `wake/README.md`, "Private steals", says how
 //! a worker about to sleep takes a private half): whether they are on, the worker's private
 //! halves, whether it is counted as wanting work, and what it read and stole on its way to
-//! sleep. The worker keeps it all in one field, [`LazyJoins`]; the registry keeps the shared
-//! half (`Registry::wanting_work`, `Registry::private_halves`).
+//! sleep. The worker keeps it all in one field, [`LazyJoins`]; the registry keeps what the
+//! workers share, [`SharedLazyJoins`] (who wants work, every worker's private halves).
 
 use std::cell::Cell;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
 use crossbeam_deque::Steal;
@@ -20,6 +21,46 @@ use crate::pool::workers::registry::Registry;
 /// leave theirs to thieves.
 pub(crate) const MIN_KEPT_FOR_SEQUENTIAL: usize = 3;
 
+/// What a pool's workers share of lazy joins (module doc): `Registry::lazy`.
+pub(crate) struct SharedLazyJoins {
+    /// With lazy joins: workers out of work of their own (`LazyJoins::count_wanting`).
+    wanting_work: CachePadded<AtomicUsize>,
+    /// Each worker's private `join` halves, which a worker about to sleep may steal from
+    /// (`private_halves.rs`) where the system has the heavy barrier.
+    private_halves: Box<[Arc<CachePadded<PrivateHalves>>]>,
+}
+
+impl SharedLazyJoins {
+    /// The shared state of a pool of `workers`, with lazy joins `on` or not.
+    pub(crate) fn new(workers: usize, on: bool) -> Self {
+        SharedLazyJoins {
+            // Every worker starts out of work (`LazyJoins::new` counts itself in).
+            wanting_work: CachePadded::new(AtomicUsize::new(if on { workers } else { 0 })),
+            private_halves: (0..workers)
+                .map(|_| Arc::new(CachePadded::new(PrivateHalves::new())))
+                .collect(),
+        }
+    }
+
+    /// With lazy joins: whether some worker is out of work of its own. A hint, read without a
+    /// fence: a stale answer keeps one `join` half private until its worker's next `join`, wait
+    /// or yield (`Tuning::lazy_joins`), never loses it.
+    #[inline(always)]
+    pub(crate) fn wants_work(&self) -> bool {
+        self.wanting_work.load(Ordering::Relaxed) != 0
+    }
+
+    /// A worker starts or stops wanting work (lazy joins).
+    #[cold]
+    fn count_wanting(&self, wants: bool) {
+        if wants {
+            self.wanting_work.fetch_add(1, Ordering::Relaxed);
+        } else {
+            self.wanting_work.fetch_sub(1, Ordering::Relaxed);
+        }
+    }
+}
+
 /// One worker's lazy-join state (module doc).
 pub(crate) struct LazyJoins {
     /// Whether `join` keeps second halves private while no worker wants work.
@@ -27,7 +68,7 @@ pub(crate) struct LazyJoins {
     /// Whether most `join`s made while no worker wants work run as two calls.
     sequential: bool,
     /// Second halves of this worker's `join`s not offered to thieves, oldest first:
-    /// `registry.private_halves[index]`, where workers about to sleep may steal them, held
+    /// `registry.lazy.private_halves[index]`, where workers about to sleep may steal them, held
     /// here too so that a `join` reaches it through one pointer.
     private: Arc<CachePadded<PrivateHalves>>,
     /// Where this worker, about to sleep, read each worker's private `top` before its heavy
@@ -46,7 +87,7 @@ impl LazyJoins {
         LazyJoins {
             on,
             sequential: registry.config.sequential_joins,
-            private: Arc::clone(&registry.private_halves[index]),
+            private: Arc::clone(&registry.lazy.private_halves[index]),
             tops: if registry.sleep.private_steals() {
                 (0..registry.workers()).map(|_| Cell::new(0)).collect()
             } else {
@@ -78,7 +119,7 @@ impl LazyJoins {
     pub(crate) fn count_wanting(&self, registry: &Registry, wants: bool) {
         if self.on && self.wanting.get() != wants {
             self.wanting.set(wants);
-            registry.count_wanting(wants);
+            registry.lazy.count_wanting(wants);
         }
     }
 
@@ -88,7 +129,9 @@ impl LazyJoins {
     /// it does a private half's).
     #[inline(always)]
     pub(crate) fn join_in_sequence(&self, registry: &Registry) -> bool {
-        self.sequential && self.private.len() >= MIN_KEPT_FOR_SEQUENTIAL && !registry.wants_work()
+        self.sequential
+            && self.private.len() >= MIN_KEPT_FOR_SEQUENTIAL
+            && !registry.lazy.wants_work()
     }
 
     /// Keeps `job`, the second half of a `join`, private if no worker wants work (returns
@@ -108,7 +151,7 @@ impl LazyJoins {
             // sees it wanting and offers the half, or its look after the barrier sees the half
             // (README, "Private steals").
             registry.sleep.barrier.light();
-            if !registry.wants_work() {
+            if !registry.lazy.wants_work() {
                 return true;
             }
             self.offer_all_slow(push);
@@ -148,14 +191,14 @@ impl LazyJoins {
     /// which a private steal must read before that barrier and the rest after it
     /// (`private_halves.rs`).
     pub(crate) fn note_tops(&self, registry: &Registry) {
-        for (top, halves) in self.tops.iter().zip(&registry.private_halves) {
+        for (top, halves) in self.tops.iter().zip(&registry.lazy.private_halves) {
             top.set(halves.top());
         }
     }
 
     /// The private steal from worker `victim`, with the `top` noted before the barrier.
     pub(crate) fn steal_from(&self, registry: &Registry, victim: usize) -> Steal<JobRef> {
-        registry.private_halves[victim].steal(self.tops[victim].get())
+        registry.lazy.private_halves[victim].steal(self.tops[victim].get())
     }
 
     /// Keeps a half stolen on the way to sleep, for the worker to run next.

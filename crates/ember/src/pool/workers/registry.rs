@@ -17,7 +17,7 @@ use crate::pool::jobs::unwind::{drop_catching, drop_payload};
 use crate::pool::ops::broadcast::BroadcastQueue;
 use crate::pool::workers::alarm_thread::AlarmThread;
 use crate::pool::workers::fifo::Fifo;
-use crate::pool::workers::private_halves::PrivateHalves;
+use crate::pool::workers::lazy_joins::SharedLazyJoins;
 use crate::pool::workers::wait::WaitList;
 use crate::stats::{PoolStats, WorkerStats};
 use crate::trace::Tracer;
@@ -128,11 +128,9 @@ pub(crate) struct Registry {
     pub(in crate::pool) handlers: ContainedHandlers,
     /// What the pool was built with (`config.rs`).
     pub(crate) config: PoolConfig,
-    /// With lazy joins: workers out of work of their own (`WorkerThread::count_wanting`).
-    wanting_work: CachePadded<AtomicUsize>,
-    /// Each worker's private `join` halves (lazy joins), which a worker about to sleep may
-    /// steal from (`private_halves.rs`) where the system has the heavy barrier.
-    pub(crate) private_halves: Box<[std::sync::Arc<CachePadded<PrivateHalves>>]>,
+    /// What the workers share of lazy joins: who wants work, and each worker's private
+    /// halves (`lazy_joins.rs`).
+    pub(crate) lazy: SharedLazyJoins,
     pub(crate) trace: Tracer,
     /// The pool's handles, for `Pool::current` (set once the pool is built; dead once the
     /// last handle is dropped).
@@ -171,37 +169,11 @@ impl Registry {
             drains: [Drain::new(), Drain::new()],
             exit_waiters: WaitList::new(),
             handlers: handlers.into(),
-            // Every worker starts out of work (`WorkerThread::run` counts itself in).
-            wanting_work: CachePadded::new(AtomicUsize::new(if config.lazy_joins {
-                workers
-            } else {
-                0
-            })),
-            private_halves: (0..workers)
-                .map(|_| std::sync::Arc::new(CachePadded::new(PrivateHalves::new())))
-                .collect(),
+            lazy: SharedLazyJoins::new(workers, config.lazy_joins),
             trace,
             handle: std::sync::OnceLock::new(),
             alarm_thread,
             config,
-        }
-    }
-
-    /// With lazy joins: whether some worker is out of work of its own. A hint, read without a
-    /// fence: a stale answer keeps one `join` half private until its worker's next `join`, wait
-    /// or yield (`Tuning::lazy_joins`), never loses it.
-    #[inline(always)]
-    pub(crate) fn wants_work(&self) -> bool {
-        self.wanting_work.load(Ordering::Relaxed) != 0
-    }
-
-    /// A worker starts or stops wanting work (lazy joins).
-    #[cold]
-    pub(crate) fn count_wanting(&self, wants: bool) {
-        if wants {
-            self.wanting_work.fetch_add(1, Ordering::Relaxed);
-        } else {
-            self.wanting_work.fetch_sub(1, Ordering::Relaxed);
         }
     }
 
