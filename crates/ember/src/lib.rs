@@ -85,7 +85,7 @@
 //! | a build fails | handlers may have run | no start or exit handler runs | no user code runs in a pool that never existed |
 //! | the error type | an opaque struct | `BuildError`, an enum; `{:?}` prints its message too | `.unwrap()` and `?` from `main` say what to change |
 //! | `WakePolicy::Biased` (opt-in) | no such policy | keeps coarse `join` halves on one worker until it is overloaded | the fewest threads awake for chains of small jobs; the default, `Searching`, runs halves in parallel as rayon does |
-//! | a `join` made while every worker is busy (Linux) | its second half is pushed on the deque | kept private (no push, no fence); a worker about to sleep still steals it (`Tuning::lazy_joins`) | cheaper joins; a first half may still wait for its second outside ember. `lazy_joins(false)` gives rayon's path; `sequential_joins(true)` (opt-in) runs most such joins as two plain calls, and then the halves must never wait for each other |
+//! | a `join` made while every worker is busy (Linux) | its second half is pushed on the deque | kept private (no push, no fence); a worker about to sleep still steals it (`Tuning::lazy_joins`) | cheaper joins; a first half may still wait for its second outside ember. `lazy_joins(false)` gives rayon's path; `sequential_joins_unchecked(true)` (opt-in) runs most such joins as two plain calls, and then the halves must never wait for each other |
 //! | a job spawned onto its worker's empty deque (Linux, default policy) | wakes a sleeper | owes the wake-up to the spawner's next push, or 100 µs, kept by one more thread per pool, `NAME-alarm` (`Tuning::defer_wakeups`) | the spawner usually runs it next itself: fewer wake-ups and context switches on chains of spawns |
 //!
 //! # Choosing a wake policy
