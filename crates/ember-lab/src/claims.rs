@@ -503,7 +503,7 @@ pub const CLAIMS: &[Claim] = &[
     ),
     chili_claim(
         "fork-join-chili-seq-tree-2^20-full",
-        "… with sequential joins (opt-in, PoolBuilder::sequential_joins: the halves must not wait for each other), 2^20 nodes, one worker per core",
+        "… with sequential joins (opt-in, Tuning::sequential_joins_unchecked: the halves must not wait for each other), 2^20 nodes, one worker per core",
         systems::EMBER_SEQ_JOINS,
         tree_sum!(1048575, full),
     ),

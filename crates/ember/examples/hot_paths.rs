@@ -36,7 +36,7 @@ fn main() {
     };
     let pool = ember::Pool::builder()
         .threads(1)
-        .lazy_joins(std::env::var_os("EMBER_LAZY").is_some())
+        .tuning(ember::Tuning::new().lazy_joins_unchecked(std::env::var_os("EMBER_LAZY").is_some()))
         .build()
         .expect("a one-thread pool");
     match what.as_str() {

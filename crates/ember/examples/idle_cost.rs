@@ -50,12 +50,15 @@ fn main() {
     let configurations = [
         (
             "lazy_joins(false)",
-            ember::Pool::builder().lazy_joins(false),
+            ember::Pool::builder().tuning(ember::Tuning::new().lazy_joins(false)),
         ),
-        ("lazy_joins(true) ", ember::Pool::builder().lazy_joins(true)),
+        (
+            "lazy_joins(true) ",
+            ember::Pool::builder().tuning(ember::Tuning::new().lazy_joins_unchecked(true)),
+        ),
         (
             "sequential_joins ",
-            ember::Pool::builder().sequential_joins(true),
+            ember::Pool::builder().tuning(ember::Tuning::new().sequential_joins_unchecked(true)),
         ),
     ];
     for (configuration, builder) in configurations {

@@ -85,8 +85,8 @@
 //! | a build fails | handlers may have run | no start or exit handler runs | no user code runs in a pool that never existed |
 //! | the error type | an opaque struct | `BuildError`, an enum; `{:?}` prints its message too | `.unwrap()` and `?` from `main` say what to change |
 //! | `WakePolicy::Biased` (opt-in) | no such policy | keeps coarse `join` halves on one worker until it is overloaded | the fewest threads awake for chains of small jobs; the default, `Searching`, runs halves in parallel as rayon does |
-//! | a `join` made while every worker is busy (Linux) | its second half is pushed on the deque | kept private (no push, no fence); a worker about to sleep still steals it (`PoolBuilder::lazy_joins`) | cheaper joins; a first half may still wait for its second outside ember. `lazy_joins(false)` gives rayon's path; `sequential_joins(true)` (opt-in) runs most such joins as two plain calls, and then the halves must never wait for each other |
-//! | a job spawned onto its worker's empty deque (Linux, default policy) | wakes a sleeper | owes the wake-up to the spawner's next push, or 100 µs, kept by one more thread per pool, `NAME-alarm` (`PoolBuilder::defer_wakeups`) | the spawner usually runs it next itself: fewer wake-ups and context switches on chains of spawns |
+//! | a `join` made while every worker is busy (Linux) | its second half is pushed on the deque | kept private (no push, no fence); a worker about to sleep still steals it (`Tuning::lazy_joins`) | cheaper joins; a first half may still wait for its second outside ember. `lazy_joins(false)` gives rayon's path; `sequential_joins_unchecked(true)` (opt-in) runs most such joins as two plain calls, and then the halves must never wait for each other |
+//! | a job spawned onto its worker's empty deque (Linux, default policy) | wakes a sleeper | owes the wake-up to the spawner's next push, or 100 µs, kept by one more thread per pool, `NAME-alarm` (`Tuning::defer_wakeups`) | the spawner usually runs it next itself: fewer wake-ups and context switches on chains of spawns |
 //!
 //! # Choosing a wake policy
 //!
@@ -100,7 +100,7 @@
 //! everywhere. A job that spawns its successor and ends would wake a sleeper that finds
 //! nothing, or steals the chain away to a cold core. So by default a spawn onto the
 //! worker's empty deque owes that wake-up until the spawner's next scheduling point, or
-//! 100 µs ([`PoolBuilder::defer_wakeups`], Linux). Chains of spawns then stay on one thread.
+//! 100 µs ([`Tuning::defer_wakeups`](crate::Tuning::defer_wakeups), Linux). Chains of spawns then stay on one thread.
 //! The hazard: the successor of a job that spawns and runs on waits the 100 µs, plus the
 //! alarm's latency, before anybody is woken for it. Once the alarm has had to wake for a
 //! worker, that worker's next 16 owing spawns wake at once, so such a job holds a successor
@@ -120,7 +120,7 @@
 //! # The cost of a `join`
 //!
 //! Under the defaults on Linux a [`join`] made while every worker is busy keeps its second
-//! half on a private stack of its worker's ([`PoolBuilder::lazy_joins`]). Nobody would take
+//! half on a private stack of its worker's ([`Tuning::lazy_joins`](crate::Tuning::lazy_joins)). Nobody would take
 //! it, so it is pushed and popped with no atomic read-modify-write and no fence. The next
 //! `join` made while some worker wants work offers the private halves on the deque. A
 //! worker about to sleep steals the oldest private half of a worker that has not offered
@@ -143,7 +143,7 @@
 //! sleeping, without taking the place of a worker searching for pushed work.
 //!
 //! A private half still costs a push, a pop and the job's frame. Code whose first halves
-//! never wait for their second halves may opt into [`PoolBuilder::sequential_joins`]: a
+//! never wait for their second halves may opt into [`Tuning::sequential_joins_unchecked`](crate::Tuning::sequential_joins_unchecked): a
 //! `join` made while no worker wants work, below three halves already kept for thieves, then
 //! runs its closures as two plain calls, as most of chili's do. Fine recursion over data
 //! that misses the cache gains most. The hazard: two halves that wait for each other (or for
@@ -163,11 +163,15 @@
 //! | `trace` | [`Trace`]: per-thread event recording and Chrome trace export |
 //! | `stats` | [`PoolStats`] |
 #![warn(missing_docs)]
+#![deny(clippy::undocumented_unsafe_blocks, unsafe_op_in_unsafe_fn)]
 
 pub mod biased;
+mod config;
 mod error;
 pub mod flow;
 pub mod iter;
+#[cfg(all(test, loom))]
+mod loom;
 mod park;
 mod pool;
 mod stats;
@@ -181,6 +185,7 @@ pub use paths::{
     array, collections, option, range, range_inclusive, result, slice, str, string, vec,
 };
 
+pub use config::Tuning;
 pub use error::BuildError;
 pub use iter::prelude;
 pub use pool::{

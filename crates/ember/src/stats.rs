@@ -45,7 +45,7 @@ pub struct PoolStats {
     /// others after taking one for itself (delay-kick).
     pub kicks: u64,
     /// Jobs spawned on a worker whose wake-up of a sleeper was owed rather than made
-    /// ([`PoolBuilder::defer_wakeups`](crate::PoolBuilder::defer_wakeups)).
+    /// ([`Tuning::defer_wakeups`](crate::Tuning::defer_wakeups)).
     pub deferred_wakeups: u64,
     /// Those owed wake-ups that were made after all: at the spawner's next push, when its
     /// next look for work ran something else first (held successors, or a job of the global

@@ -292,10 +292,16 @@ fn long_lived_pools(ledger: &Arc<Ledger>, seed: u64, rng: &mut TestRng) -> (Vec<
             let mut builder = Pool::builder()
                 .threads(SIZES[i])
                 .wake(policies[i])
-                .delay_kick(rng.random_bool(0.5))
-                // From the seed, not `rng`: seeds of runs before this knob still reproduce.
-                .defer_wakeups((seed >> (2 + i)) & 1 == 0)
-                .lazy_joins(std::env::var_os("EMBER_CHAOS_LAZY").is_some() || rng.random_bool(0.5))
+                .tuning(
+                    ember::Tuning::new()
+                        .delay_kick(rng.random_bool(0.5))
+                        // From the seed, not `rng`: seeds of runs before this knob still
+                        // reproduce.
+                        .defer_wakeups((seed >> (2 + i)) & 1 == 0)
+                        .lazy_joins_unchecked(
+                            std::env::var_os("EMBER_CHAOS_LAZY").is_some() || rng.random_bool(0.5),
+                        ),
+                )
                 .name(format!("chaos-p{i}"));
             if handler_on[i] {
                 builder = builder.panic_handler(handler(ledger, i));

@@ -1,4 +1,4 @@
-//! Deferred wake-ups of spawned jobs (`PoolBuilder::defer_wakeups` under Searching): a spawn
+//! Deferred wake-ups of spawned jobs (`Tuning::defer_wakeups` under Searching): a spawn
 //! onto the spawner's empty deque owes its wake-up until the spawner's next scheduling point,
 //! or until the pool's alarm makes it.
 
@@ -23,7 +23,7 @@ fn a_spawner_blocked_on_its_successor_is_relieved() {
             None => common::pool_deferring(WakePolicy::Searching, threads, true),
             Some(bound) => Pool::builder()
                 .threads(threads)
-                .defer_wakeups_for(bound)
+                .tuning(ember::Tuning::new().defer_wakeups_for(bound))
                 .build()
                 .unwrap(),
         };
@@ -93,7 +93,7 @@ fn chains_of_spawns_run_every_link_once() {
     ] {
         let pool = Pool::builder()
             .threads(threads)
-            .defer_wakeups(defer)
+            .tuning(ember::Tuning::new().defer_wakeups(defer))
             .build()
             .unwrap();
         common::no_deadlock(name, move || {
@@ -181,7 +181,7 @@ fn searching_pools_defer_unless_told_not_to() {
 fn a_bound_past_the_ceiling_is_lowered_to_one_second() {
     let pool = Pool::builder()
         .threads(2)
-        .defer_wakeups_for(Duration::MAX)
+        .tuning(ember::Tuning::new().defer_wakeups_for(Duration::MAX))
         .build()
         .unwrap();
     common::no_deadlock("1 s bound", move || {

@@ -1,4 +1,4 @@
-//! `PoolBuilder::lazy_joins`: a `join` made while every worker is busy keeps its second half
+//! `Tuning::lazy_joins`: a `join` made while every worker is busy keeps its second half
 //! private; the results, the panics and the parallelism are those of an ordinary `join`.
 
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -13,7 +13,7 @@ fn lazy(policy: WakePolicy, threads: usize) -> Pool {
     Pool::builder()
         .threads(threads)
         .wake(policy)
-        .lazy_joins(true)
+        .tuning(ember::Tuning::new().lazy_joins_unchecked(true))
         .build()
         .unwrap()
 }
@@ -234,10 +234,16 @@ fn a_one_worker_pool_keeps_its_halves_private_unless_told_otherwise() {
     let one = || Pool::builder().threads(1);
     assert!(!deque_in_first_half(one().build().unwrap()));
     assert!(deque_in_first_half(
-        one().lazy_joins(false).build().unwrap()
+        one()
+            .tuning(ember::Tuning::new().lazy_joins(false))
+            .build()
+            .unwrap()
     ));
     assert!(!deque_in_first_half(
-        one().lazy_joins(true).build().unwrap()
+        one()
+            .tuning(ember::Tuning::new().lazy_joins_unchecked(true))
+            .build()
+            .unwrap()
     ));
 }
 
@@ -254,7 +260,7 @@ fn a_private_half_runs_after_what_its_first_half_spawned() {
                 move || {
                     let mut builder = Pool::builder().threads(1);
                     if let Some(lazy) = lazy {
-                        builder = builder.lazy_joins(lazy);
+                        builder = builder.tuning(ember::Tuning::new().lazy_joins_unchecked(lazy));
                     }
                     let pool = builder.build().unwrap();
                     let other = Pool::builder().threads(1).build().unwrap();
@@ -290,7 +296,11 @@ fn offered_halves_keep_their_order_on_several_workers() {
     use std::time::Duration;
     for lazy in [true, false] {
         no_deadlock(&format!("two workers, lazy_joins({lazy})"), move || {
-            let pool = Pool::builder().threads(2).lazy_joins(lazy).build().unwrap();
+            let pool = Pool::builder()
+                .threads(2)
+                .tuning(ember::Tuning::new().lazy_joins_unchecked(lazy))
+                .build()
+                .unwrap();
             // Keeps the other worker busy until `a2` starts.
             let release = occupy_a_worker(&pool);
             pool.install(|| {

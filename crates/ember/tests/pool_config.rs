@@ -159,7 +159,7 @@ fn every_option_builds_a_working_pool() {
             let pool = Pool::builder()
                 .threads(2)
                 .wake(policy)
-                .delay_kick(delay_kick)
+                .tuning(ember::Tuning::new().delay_kick(delay_kick))
                 .name("ember-options")
                 .panic_handler(move |_payload: Box<dyn std::any::Any + Send>| {
                     counted.fetch_add(1, Ordering::SeqCst);
@@ -355,5 +355,46 @@ fn unpinned_workers_keep_every_allowed_processor() {
     for (index, cpus) in seen.iter().enumerate() {
         assert_eq!(cpus, &allowed, "worker {index}");
         assert_eq!(pinned_to[index], None, "worker {index}'s stats");
+    }
+}
+
+/// The builder's protocol switches from before `Tuning` still build, as forwards to it: each
+/// sets the same as its `Tuning` method, which the builder's `Debug` shows.
+#[test]
+#[allow(deprecated)]
+fn deprecated_builder_switches_forward_to_tuning() {
+    use ember::Tuning;
+    let bound = Duration::from_millis(1);
+    let pairs: [(PoolBuilder, Tuning); 6] = [
+        (
+            Pool::builder().delay_kick(false),
+            Tuning::new().delay_kick(false),
+        ),
+        (
+            Pool::builder().defer_wakeups(false),
+            Tuning::new().defer_wakeups(false),
+        ),
+        (
+            Pool::builder().defer_wakeups_for(bound),
+            Tuning::new().defer_wakeups_for(bound),
+        ),
+        (
+            Pool::builder().lazy_joins(true),
+            Tuning::new().lazy_joins_unchecked(true),
+        ),
+        (
+            Pool::builder().lazy_joins(false),
+            Tuning::new().lazy_joins(false),
+        ),
+        (
+            Pool::builder().sequential_joins(true),
+            Tuning::new().sequential_joins_unchecked(true),
+        ),
+    ];
+    for (old, tuning) in pairs {
+        let new = Pool::builder().tuning(tuning);
+        assert_eq!(format!("{old:?}"), format!("{new:?}"));
+        let pool = old.threads(2).build().unwrap();
+        assert_eq!(pool.join(|| 1, || 2), (1, 2));
     }
 }

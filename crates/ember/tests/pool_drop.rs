@@ -200,7 +200,7 @@ fn an_exit_handler_may_spawn_and_wait() {
             let pool = Pool::builder()
                 .threads(threads)
                 .wake(policy)
-                .defer_wakeups(defer)
+                .tuning(ember::Tuning::new().defer_wakeups(defer))
                 .exit_handler(move |index| {
                     if index == 0 {
                         // Late: the other workers have long found no work.

@@ -196,7 +196,7 @@ fn a_join_whose_first_half_waits_for_its_second_outside_ember() {
         let offered = Pool::builder()
             .threads(2)
             .wake(policy)
-            .lazy_joins(false)
+            .tuning(ember::Tuning::new().lazy_joins(false))
             .build()
             .unwrap();
         for (path, pool) in [("offered", offered), ("default", pool(policy, 2))] {

@@ -1,4 +1,4 @@
-//! `PoolBuilder::sequential_joins`: most `join`s made while every worker is busy run as two
+//! `Tuning::sequential_joins_unchecked`: most `join`s made while every worker is busy run as two
 //! calls; results, panics and parallelism are those of an ordinary `join`, and halves that
 //! wait for each other are the documented exception.
 
@@ -15,8 +15,11 @@ fn sequential(policy: WakePolicy, threads: usize, on: bool) -> Pool {
     Pool::builder()
         .threads(threads)
         .wake(policy)
-        .lazy_joins(true)
-        .sequential_joins(on)
+        .tuning(
+            ember::Tuning::new()
+                .lazy_joins_unchecked(true)
+                .sequential_joins_unchecked(on),
+        )
         .build()
         .unwrap()
 }
@@ -109,8 +112,11 @@ fn a_worker_that_wants_work_gets_the_kept_halves() {
         let pool = Pool::builder()
             .threads(2)
             .wake(policy)
-            .lazy_joins(true)
-            .sequential_joins(true)
+            .tuning(
+                ember::Tuning::new()
+                    .lazy_joins_unchecked(true)
+                    .sequential_joins_unchecked(true),
+            )
             .spin(Duration::from_secs(3600))
             .build()
             .unwrap();

@@ -50,7 +50,7 @@ impl Config {
         Pool::builder()
             .threads(self.threads)
             .wake(self.policy)
-            .delay_kick(self.delay_kick)
+            .tuning(ember::Tuning::new().delay_kick(self.delay_kick))
             .build()
             .unwrap()
     }
@@ -788,7 +788,7 @@ fn delay_kick_keeps_a_chain_together() {
                 let pool = Pool::builder()
                     .threads(2)
                     .wake(policy)
-                    .delay_kick(delay_kick)
+                    .tuning(ember::Tuning::new().delay_kick(delay_kick))
                     .build()
                     .unwrap();
                 let same = chain_threads(&pool, LEN, work);
@@ -813,7 +813,7 @@ fn held_successors_are_kicked_before_join_runs_b_inline() {
     for delay_kick in [false, true] {
         let pool = Pool::builder()
             .threads(2)
-            .delay_kick(delay_kick)
+            .tuning(ember::Tuning::new().delay_kick(delay_kick))
             .build()
             .unwrap();
         // Keep one worker busy until `b` starts, so that nobody steals `b`.

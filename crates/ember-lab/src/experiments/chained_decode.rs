@@ -286,7 +286,7 @@ const ROWS: [(&System, Pipeline); 5] = [
 fn ember_pool(policy: EmberPolicy, delay_kick: bool, trace: bool, threads: usize) -> Pool {
     policy
         .builder(threads, "cd")
-        .delay_kick(delay_kick)
+        .tuning(policy.tuning().delay_kick(delay_kick))
         .trace(trace)
         .build()
         .expect("ember pool")

@@ -8,7 +8,7 @@
 use super::trial;
 use crate::experiment::{Metrics, Trial};
 use crate::systems::{self, System};
-use ember::{Pool, PoolBuilder, WakePolicy};
+use ember::{Pool, PoolBuilder, Tuning, WakePolicy};
 
 /// `batch` of the `ember-biased` rows (the published value).
 pub const BIASED_BATCH: usize = 20;
@@ -70,10 +70,31 @@ impl EmberPolicy {
         }
     }
 
+    /// The protocol switches of this policy's rows: the defaults, but for the rows that
+    /// vary one; a row that sets more (delay-kick) starts from these.
+    pub fn tuning(self) -> Tuning {
+        let t = Tuning::new();
+        match self {
+            EmberPolicy::Offered => t.lazy_joins(false),
+            EmberPolicy::SequentialJoins => t.sequential_joins_unchecked(true),
+            EmberPolicy::NoDefer => t.defer_wakeups(false),
+            EmberPolicy::Deferred1ms => t.defer_wakeups_for(std::time::Duration::from_millis(1)),
+            EmberPolicy::Default
+            | EmberPolicy::Biased
+            | EmberPolicy::Searching
+            | EmberPolicy::Eager
+            | EmberPolicy::Pinned => t,
+        }
+    }
+
     /// A builder for a pool of `threads` workers named `name` with this policy (biased with
-    /// [`BIASED_BATCH`]), for rows that set more (delay-kick, tracing).
+    /// [`BIASED_BATCH`]) and its [`tuning`](Self::tuning), for rows that set more (tracing;
+    /// a row that changes the tuning starts from `tuning`).
     pub fn builder(self, threads: usize, name: &str) -> PoolBuilder {
-        let b = Pool::builder().threads(threads).name(name);
+        let b = Pool::builder()
+            .threads(threads)
+            .name(name)
+            .tuning(self.tuning());
         match self {
             EmberPolicy::Default => b,
             EmberPolicy::Biased => b.wake(WakePolicy::Biased {
@@ -81,10 +102,10 @@ impl EmberPolicy {
             }),
             EmberPolicy::Searching => b.wake(WakePolicy::Searching),
             EmberPolicy::Eager => b.wake(WakePolicy::Eager),
-            EmberPolicy::Offered => b.lazy_joins(false),
-            EmberPolicy::SequentialJoins => b.sequential_joins(true),
-            EmberPolicy::NoDefer => b.defer_wakeups(false),
-            EmberPolicy::Deferred1ms => b.defer_wakeups_for(std::time::Duration::from_millis(1)),
+            EmberPolicy::Offered
+            | EmberPolicy::SequentialJoins
+            | EmberPolicy::NoDefer
+            | EmberPolicy::Deferred1ms => b,
             EmberPolicy::Pinned => b.pin_workers(true),
         }
     }

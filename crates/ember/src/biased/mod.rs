@@ -101,7 +101,7 @@
 //! happens even if the queue itself panics; a consumer woken after such a failure finds a
 //! shared stop flag set and exits without pulling.
 //!
-//! The model tests in `loom_tests.rs` check both arguments with loom (two and three
+//! The model tests in `src/loom/biased.rs` check both arguments with loom (two and three
 //! consumers, a producer that pushes and closes concurrently, every interleaving up to three
 //! preemptions): run them with `RUSTFLAGS="--cfg loom" cargo test -p ember --release --lib
 //! biased`.
@@ -110,11 +110,8 @@
 //! | --- | --- |
 //! | `queue.rs` | [`BlockingQueue`], the queue the consumers pull from, and [`TryRecv`] |
 //! | `consumer.rs` | one consumer's loop: pull a batch, hand off on overload, park, exit in turn |
-//! | `loom_tests.rs` | the model tests |
 
 mod consumer;
-#[cfg(all(test, loom))]
-mod loom_tests;
 mod queue;
 
 pub use queue::{BlockingQueue, TryRecv};

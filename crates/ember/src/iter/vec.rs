@@ -137,8 +137,8 @@ impl<T> Iterator for DrainIter<'_, T> {
 
 impl<T> Drop for DrainIter<'_, T> {
     fn drop(&mut self) {
-        // SAFETY: the items not yet yielded are initialised and owned by this iterator.
         let rest: *mut [T] = mem::take(&mut self.items).into_slice();
+        // SAFETY: the items not yet yielded are initialised and owned by this iterator.
         unsafe { ptr::drop_in_place(rest) };
     }
 }

@@ -6,14 +6,15 @@ use std::time::Duration;
 
 use crossbeam_deque::Worker;
 
-use super::alarm_thread::AlarmThread;
 use super::handlers::{ContainedHandlers, Handlers, PanicHandler, ThreadHandler};
-use super::job::Panic;
-use super::registry::Registry;
-use super::unwind::drop_silently;
-use super::worker::WorkerThread;
 use super::{Pool, PoolInner};
+use crate::config::{PoolConfig, Tuning};
 use crate::error::BuildError;
+use crate::pool::jobs::job::Panic;
+use crate::pool::jobs::unwind::drop_silently;
+use crate::pool::workers::alarm_thread::AlarmThread;
+use crate::pool::workers::registry::Registry;
+use crate::pool::workers::worker::WorkerThread;
 use crate::trace::Tracer;
 use crate::wake::WakePolicy;
 
@@ -39,11 +40,7 @@ const DEFAULT_SPIN: Duration = Duration::from_micros(10);
 pub struct PoolBuilder {
     threads: Option<usize>,
     wake: WakePolicy,
-    delay_kick: bool,
-    defer_wakeups: Option<Duration>,
-    /// `None`: the default, on for one worker only.
-    lazy_joins: Option<bool>,
-    sequential_joins: bool,
+    tuning: Tuning,
     pin_workers: bool,
     name: String,
     spin: Duration,
@@ -75,10 +72,7 @@ impl Default for PoolBuilder {
         PoolBuilder {
             threads: None,
             wake: WakePolicy::default(),
-            delay_kick: true,
-            defer_wakeups: Some(Duration::from_nanos(crate::wake::DEFAULT_DEFER_NS)),
-            lazy_joins: None,
-            sequential_joins: false,
+            tuning: Tuning::default(),
             pin_workers: false,
             name: "ember".to_owned(),
             spin: DEFAULT_SPIN,
@@ -101,10 +95,7 @@ impl std::fmt::Debug for PoolBuilder {
         f.debug_struct("PoolBuilder")
             .field("threads", &self.threads)
             .field("wake", &self.wake)
-            .field("delay_kick", &self.delay_kick)
-            .field("defer_wakeups", &self.defer_wakeups)
-            .field("lazy_joins", &self.lazy_joins)
-            .field("sequential_joins", &self.sequential_joins)
+            .field("tuning", &self.tuning)
             .field("pin_workers", &self.pin_workers)
             .field("name", &self.name)
             .field("spin", &self.spin)
@@ -130,7 +121,7 @@ impl PoolBuilder {
     pub const MAX_THREADS: usize = (1 << 16) - 1;
 
     /// A builder with the defaults: one worker per available CPU, the default
-    /// [`WakePolicy`], delay-kick on, threads named `ember-0`, `ember-1`, ….
+    /// [`WakePolicy`] and [`Tuning`], threads named `ember-0`, `ember-1`, ….
     pub fn new() -> Self {
         Self::default()
     }
@@ -149,177 +140,61 @@ impl PoolBuilder {
         self
     }
 
-    /// Whether successors released by a task finishing on a worker stay with that worker
-    /// until it next looks for work (default `true`; `task` module, "Delay-kick"). A plain
-    /// spawn's successor has its own knob, [`defer_wakeups`](Self::defer_wakeups), also on
-    /// by default.
+    /// The protocol switches (lazy and sequential joins, deferred wake-ups, delay-kick): see
+    /// [`Tuning`]. Each call replaces the whole value; the default is [`Tuning::default`].
+    ///
+    /// ```
+    /// let tuning = ember::Tuning::new().delay_kick(false);
+    /// let pool = ember::Pool::builder().threads(2).tuning(tuning).build()?;
+    /// assert_eq!(pool.join(|| 1, || 2), (1, 2));
+    /// # Ok::<(), ember::BuildError>(())
+    /// ```
+    pub fn tuning(mut self, tuning: Tuning) -> Self {
+        self.tuning = tuning;
+        self
+    }
+
+    /// [`Tuning::delay_kick`], on this builder's tuning.
+    #[deprecated(note = "use PoolBuilder::tuning(Tuning::new().delay_kick(..))")]
     pub fn delay_kick(mut self, on: bool) -> Self {
-        self.delay_kick = on;
+        self.tuning = self.tuning.delay_kick(on);
         self
     }
 
-    /// Whether a spawn that would wake a sleeper owes that wake-up instead (default `true`).
-    ///
-    /// It applies to a job spawned by a worker onto its own empty deque, under
-    /// [`WakePolicy::Searching`], on Linux, in pools of several workers. Elsewhere it changes
-    /// nothing and no alarm thread starts. It covers [`Pool::spawn`],
-    /// [`spawn_fifo`](Pool::spawn_fifo) and [`ember::spawn`](crate::spawn) inside the pool;
-    /// `join` and `scope` are unaffected.
-    ///
-    /// The job is stealable at once; only the wake-up waits. The spawner's next push makes
-    /// it. Its next look for work voids it by taking the job back. So a job that spawns its
-    /// successor as its last act wakes nobody, and a chain of spawns stays on one thread. If
-    /// the spawner runs on instead, an alarm makes the wake-up 100 µs after the spawn, plus
-    /// the alarm's latency. The alarm is a `timerfd` with one more thread per pool,
-    /// `NAME-alarm`. That thread starts at the first spawn that would owe, which wakes at
-    /// once, so a pool that only joins, scopes or takes spawns from outside never has it.
-    /// [`PoolStats::longest_deferral`](crate::PoolStats) reports the longest a wake-up stayed
-    /// owed.
-    ///
-    /// Costs and hazards. Keeping the alarm ahead of a chain of spawns means moving a timer
-    /// about every 75 µs, a system call. A job that spawns and runs on holds its successor
-    /// for the bound before a sleeper is woken. Once the alarm has made one of a worker's
-    /// wake-ups, that worker's next 16 owing spawns wake at once, so such a job loses the
-    /// bound about once in 17 spawns. `defer_wakeups(false)` wakes at the push whenever
-    /// Searching's rule asks for one. [`defer_wakeups_for`](Self::defer_wakeups_for) sets a
-    /// longer bound, which moves the timer less often. The lab measures the trade
-    /// (`crates/ember-lab/MEASUREMENTS.md`, "Deferred wake-ups").
-    ///
-    /// ```
-    /// use std::sync::mpsc;
-    /// let pool = ember::Pool::builder().threads(2).build().unwrap(); // deferring
-    /// let waking_at_once = ember::Pool::builder().threads(2).defer_wakeups(false).build();
-    /// assert!(waking_at_once.is_ok());
-    /// let (tx, rx) = mpsc::channel();
-    /// let handle = pool.clone();
-    /// pool.spawn(move || {
-    ///     // The successor may wait for a wake-up while this job runs on, never for ever.
-    ///     handle.spawn(move || tx.send(7).unwrap());
-    ///     std::thread::sleep(std::time::Duration::from_millis(5));
-    /// });
-    /// assert_eq!(rx.recv().unwrap(), 7);
-    /// ```
+    /// [`Tuning::defer_wakeups`], on this builder's tuning.
+    #[deprecated(note = "use PoolBuilder::tuning(Tuning::new().defer_wakeups(..))")]
     pub fn defer_wakeups(mut self, on: bool) -> Self {
-        self.defer_wakeups = on.then_some(Duration::from_nanos(crate::wake::DEFAULT_DEFER_NS));
+        self.tuning = self.tuning.defer_wakeups(on);
         self
     }
 
-    /// [`defer_wakeups(true)`](Self::defer_wakeups) with `bound` for the alarm instead of
-    /// 100 µs. Bounds are held between 10 µs and 1 s. A longer bound moves the alarm less
-    /// often, which helps where setting a timer is slow. The hazard: a spawner runs on
-    /// longer before a sleeper is woken for its spawned job. Of this and
-    /// [`defer_wakeups`](Self::defer_wakeups), the last call wins.
-    ///
-    /// ```
-    /// let pool = ember::Pool::builder()
-    ///     .threads(2)
-    ///     .defer_wakeups_for(std::time::Duration::from_millis(1))
-    ///     .build()
-    ///     .unwrap();
-    /// assert_eq!(pool.install(|| 2 + 2), 4);
-    /// ```
+    /// [`Tuning::defer_wakeups_for`], on this builder's tuning.
+    #[deprecated(note = "use PoolBuilder::tuning(Tuning::new().defer_wakeups_for(..))")]
     pub fn defer_wakeups_for(mut self, bound: Duration) -> Self {
-        self.defer_wakeups = Some(bound);
+        self.tuning = self.tuning.defer_wakeups_for(bound);
         self
     }
 
-    /// Whether a `join` made while every worker is busy keeps its second half to itself
-    /// instead of offering it to thieves. Default: on where the system has the heavy barrier
-    /// private steals need (`membarrier`, Linux 4.14 and later), and on a pool of one worker
-    /// everywhere; off otherwise.
-    ///
-    /// Offering the half costs a deque push and a fenced pop back, most of a `join`'s cost.
-    /// When every worker is busy, nobody takes it. With lazy joins the half stays on a
-    /// private stack, pushed and popped without a fence. The worker offers its private
-    /// halves, oldest first, at its next `join` made while some worker wants work (searches
-    /// or sleeps). It also offers them at every spawn, task or kicked successor, at
-    /// [`yield_now`](crate::yield_now), and before it waits. So its jobs run in the order
-    /// they would without lazy joins. Fine recursive fork-join then runs at a fraction of
-    /// the cost, with the same parallelism.
-    ///
-    /// A first half that runs long without joining, or blocks on its second half outside
-    /// ember (a channel, a lock, a flag), never offers it. So a worker that found no work
-    /// steals the oldest private half of another worker on its way to sleep. The steal sits
-    /// behind a heavy barrier, a `membarrier` system call the owner never pays. Such a half
-    /// waits for a free worker no longer than that worker spins before it sleeps.
-    ///
-    /// The hazard: without the heavy barrier there is no such steal, so lazy joins are off
-    /// there on several workers. Turned on there, a first half must wait for its second
-    /// only through ember: a `join`, a wait, or
-    /// [`yield_now`](crate::yield_now)/[`yield_local`](crate::yield_local), which offer the
-    /// private halves. Otherwise it may wait forever. `lazy_joins(false)` offers every half
-    /// at once.
-    ///
-    /// A pool of one worker has them unless told otherwise. Nobody else can run what is on
-    /// its deque, and it runs its jobs in the same order either way. A first half that
-    /// blocks on its second outside ember hangs a one-worker pool with or without them.
-    ///
-    /// ```
-    /// let pool = ember::Pool::builder().threads(2).lazy_joins(true).build().unwrap();
-    /// fn fib(n: u64) -> u64 {
-    ///     if n < 2 {
-    ///         return n;
-    ///     }
-    ///     let (a, b) = ember::join(|| fib(n - 1), || fib(n - 2));
-    ///     a + b
-    /// }
-    /// assert_eq!(pool.install(|| fib(25)), 75_025);
-    /// ```
+    /// [`Tuning::lazy_joins_unchecked`] (`true` turned lazy joins on also where the system
+    /// lacks the heavy barrier), on this builder's tuning.
+    #[deprecated(
+        note = "use PoolBuilder::tuning(Tuning::new().lazy_joins(..)), or lazy_joins_unchecked to force them on"
+    )]
     pub fn lazy_joins(mut self, on: bool) -> Self {
-        self.lazy_joins = Some(on);
+        self.tuning = self.tuning.lazy_joins_unchecked(on);
         self
     }
 
-    /// Whether most `join`s made while every worker is busy run their two closures one after
-    /// the other, as plain calls, keeping nothing for thieves (default: off). It is for
-    /// fork-join code whose two halves never wait for each other. With it on, such a wait
-    /// can hang even while other workers are idle.
-    ///
-    /// With lazy joins, a `join` made while no worker wants work keeps its second half on a
-    /// private stack, and takes it back after the first half. That costs a few dozen
-    /// instructions and several memory accesses per `join`. Fine recursion over data that
-    /// misses the cache pays it at every node. With sequential joins, such a `join` runs `a`
-    /// and then `b` with none of that, once this worker already keeps at least three second
-    /// halves of earlier `join`s. Thieves can still take those. Once a worker wants work, the
-    /// next `join` offers the kept halves as always. This follows the chili crate's `join`
-    /// (<https://github.com/dragostis/chili>), which runs most `join`s as two calls and
-    /// publishes work on a heartbeat. Here a worker that wants work is the signal, and
-    /// nothing ticks while the pool is idle.
-    ///
-    /// The hazard: it gives up the guarantees lazy joins keep. A second half run this way is
-    /// nobody's to steal while its first half runs. A first half that waits for it by any
-    /// means waits forever: a channel, a lock, a flag, and here ember too
-    /// ([`yield_now`](crate::yield_now), a scope, a task, a wait on another pool). And the
-    /// second half runs as soon as the first returns, before the jobs the first half
-    /// spawned. A second half that waits for one of them may wait forever too. So neither
-    /// half, nor anything it runs or spawns, may wait for the other half or for what it
-    /// spawned. A panic in `a` is re-raised once `b` has run, as in every `join`. It takes
-    /// effect only with lazy joins ([`lazy_joins`](Self::lazy_joins); on by default on
-    /// Linux). `scope`, spawns and tasks run as without it.
-    ///
-    /// ```
-    /// let pool = ember::Pool::builder()
-    ///     .threads(2)
-    ///     .sequential_joins(true)
-    ///     .build()
-    ///     .unwrap();
-    /// fn fib(n: u64) -> u64 {
-    ///     if n < 2 {
-    ///         return n;
-    ///     }
-    ///     let (a, b) = ember::join(|| fib(n - 1), || fib(n - 2));
-    ///     a + b
-    /// }
-    /// assert_eq!(pool.install(|| fib(25)), 75_025);
-    /// ```
+    /// [`Tuning::sequential_joins_unchecked`], on this builder's tuning.
+    #[deprecated(note = "use PoolBuilder::tuning(Tuning::new().sequential_joins_unchecked(..))")]
     pub fn sequential_joins(mut self, on: bool) -> Self {
-        self.sequential_joins = on;
+        self.tuning = self.tuning.sequential_joins_unchecked(on);
         self
     }
 
     /// Prefix of the worker threads' names: `name-0`, `name-1`, … (default `ember`), and the
     /// name of the pool's alarm thread, `name-alarm`, where it defers wake-ups
-    /// ([`defer_wakeups`](Self::defer_wakeups)). [`thread_name`](Self::thread_name)
+    /// ([`Tuning::defer_wakeups`]). [`thread_name`](Self::thread_name)
     /// overrides it for the workers; the prefix still names the alarm thread, and the pool
     /// in traces.
     pub fn name(mut self, name: impl Into<String>) -> Self {
@@ -530,7 +405,7 @@ impl PoolBuilder {
     /// # Ok::<(), ember::BuildError>(())
     /// ```
     pub fn build_global(self) -> Result<(), BuildError> {
-        super::ambient::build_global(self, None)
+        crate::pool::ops::ambient::build_global(self, None)
     }
 
     /// Checks the configuration and starts the workers.
@@ -598,18 +473,10 @@ impl PoolBuilder {
         } else {
             None
         };
+        let config = PoolConfig::resolve(&self.tuning, threads, self.wake, self.spin);
         let registry = Arc::new(Registry::new(
             stealers,
-            self.wake,
-            self.delay_kick,
-            self.defer_wakeups,
-            // One worker has no thief: offering a half costs a push and a fenced pop for
-            // nobody, and keeping it private changes nothing else. Several workers keep halves
-            // private where a worker about to sleep can still steal them, behind the heavy
-            // barrier (see `lazy_joins`).
-            self.lazy_joins
-                .unwrap_or(threads == 1 || crate::sync::asymmetric::available()),
-            self.sequential_joins,
+            config,
             handlers,
             Tracer::new(self.trace, self.name.clone(), threads),
             AlarmThread::new(&self.name, self.stack_size, cpus.clone()),
@@ -634,7 +501,6 @@ impl PoolBuilder {
                 panic!("worker {index} cannot be started");
             }
             let (worker_registry, worker_gate) = (Arc::clone(&registry), Arc::clone(&gate));
-            let spin = self.spin;
             let pool_name = Arc::clone(&pool_name);
             let cpu = cpus.as_ref().map(|cpus| cpus[index % cpus.len()]);
             let body = move || {
@@ -647,7 +513,7 @@ impl PoolBuilder {
                     }
                 }
                 if worker_gate.wait() {
-                    WorkerThread::run(worker_registry, index, local, spin, &pool_name);
+                    WorkerThread::run(worker_registry, index, local, &pool_name);
                 } else {
                     worker_registry.worker_exited(index);
                 }

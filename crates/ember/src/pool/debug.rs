@@ -6,7 +6,7 @@
 
 use std::fmt;
 
-use super::registry::{Registry, WorkerState};
+use crate::pool::workers::registry::{Registry, WorkerState};
 
 /// One worker's line in the dump.
 struct WorkerDump<'r> {
@@ -43,7 +43,7 @@ pub(super) fn fmt_registry(registry: &Registry, f: &mut fmt::Formatter<'_>) -> f
     f.debug_struct("Pool")
         .field("threads", &registry.workers())
         .field("wake", &registry.sleep.policy())
-        .field("delay_kick", &registry.delay_kick)
+        .field("delay_kick", &registry.config.delay_kick)
         .field("terminating", &registry.terminating())
         .field("outstanding_tasks", &registry.outstanding())
         .field("injector", &registry.injector.len())

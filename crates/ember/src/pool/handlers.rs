@@ -13,9 +13,9 @@
 
 use std::panic::{self, AssertUnwindSafe};
 
-use super::job::Panic;
-use super::registry::Registry;
-use super::unwind::Contained;
+use crate::pool::jobs::job::Panic;
+use crate::pool::jobs::unwind::Contained;
+use crate::pool::workers::registry::Registry;
 
 /// Called with the payload of a panic that escaped user code nobody waits for.
 pub(crate) type PanicHandler = Box<dyn Fn(Panic) + Send + Sync>;

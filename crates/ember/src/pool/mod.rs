@@ -2,80 +2,72 @@
 //!
 //! | file | holds |
 //! | --- | --- |
+//! | `mod.rs` | [`Pool`], the handle: its methods call into `ops/` |
 //! | `builder.rs` | [`PoolBuilder`]: configuration and start-up |
 //! | `affinity.rs` | pinning workers to processors (`pin_workers`) |
-//! | `ambient.rs` | the free functions on the current pool, and the global pool |
-//! | `broadcast.rs` | running a closure once on every worker: per-worker queues, targeted wake-ups |
-//! | `registry.rs` | what the workers share: queues, sleep state, counters, shutdown |
-//! | `alarm_thread.rs` | the thread waiting for the alarm of deferred wake-ups, started when first needed |
-//! | `worker.rs` | the worker loop: own deque, stealing, spinning, sleeping |
-//! | `spin.rs` | whether an idle worker spins before it sleeps |
-//! | `job.rs` | type-erased jobs on the stack or the heap |
-//! | `latch.rs` | one-shot completion flags that wake their waiter |
-//! | `join.rs` | fork-join |
-//! | `scope.rs` | borrowing scopes, FIFO scopes, scopes in place |
-//! | `fifo.rs` | FIFO order for a worker's own spawns: the indirection through a queue |
-//! | `parallel_for.rs` | the parallel loop, on a worker and from outside |
-//! | `wait.rs` | waiting for other threads' work without taking a worker from its pool |
-//! | `unwind.rs` | where panics of user code are caught, and the guard where they must not go |
-//! | `idle.rs` | counting tasks in and out; telling `wait_idle` callers the pool is idle |
-//! | `debug.rs` | the state dump `{:?}` of a pool prints |
 //! | `handlers.rs` | the user's panic, start and exit handlers, contained |
+//! | `debug.rs` | the state dump `{:?}` of a pool prints |
 //! | `thread_pool.rs` | rayon's names: `ThreadPool`, `ThreadPoolBuilder`, `ThreadPoolBuildError` |
+//! | **`ops/`** | **what users call** |
+//! | `ops/spawn.rs` | `spawn`, `spawn_fifo`, and queueing a released task |
+//! | `ops/join.rs` | fork-join |
+//! | `ops/scope.rs` | borrowing scopes, FIFO scopes, scopes in place |
+//! | `ops/broadcast.rs` | running a closure once on every worker: per-worker queues, targeted wake-ups |
+//! | `ops/parallel_for.rs` | the parallel loop, on a worker and from outside |
+//! | `ops/wait_idle.rs` | counting tasks in and out; telling `wait_idle` callers the pool is idle |
+//! | `ops/ambient.rs` | the free functions on the current pool, and the global pool |
+//! | **`workers/`** | **the workers and their queues** |
+//! | `workers/registry.rs` | what the workers share: queues, sleep state, counters, shutdown |
+//! | `workers/worker.rs` | the worker loop: own deque, stealing, spinning, sleeping |
+//! | `workers/lazy_joins.rs` | a worker's lazy- and sequential-join state |
+//! | `workers/private_halves.rs` | the private `join` halves a worker about to sleep may steal |
+//! | `workers/owed_wake.rs` | the wake-up a spawner may owe (deferred wake-ups) |
+//! | `workers/alarm_thread.rs` | the thread waiting for the alarm of deferred wake-ups, started when first needed |
+//! | `workers/held.rs` | delay-kick: successors held by the worker that released them |
+//! | `workers/fifo.rs` | FIFO order for a worker's own spawns: the indirection through a queue |
+//! | `workers/spin.rs` | whether an idle worker spins before it sleeps |
+//! | `workers/wait.rs` | waiting for other threads' work without taking a worker from its pool |
+//! | **`jobs/`** | **jobs and latches** |
+//! | `jobs/job.rs` | type-erased jobs on the stack or the heap |
+//! | `jobs/cache.rs` | a worker's cache of spawned jobs' blocks |
+//! | `jobs/latch.rs` | one-shot completion flags that wake their waiter |
+//! | `jobs/unwind.rs` | where panics of user code are caught, and the guard where they must not go |
+//!
+//! Dependencies run downwards: `ops/` uses `workers/` and `jobs/`; nothing here uses
+//! `crate::task` (tasks are built on the pool, `task/mod.rs` adds `Pool::task`).
 
 mod affinity;
-mod alarm_thread;
-mod ambient;
-mod broadcast;
 mod builder;
 mod debug;
-mod fifo;
 mod handlers;
-mod idle;
-mod job;
-mod job_cache;
-mod join;
-mod latch;
-#[cfg(all(test, loom))]
-mod loom_private_halves;
-#[cfg(all(test, loom))]
-pub(crate) mod loom_support;
-#[cfg(all(test, loom))]
-mod loom_tests;
-mod parallel_for;
-mod private_halves;
-mod registry;
-mod scope;
-mod spin;
+pub(crate) mod jobs;
+pub(crate) mod ops;
 mod thread_pool;
-mod unwind;
-mod wait;
-mod worker;
+pub(crate) mod workers;
 
 use std::panic::{self, AssertUnwindSafe};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 
-pub use ambient::{
+pub use builder::PoolBuilder;
+pub use ops::ambient::{
     broadcast, current_num_threads, current_thread_index, in_place_scope, in_place_scope_fifo,
     join, scope, scope_fifo, spawn, spawn_fifo, yield_local, yield_now, Yield,
 };
-pub use broadcast::BroadcastContext;
-pub use builder::PoolBuilder;
-pub use scope::{Scope, ScopeFifo};
+pub use ops::broadcast::BroadcastContext;
+pub use ops::scope::{Scope, ScopeFifo};
 pub use thread_pool::{max_num_threads, ThreadPool, ThreadPoolBuildError, ThreadPoolBuilder};
 
 #[cfg(all(test, loom))]
 pub(crate) use handlers::Handlers;
-pub(crate) use job::Runner;
-pub(crate) use registry::Registry;
-pub(crate) use wait::{block_until, blocked_pools_contain, Sleeper, WaitList};
-pub(crate) use worker::WorkerThread;
+pub(crate) use jobs::job::Runner;
+pub(crate) use workers::registry::Registry;
+pub(crate) use workers::wait::{block_until, blocked_pools_contain, Sleeper, WaitList};
+pub(crate) use workers::worker::WorkerThread;
 
-use job::HeapJobBox;
+use ops::spawn::{spawn_fifo_on, spawn_on};
 
 use crate::stats::PoolStats;
-use crate::task::{Event, TaskBuilder};
 use crate::trace::Trace;
 use crate::wake::WakePolicy;
 
@@ -224,9 +216,9 @@ impl Pool {
     /// while the caller blocks.
     ///
     /// With lazy joins (the default on Linux, and on a pool of one worker everywhere:
-    /// [`PoolBuilder::lazy_joins`]) `b` stays on a private stack while no worker wants work.
+    /// [`Tuning::lazy_joins`](crate::Tuning::lazy_joins)) `b` stays on a private stack while no worker wants work.
     /// That takes no atomic read-modify-write and no fence, and a worker about to sleep can
-    /// still steal it. With [`PoolBuilder::sequential_joins`] (opt-in), a `join`
+    /// still steal it. With [`Tuning::sequential_joins_unchecked`](crate::Tuning::sequential_joins_unchecked) (opt-in), a `join`
     /// made while no worker wants work, below three kept halves, runs `a` and then `b` as
     /// plain calls.
     ///
@@ -250,7 +242,7 @@ impl Pool {
         RA: Send,
         RB: Send,
     {
-        join::join(&self.inner.registry, a, b)
+        ops::join::join(&self.inner.registry, a, b)
     }
 
     /// Runs `op` on one of the pool's workers and returns its value, so that the free
@@ -270,7 +262,7 @@ impl Pool {
         OP: FnOnce() -> R + Send,
         R: Send,
     {
-        worker::in_worker(&self.inner.registry, |_| op())
+        workers::worker::in_worker(&self.inner.registry, |_| op())
     }
 
     /// Runs `op` once on every worker of the pool and returns the results in worker order:
@@ -305,7 +297,7 @@ impl Pool {
         OP: Fn(BroadcastContext<'_>) -> R + Sync,
         R: Send,
     {
-        broadcast::broadcast(&self.inner.registry, op)
+        ops::broadcast::broadcast(&self.inner.registry, op)
     }
 
     /// Runs `f` with a [`Scope`] whose jobs may borrow from the caller's frame, and returns
@@ -330,7 +322,7 @@ impl Pool {
         F: FnOnce(&Scope<'scope>) -> R + Send,
         R: Send,
     {
-        scope::scope(&self.inner.registry, f)
+        ops::scope::scope(&self.inner.registry, f)
     }
 
     /// [`scope`](Self::scope) with a [`ScopeFifo`]: the jobs spawned from one worker with
@@ -354,7 +346,7 @@ impl Pool {
         F: FnOnce(&ScopeFifo<'scope>) -> R + Send,
         R: Send,
     {
-        scope::scope_fifo(&self.inner.registry, f)
+        ops::scope::scope_fifo(&self.inner.registry, f)
     }
 
     /// A [`scope`](Self::scope) whose body runs on the calling thread, whatever it is, while
@@ -377,7 +369,7 @@ impl Pool {
     where
         F: FnOnce(&Scope<'scope>) -> R,
     {
-        scope::in_place_scope(&self.inner.registry, f)
+        ops::scope::in_place_scope(&self.inner.registry, f)
     }
 
     /// [`in_place_scope`](Self::in_place_scope) with a [`ScopeFifo`].
@@ -385,7 +377,7 @@ impl Pool {
     where
         F: FnOnce(&ScopeFifo<'scope>) -> R,
     {
-        scope::in_place_scope_fifo(&self.inner.registry, f)
+        ops::scope::in_place_scope_fifo(&self.inner.registry, f)
     }
 
     /// Calls `f(i)` for every `i` in `range`, in parallel, in chunks of at most `grain`
@@ -421,9 +413,9 @@ impl Pool {
         );
         let outcome = panic::catch_unwind(AssertUnwindSafe(|| {
             if WorkerThread::is_current(self.inner.registry.id) {
-                parallel_for::split(self, range, grain, &f);
+                ops::parallel_for::split(self, range, grain, &f);
             } else {
-                parallel_for::shared_counter(&self.inner.registry, range, grain, &f);
+                ops::parallel_for::shared_counter(&self.inner.registry, range, grain, &f);
             }
         }));
         if let Err(payload) = outcome {
@@ -440,7 +432,7 @@ impl Pool {
     /// finishes it. The worker that ends a task looks whether that left the pool idle, before
     /// it runs user code again or sleeps. It skips the look if it starts another task at
     /// once, so a moment of idleness that ends before the worker looks may go unseen.
-    /// A task still waiting for an [`Event`] that nobody completes keeps it waiting (see
+    /// A task still waiting for an [`Event`](crate::Event) that nobody completes keeps it waiting (see
     /// [`wait_idle_timeout`](Self::wait_idle_timeout)). Called on a worker of another pool,
     /// that worker runs its own pool's jobs while it waits.
     ///
@@ -473,7 +465,7 @@ impl Pool {
 
     /// [`wait_idle`](Self::wait_idle) for at most `timeout`: returns whether the pool became
     /// idle. A `false` is the moment to print the pool (`{:?}`) and see what is still
-    /// outstanding, e.g. a task waiting for an [`Event`] nobody completes.
+    /// outstanding, e.g. a task waiting for an [`Event`](crate::Event) nobody completes.
     ///
     /// # Panics
     /// As [`wait_idle`](Self::wait_idle).
@@ -523,28 +515,6 @@ impl Pool {
         self.inner.registry.stats()
     }
 
-    /// Starts building a dependent task that runs `f`; see [`TaskBuilder`].
-    ///
-    /// ```
-    /// let pool = ember::Pool::builder().threads(2).build().unwrap();
-    /// let read = pool.task(|| vec![1u8, 2, 3]).spawn();
-    /// let len = pool.task(|| 3usize).after(&[&read]).spawn();
-    /// assert_eq!(len.join().unwrap(), 3);
-    /// assert_eq!(read.join().unwrap(), vec![1, 2, 3]);
-    /// ```
-    pub fn task<F, T>(&self, f: F) -> TaskBuilder<'_, F>
-    where
-        F: FnOnce() -> T + Send + 'static,
-        T: Send + 'static,
-    {
-        TaskBuilder::new(self, f)
-    }
-
-    /// A new, not yet completed [`Event`] of this pool.
-    pub fn event(&self) -> Event {
-        Event::new(self)
-    }
-
     /// Takes the events recorded since the last call (empty unless the pool was built with
     /// [`PoolBuilder::trace`]); see [`Trace`].
     pub fn trace(&self) -> Trace {
@@ -559,106 +529,6 @@ impl Pool {
     pub(crate) fn registry_id(&self) -> usize {
         self.inner.registry.id
     }
-}
-
-/// `spawn` on `registry`: onto the current worker's own deque if this thread is one of its
-/// workers, else onto its global queue.
-pub(crate) fn spawn_on<F>(registry: &Registry, f: F)
-where
-    F: FnOnce() + Send + 'static,
-{
-    spawn_with(registry, f, |worker, job| worker.push_spawned(job));
-}
-
-/// `spawn_fifo` on `registry`: as [`spawn_on`], but on a worker the job goes to the back of
-/// the worker's FIFO queue and an indirection onto its deque (`fifo.rs`).
-pub(crate) fn spawn_fifo_on<F>(registry: &Registry, f: F)
-where
-    F: FnOnce() + Send + 'static,
-{
-    spawn_with(registry, f, |worker, job| {
-        // SAFETY: the registry's fifos live as long as the registry, which every worker (the
-        // only runners of its queued refs) keeps alive.
-        worker.push_spawned(unsafe { registry.fifos[worker.index].push(job) });
-    });
-}
-
-/// Counts the spawn of `f` and queues its job: through `push` on this thread's worker if it
-/// is one of `registry`'s, else on the global queue.
-#[inline]
-fn spawn_with<F>(registry: &Registry, f: F, push: impl FnOnce(&WorkerThread, job::JobRef))
-where
-    F: FnOnce() + Send + 'static,
-{
-    // One look at this thread's worker: any pool's gives the job's block, only `registry`'s
-    // takes the job.
-    WorkerThread::with_any_current(|any| {
-        let job = spawned_job(f, any);
-        match any.filter(|worker| worker.registry.id == registry.id) {
-            Some(worker) => {
-                worker.count_spawn();
-                push(worker, job);
-            }
-            None => {
-                registry.count_external_spawn();
-                registry.inject(job);
-            }
-        }
-    });
-}
-
-/// The job of a spawned closure: a counted task whose panic is reported. `worker` is this
-/// thread's, of any pool (`HeapJobBox::new_on`).
-#[inline]
-fn spawned_job<F>(f: F, worker: Option<&WorkerThread>) -> job::JobRef
-where
-    F: FnOnce() + Send + 'static,
-{
-    let job = HeapJobBox::new_on(
-        move |runner: job::Runner<'_>| {
-            runner.start_counted();
-            let outcome = runner.registry.trace.in_task_span(runner.worker, None, || {
-                panic::catch_unwind(AssertUnwindSafe(f))
-            });
-            runner
-                .registry
-                .finish_spawned(runner.counters, outcome.err());
-        },
-        worker,
-    );
-    // SAFETY: `f` is 'static, so nothing it holds can end before it runs.
-    unsafe { job.into_job_ref() }
-}
-
-/// Queues a job made runnable by a dependency: held for delay-kick when a task finishing on a
-/// worker released it (and delay-kick is on), pushed on the worker's deque when released on a
-/// worker otherwise, injected when released outside the pool.
-pub(crate) fn submit<F>(registry: &Registry, from_task: bool, f: F)
-where
-    F: FnOnce(Runner<'_>) + Send + 'static,
-{
-    // As in `spawn_with`: one look at this thread's worker.
-    WorkerThread::with_any_current(|any| {
-        // SAFETY: `f` is 'static.
-        let job = unsafe { HeapJobBox::new_on(f, any).into_job_ref() };
-        match any.filter(|worker| worker.registry.id == registry.id) {
-            Some(worker) if from_task && registry.delay_kick => worker.hold(job),
-            Some(worker) => worker.push_shared(job),
-            None => registry.inject(job),
-        }
-    });
-}
-
-/// Before ember drops a user value on this thread inside or after a task's ending (a result
-/// nobody will join, a cancelled task's closure): a worker first hands on the successors it
-/// holds, which no other worker can take while that `Drop` runs, or blocks on one of them
-/// (`task/kick.rs`).
-pub(crate) fn kick_held_here() {
-    WorkerThread::with_any_current(|worker| {
-        if let Some(worker) = worker {
-            worker.kick_held();
-        }
-    });
 }
 
 impl Drop for PoolInner {

@@ -4,7 +4,8 @@
 //! [`PoolBuilder`].
 
 use super::builder::LocalNamer;
-use super::{ambient, Pool, PoolBuilder};
+use super::ops::ambient;
+use super::{Pool, PoolBuilder};
 use crate::error::BuildError;
 
 /// rayon's name for [`Pool`]: `install`, `join`, `scope`, `scope_fifo`, `in_place_scope`,

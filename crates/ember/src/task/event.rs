@@ -94,7 +94,7 @@ impl Event {
         self.handle.node.header.has_ended()
     }
 
-    pub(super) fn node_arc(&self) -> Arc<dyn Node> {
+    pub(crate) fn node_arc(&self) -> Arc<dyn Node> {
         self.handle.node.clone()
     }
 }

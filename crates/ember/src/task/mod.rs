@@ -20,12 +20,14 @@
 //! | --- | --- |
 //! | `node.rs` | forward permits, successor release, cancellation (the protocol) |
 //! | `successors.rs` | the lock-free list of waiting successors |
-//! | `kick.rs` | delay-kick: successors held by the worker that released them |
+//! | `task_node.rs` | [`Task`] and [`TaskBuilder`]: a closure run once its inputs end |
+//! | `event.rs` | [`Event`]: an input completed from anywhere |
+//! | `mod.rs` | [`Pool::task`](crate::Pool::task) and [`Pool::event`](crate::Pool::event), defined here rather than in the pool |
 //!
 //! # Delay-kick
 //!
 //! When a task finishing on a worker makes successors runnable, the pool (with
-//! [`PoolBuilder::delay_kick`](crate::PoolBuilder::delay_kick), the default) does not push them
+//! [`Tuning::delay_kick`](crate::Tuning::delay_kick), the default) does not push them
 //! at once, which would wake a sleeping worker for work that the finishing worker is about to
 //! look for. The worker holds them; when it next looks for work it takes the first for
 //! itself and only then *kicks* the rest (pushes them and lets the wake policy wake workers
@@ -34,7 +36,7 @@
 //! spawn has successors too — a job that spawns the next as its last act — and by default
 //! gets the same treatment by other means: a spawn onto the worker's empty deque owes its
 //! wake-up until the worker's next scheduling point, or 100 µs; see
-//! [`PoolBuilder::defer_wakeups`](crate::PoolBuilder::defer_wakeups).
+//! [`Tuning::defer_wakeups`](crate::Tuning::defer_wakeups).
 //!
 //! # Failure
 //!
@@ -44,11 +46,8 @@
 //! can no longer come.
 
 mod event;
-pub(crate) mod kick;
-#[cfg(all(test, loom))]
-mod loom_tests;
 pub(crate) mod node;
-mod successors;
+pub(crate) mod successors;
 mod task_node;
 
 pub use event::Event;
@@ -57,6 +56,34 @@ pub use task_node::{Task, TaskBuilder};
 use std::fmt;
 
 use node::NodeRef;
+
+use crate::Pool;
+
+/// The pool's door to dependent tasks; defined here, beside the tasks, so that the pool itself
+/// knows nothing of them (as `pool/ops/ambient.rs` does for the free functions).
+impl Pool {
+    /// Starts building a dependent task that runs `f`; see [`TaskBuilder`].
+    ///
+    /// ```
+    /// let pool = ember::Pool::builder().threads(2).build().unwrap();
+    /// let read = pool.task(|| vec![1u8, 2, 3]).spawn();
+    /// let len = pool.task(|| 3usize).after(&[&read]).spawn();
+    /// assert_eq!(len.join().unwrap(), 3);
+    /// assert_eq!(read.join().unwrap(), vec![1, 2, 3]);
+    /// ```
+    pub fn task<F, T>(&self, f: F) -> TaskBuilder<'_, F>
+    where
+        F: FnOnce() -> T + Send + 'static,
+        T: Send + 'static,
+    {
+        TaskBuilder::new(self, f)
+    }
+
+    /// A new, not yet completed [`Event`] of this pool.
+    pub fn event(&self) -> Event {
+        Event::new(self)
+    }
+}
 
 /// Why a [`Task`] produced no value.
 #[non_exhaustive]

@@ -44,7 +44,7 @@ impl<T> Drop for TaskNode<T> {
         let func = lock(&self.func).take();
         let result = lock(&self.result).take();
         if func.is_some() || result.as_ref().is_some_and(drop_runs_user_code) {
-            crate::pool::kick_held_here();
+            crate::pool::ops::spawn::kick_held_here();
         }
         self.registry.drop_reporting(func);
         self.registry.drop_reporting(result);
@@ -68,7 +68,7 @@ impl<T: Send + 'static> Node for TaskNode<T> {
     }
 
     fn schedule(self: Arc<Self>, registry: &Registry, from_task: bool) {
-        crate::pool::submit(registry, from_task, move |runner| self.run(runner));
+        crate::pool::ops::spawn::submit(registry, from_task, move |runner| self.run(runner));
     }
 
     fn record_cancelled(&self) {
@@ -76,7 +76,7 @@ impl<T: Send + 'static> Node for TaskNode<T> {
         // worker, inside an ending that may have released successors it now holds.
         let func = lock(&self.func).take();
         if func.is_some() {
-            crate::pool::kick_held_here();
+            crate::pool::ops::spawn::kick_held_here();
         }
         self.registry.drop_reporting(func);
         *lock(&self.result) = Some(Err(TaskError::Cancelled));

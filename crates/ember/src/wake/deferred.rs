@@ -2,7 +2,7 @@
 //!
 //! A job that spawns its successor as its last act and ends would, under Searching, wake a
 //! sleeper for a job its own worker is about to run. So in a pool that defers wake-ups
-//! (`PoolBuilder::defer_wakeups`, the default), such a spawn *owes* that wake-up instead.
+//! (`Tuning::defer_wakeups`, the default), such a spawn *owes* that wake-up instead.
 //! The job is on the deque, stealable as always; only the wake-up waits. The worker settles
 //! the debt at its next scheduling point. Its next push pays it. Its next look for work
 //! takes the job back and voids it. If the spawning job still runs the pool's bound later
@@ -10,7 +10,7 @@
 //! parent never holds its successor hostage.
 //!
 //! The alarm is one per pool (`sync/alarm.rs`). One thread waits for it, asleep while no
-//! debt is old. It starts at the first spawn that would owe (`pool/alarm_thread.rs`); until
+//! debt is old. It starts at the first spawn that would owe (`pool/workers/alarm_thread.rs`); until
 //! it watches, no spawn owes. Owing workers move the alarm only when it is due within a
 //! fifth of the bound (three tenths with a reused stamp, `stamp.rs`). So a chain of short
 //! jobs costs a system call about every three quarters of the bound, and no wake-up.
@@ -55,7 +55,7 @@ pub(crate) enum SpawnWake {
     /// Owes it: the spawner settles it later.
     Owed,
     /// Made it because nothing watches the pool's alarm yet: the spawner starts the thread
-    /// that will, if nobody has (`pool/alarm_thread.rs`).
+    /// that will, if nobody has (`pool/workers/alarm_thread.rs`).
     AlarmUnwatched,
 }
 
@@ -87,7 +87,7 @@ pub(crate) struct Debts {
     arming: Mutex<()>,
     /// The alarm and its thread's flags, shared with that thread. While it waits, the thread
     /// holds no more of the pool than this; it holds the pool itself only while it pays.
-    /// `pool/alarm_thread.rs` says when it may still be the one to drop the pool's state.
+    /// `pool/workers/alarm_thread.rs` says when it may still be the one to drop the pool's state.
     watch: Arc<Watch>,
     /// The longest time a wake-up stayed owed before it was made, in ns.
     longest: AtomicU64,
@@ -305,7 +305,7 @@ impl Sleep {
             return SpawnWake::Settled;
         }
         // The wake-up is made at once unless the job is alone on the deque, an alarm
-        // watches (no debt may be made before: `pool/alarm_thread.rs`) and `may_owe`.
+        // watches (no debt may be made before: `pool/workers/alarm_thread.rs`) and `may_owe`.
         let made = if local_len() != 1 {
             SpawnWake::Settled
         } else if !debts.watch.watched.load(Ordering::Relaxed) {

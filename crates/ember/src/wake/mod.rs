@@ -16,7 +16,7 @@
 //! plus [`Sleep::wake_worker`] for a latch whose waiter is a worker, and [`Sleep::wake_all`]
 //! at shutdown.
 //!
-//! The struct is written against `crate::sync`, so the loom models in `loom_tests` drive this
+//! The struct is written against `crate::sync`, so the loom models in `src/loom/` drive this
 //! very code.
 #![doc = include_str!("README.md")]
 
@@ -24,7 +24,7 @@ mod biased;
 mod deferred;
 mod notes;
 mod searching;
-mod stamp;
+pub(crate) mod stamp;
 
 pub(crate) use notes::Woken;
 
@@ -32,6 +32,7 @@ pub(crate) use deferred::{SpawnWake, DEFAULT_DEFER_NS, SPAWNS_WAKING_AFTER_ALARM
 
 use crossbeam_utils::CachePadded;
 
+use crate::config::PoolConfig;
 use crate::park::{Parker, SleeperSet};
 use crate::sync::asymmetric::{self, Barrier};
 use crate::sync::atomic::{fence, AtomicBool, AtomicU64, AtomicUsize, Ordering};
@@ -135,7 +136,7 @@ pub(crate) struct Sleep {
     policy: WakePolicy,
     workers: usize,
     sleepers: SleeperSet,
-    parkers: Box<[CachePadded<Parker>]>,
+    pub(crate) parkers: Box<[CachePadded<Parker>]>,
     /// Workers counted as searching (Searching only), including those woken to search.
     num_searching: CachePadded<AtomicUsize>,
     /// Set by a waker that counted worker `i` in `num_searching` before unparking it.
@@ -175,20 +176,15 @@ impl Sleep {
     /// The wake-up state of a pool without lazy joins.
     #[cfg(all(test, loom))]
     pub(crate) fn new(policy: WakePolicy, workers: usize) -> Self {
-        Self::for_pool(policy, workers, false, None, None)
+        Self::for_pool(&PoolConfig::for_model(policy, workers), None)
     }
 
-    /// The wake-up state of a pool of `workers` under `policy`, with or without lazy joins,
-    /// deferring spawned jobs' wake-ups for at most `defer_spawns` ns or not
-    /// (`PoolBuilder::defer_wakeups`; Searching only). A pool that traces passes its trace's
-    /// epoch, so that wake-ups note their time on the trace's clock.
-    pub(crate) fn for_pool(
-        policy: WakePolicy,
-        workers: usize,
-        lazy_joins: bool,
-        defer_spawns: Option<u64>,
-        trace_epoch: Option<std::time::Instant>,
-    ) -> Self {
+    /// The wake-up state of a pool configured by `config`: its workers and policy, with or
+    /// without lazy joins (private steals), deferring spawned jobs' wake-ups for at most
+    /// `config.defer_ns` or not (`Tuning::defer_wakeups`; Searching only). A pool that traces
+    /// passes its trace's epoch, so that wake-ups note their time on the trace's clock.
+    pub(crate) fn for_pool(config: &PoolConfig, trace_epoch: Option<std::time::Instant>) -> Self {
+        let (policy, workers) = (config.wake, config.workers);
         Sleep {
             policy,
             workers,
@@ -202,13 +198,14 @@ impl Sleep {
                 .map(|_| CachePadded::new(AtomicBool::new(false)))
                 .collect(),
             light_join_pushes: matches!(policy, WakePolicy::Searching) && asymmetric::available(),
-            private_steals: lazy_joins && workers > 1 && asymmetric::available(),
+            private_steals: config.lazy_joins && workers > 1 && asymmetric::available(),
             barrier: Barrier::default(),
             #[cfg(all(test, loom))]
             hand_off_heavy: true,
             #[cfg(all(test, loom))]
             fan_out: true,
-            debts: defer_spawns
+            debts: config
+                .defer_ns
                 .filter(|_| workers > 1 && matches!(policy, WakePolicy::Searching))
                 .and_then(|defer_ns| deferred::Debts::new(workers, defer_ns)),
             counters: (0..workers)
@@ -552,16 +549,3 @@ impl Sleep {
         self.parkers[index].unpark();
     }
 }
-
-#[cfg(all(test, loom))]
-mod loom_deferred;
-#[cfg(all(test, loom))]
-mod loom_lifecycle;
-#[cfg(all(test, loom))]
-mod loom_light_push;
-#[cfg(all(test, loom))]
-mod loom_local_push;
-#[cfg(all(test, loom))]
-mod loom_tests;
-#[cfg(all(test, loom))]
-pub(crate) mod model_deque;

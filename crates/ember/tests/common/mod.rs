@@ -30,7 +30,7 @@ pub fn unbiased_policies() -> Vec<(&'static str, WakePolicy)> {
 }
 
 /// A pool of `threads` workers under `policy`, otherwise as the builder's defaults make it
-/// (under Searching that defers spawned jobs' wake-ups, `PoolBuilder::defer_wakeups`).
+/// (under Searching that defers spawned jobs' wake-ups, `Tuning::defer_wakeups`).
 pub fn pool(policy: WakePolicy, threads: usize) -> Pool {
     Pool::builder()
         .threads(threads)
@@ -40,12 +40,12 @@ pub fn pool(policy: WakePolicy, threads: usize) -> Pool {
 }
 
 /// A pool of `threads` workers under `policy` that defers spawned jobs' wake-ups if `defer`
-/// (`PoolBuilder::defer_wakeups`).
+/// (`Tuning::defer_wakeups`).
 pub fn pool_deferring(policy: WakePolicy, threads: usize, defer: bool) -> Pool {
     Pool::builder()
         .threads(threads)
         .wake(policy)
-        .defer_wakeups(defer)
+        .tuning(ember::Tuning::new().defer_wakeups(defer))
         .build()
         .expect("valid configuration")
 }
