@@ -5,7 +5,7 @@
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use super::plumbing::{drive, Consumer, Reducer};
+use super::plumbing::{drive, Consumer, Reducer, Search};
 use super::traits::ParallelIterator;
 
 /// Which match is wanted.
@@ -58,8 +58,13 @@ impl<T: Send, P: Fn(&T) -> bool + Sync> Consumer<T> for Find<'_, P> {
     type Result = Option<T>;
     type Reducer = Keep;
 
-    fn split_at(self, index: usize) -> (Self, Self, Keep) {
-        let mid = self.start.saturating_add(index).min(self.end);
+    fn split_at(self, _index: usize) -> (Self, Self, Keep) {
+        // Halves the piece's range, whatever the split's index: the pieces of a `flat_map`
+        // split again inside one outer position, so positions cannot name them, but every
+        // split halves its piece, left before right, so halves keep the order. After 64
+        // nested halvings the ranges run out and pieces stop pruning each other (they still
+        // combine in order).
+        let mid = self.start + (self.end - self.start) / 2;
         let left = Find { end: mid, ..self };
         let right = Find { start: mid, ..self };
         let keep = if self.wanted == Wanted::Last {
@@ -92,6 +97,13 @@ impl<T: Send, P: Fn(&T) -> bool + Sync> Consumer<T> for Find<'_, P> {
 
     fn full(&self) -> bool {
         self.beaten()
+    }
+
+    fn search(&self) -> Search {
+        match self.wanted {
+            Wanted::Last => Search::Back,
+            Wanted::Any | Wanted::First => Search::Front,
+        }
     }
 }
 

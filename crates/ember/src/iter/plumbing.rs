@@ -138,6 +138,35 @@ pub trait Producer: Send + Sized {
     fn max_len(&self) -> usize {
         usize::MAX
     }
+    /// Folds this leaf into `consumer`: `consumer.fold(self.into_iter())` unless the producer
+    /// knows better (`flat_map` drives each inner parallel iterator into a piece of the
+    /// consumer, in parallel; an adapter hands the consumer on to its base, wrapped).
+    ///
+    /// ```
+    /// use ember::iter::plumbing::{Consumer, Producer};
+    /// use ember::prelude::*;
+    /// # struct Sum;
+    /// # struct Add;
+    /// # impl ember::iter::plumbing::Reducer<u32> for Add { fn reduce(self, l: u32, r: u32) -> u32 { l + r } }
+    /// # impl Consumer<u32> for Sum {
+    /// #     type Result = u32;
+    /// #     type Reducer = Add;
+    /// #     fn split_at(self, _: usize) -> (Sum, Sum, Add) { (Sum, Sum, Add) }
+    /// #     fn fold<I: Iterator<Item = u32>>(self, items: I) -> u32 { items.sum() }
+    /// # }
+    /// struct Three;
+    /// impl Producer for Three {
+    ///     type Item = u32;
+    ///     type IntoIter = std::ops::Range<u32>;
+    ///     fn len(&self) -> usize { 3 }
+    ///     fn split_at(self, _: usize) -> (Self, Self) { unimplemented!() }
+    ///     fn into_iter(self) -> Self::IntoIter { 0..3 }
+    /// }
+    /// assert_eq!(Three.fold_with(Sum), 3);
+    /// ```
+    fn fold_with<C: Consumer<Self::Item>>(self, consumer: C) -> C::Result {
+        consumer.fold(self.into_iter())
+    }
 }
 
 /// Receives the producer of a pipeline (whose type only the pipeline knows): implement it to
@@ -214,6 +243,31 @@ pub trait Consumer<T>: Send + Sized {
     fn full(&self) -> bool {
         false
     }
+    /// Which items the consumer is after: [`Search::Every`] for a consumer that takes them
+    /// all (the default); a search that stops early says from which end it looks, and the
+    /// bridge then visits that end of every piece first.
+    fn search(&self) -> Search {
+        Search::Every
+    }
+}
+
+/// What a [`Consumer`] is after, so that the bridge visits the pieces that matter first.
+///
+/// ```
+/// use ember::iter::plumbing::Search;
+/// assert_ne!(Search::Front, Search::Back);
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Search {
+    /// Every item (`sum`, `collect`, …): pieces run in any order.
+    Every,
+    /// An item near the front (`find_first`, `find_any`, `any`): the front of each piece is
+    /// visited first, in pieces that grow from there, and the rest is skipped once
+    /// [`Consumer::full`] says so.
+    Front,
+    /// An item near the back (`find_last`): the back of each piece first, and the right
+    /// half of every split runs on the forking thread, the left half offered to thieves.
+    Back,
 }
 
 /// Combines the results of two adjacent halves, left then right: a [`Consumer`]'s, returned
@@ -352,16 +406,75 @@ where
     let len = producer.len();
     let too_long = len > producer.max_len() && len / 2 >= splitter.min;
     if consumer.full() || !(splitter.split(len, stolen) || too_long) {
-        return consumer.fold(producer.into_iter());
+        return leaf(producer, consumer);
+    }
+    let back = consumer.search() == Search::Back;
+    let mid = len / 2;
+    let (left_producer, right_producer) = producer.split_at(mid);
+    let (left_consumer, right_consumer, reducer) = consumer.split_at(mid);
+    let (left, right) = if back {
+        // A search from the back: this thread takes the right half.
+        let (right, left) = join_stolen(
+            move || descend(right_producer, right_consumer, splitter, false),
+            move |stolen| descend(left_producer, left_consumer, splitter, stolen),
+        );
+        (left, right)
+    } else {
+        join_stolen(
+            move || descend(left_producer, left_consumer, splitter, false),
+            move |stolen| descend(right_producer, right_consumer, splitter, stolen),
+        )
+    };
+    reducer.reduce(left, right)
+}
+
+/// Folds one leaf: whole, or, for a search, from the end it looks at.
+#[inline]
+fn leaf<P, C>(producer: P, consumer: C) -> C::Result
+where
+    P: Producer,
+    C: Consumer<P::Item>,
+{
+    match consumer.search() {
+        Search::Every => producer.fold_with(consumer),
+        search => edge_first(producer, consumer, search == Search::Back),
+    }
+}
+
+/// A search's leaf, sequentially: halves it down to one position at the searched end,
+/// folds that first, then the halves of growing size back towards the other end, each
+/// skipped once the consumer is full. A leaf whose positions each hold many items (a huge
+/// range, a `flat_map`) so finds a match near its end without walking the rest, and a
+/// filter that swallows items checks `full` between pieces. `O(log len)` extra splits.
+fn edge_first<P, C>(producer: P, consumer: C, back: bool) -> C::Result
+where
+    P: Producer,
+    C: Consumer<P::Item>,
+{
+    let len = producer.len();
+    if consumer.full() || len / 2 < producer.min_len().max(1) {
+        return producer.fold_with(consumer);
     }
     let mid = len / 2;
     let (left_producer, right_producer) = producer.split_at(mid);
     let (left_consumer, right_consumer, reducer) = consumer.split_at(mid);
-    let (left, right) = join_stolen(
-        move || descend(left_producer, left_consumer, splitter, false),
-        move |stolen| descend(right_producer, right_consumer, splitter, stolen),
-    );
-    reducer.reduce(left, right)
+    if back {
+        let right = edge_first(right_producer, right_consumer, true);
+        let left = if left_consumer.full() {
+            left_consumer.fold(std::iter::empty())
+        } else {
+            left_producer.fold_with(left_consumer)
+        };
+        reducer.reduce(left, right)
+    } else {
+        let left = edge_first(left_producer, left_consumer, false);
+        let right = if right_consumer.full() {
+            right_consumer.fold(std::iter::empty())
+        } else {
+            right_producer.fold_with(right_consumer)
+        };
+        reducer.reduce(left, right)
+    }
 }
 
 #[cfg(test)]
