@@ -65,7 +65,9 @@
 //!
 //! | file | holds |
 //! | --- | --- |
-//! | `traits.rs` | [`ParallelIterator`], [`IndexedParallelIterator`], the `Into*` conversions, [`FromParallelIterator`] |
+//! | `traits.rs` | [`ParallelIterator`] |
+//! | `indexed.rs` | [`IndexedParallelIterator`] |
+//! | `conversions.rs` | the `Into*` conversions, [`FromParallelIterator`] |
 //! | `plumbing.rs` | [`plumbing`]: producers, consumers, the splitter, and the bridge that splits one against the other |
 //! | `adapters.rs` | [`Map`], [`Filter`], [`Enumerate`], [`Zip`], [`MinLen`], [`MaxLen`] |
 //! | `map_like.rs` | the adapters that act on one item at a time ([`MapWith`], [`FilterMap`], …) |
@@ -129,12 +131,14 @@ mod chain;
 mod collect;
 mod collect_std;
 mod collections;
+mod conversions;
 mod drain;
 mod extend;
 mod find;
 mod flat_map;
 mod fold;
 mod fold_adapters;
+mod indexed;
 mod map_like;
 mod option;
 mod pattern;
