@@ -126,6 +126,8 @@ macro_rules! indexed_source {
 }
 
 mod adapters;
+mod any_limits;
+mod blocks;
 mod bridge;
 mod chain;
 mod collect;
@@ -139,13 +141,20 @@ mod flat_map;
 mod fold;
 mod fold_adapters;
 mod indexed;
+mod interleave;
+mod intersperse;
+mod item_chunks;
 mod map_like;
+mod multizip;
 mod option;
 mod pattern;
 pub mod plumbing;
+mod positions;
 mod range;
 mod repeat;
 mod slice;
+mod slice_split;
+mod slice_views;
 mod sort;
 mod split;
 mod str;
@@ -155,6 +164,8 @@ mod try_consumers;
 mod vec;
 
 pub use adapters::{Enumerate, Filter, Map, MaxLen, MinLen, Zip};
+pub use any_limits::{SkipAny, SkipAnyWhile, TakeAny, TakeAnyWhile, WhileSome};
+pub use blocks::{ExponentialBlocks, UniformBlocks};
 pub use bridge::{IterBridge, ParallelBridge};
 pub use chain::Chain;
 pub use collections::{
@@ -167,11 +178,18 @@ pub use drain::{Drained, ParallelDrainFull, ParallelDrainRange, VecDrain};
 pub use extend::ParallelExtend;
 pub use flat_map::{FlatMap, FlatMapIter, Flatten, FlattenIter};
 pub use fold_adapters::{Fold, FoldWith, TryFold, TryFoldWith};
+pub use interleave::{Interleave, InterleaveShortest};
+pub use intersperse::Intersperse;
+pub use item_chunks::{FoldChunks, FoldChunksWith, ItemChunks};
 pub use map_like::{Cloned, Copied, FilterMap, Inspect, MapInit, MapWith, PanicFuse, Update};
+pub use multizip::MultiZip;
 pub use option::{OptionIntoIter, OptionIter, OptionIterMut};
+pub use positions::{Positions, ZipEq};
 pub use range::{RangeInclusiveIter, RangeInteger, RangeIter};
-pub use repeat::{empty, once, repeat, repeatn, Empty, Once, Repeat, RepeatN};
+pub use repeat::{empty, once, repeat, repeat_n, repeatn, Empty, Once, Repeat, RepeatN};
 pub use slice::{Chunks, ChunksMut, ParallelSlice, ParallelSliceMut, SliceIter, SliceIterMut};
+pub use slice_split::{ChunkBy, SliceSplit, SliceSplitInclusive};
+pub use slice_views::{ArrayWindows, ChunksExact, RChunks, RChunksExact, Windows};
 pub use split::{split, Split};
 pub use str::{
     ParallelString, Pattern, StrBytes, StrCharIndices, StrChars, StrLines, StrSplit,

@@ -333,6 +333,12 @@ where
     iter.with_producer(Drive(consumer))
 }
 
+/// Splits `producer` and `consumer` against each other, as [`drive`] does a pipeline's: for
+/// adapters that hold a producer and run pieces of it one after another.
+pub(super) fn bridge<P: Producer, C: Consumer<P::Item>>(producer: P, consumer: C) -> C::Result {
+    Drive(consumer).callback(producer)
+}
+
 /// The callback of [`drive`]: bridges the producer it is given to its consumer.
 struct Drive<C>(C);
 
@@ -405,7 +411,12 @@ where
 {
     let len = producer.len();
     let too_long = len > producer.max_len() && len / 2 >= splitter.min;
-    if consumer.full() || !(splitter.split(len, stolen) || too_long) {
+    if consumer.full() {
+        // The result is known: the items here cannot change it (and a `filter` could
+        // swallow them all without the consumer seeing one).
+        return consumer.fold(std::iter::empty());
+    }
+    if !(splitter.split(len, stolen) || too_long) {
         return leaf(producer, consumer);
     }
     let back = consumer.search() == Search::Back;
@@ -451,8 +462,11 @@ where
     P: Producer,
     C: Consumer<P::Item>,
 {
+    if consumer.full() {
+        return consumer.fold(std::iter::empty());
+    }
     let len = producer.len();
-    if consumer.full() || len / 2 < producer.min_len().max(1) {
+    if len / 2 < producer.min_len().max(1) {
         return producer.fold_with(consumer);
     }
     let mid = len / 2;

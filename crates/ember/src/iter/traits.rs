@@ -7,6 +7,7 @@ use std::cmp::Ordering;
 use std::iter::{Product, Sum};
 
 use super::adapters::{Filter, Map, MaxLen, MinLen};
+use super::any_limits::{SkipAny, SkipAnyWhile, TakeAny, TakeAnyWhile, WhileSome};
 use super::chain::Chain;
 use super::extend::{self, ParallelExtend};
 use super::flat_map::{FlatMap, FlatMapIter, Flatten, FlattenIter};
@@ -17,8 +18,7 @@ use super::try_consumers::{self, Try};
 use super::{find, fold};
 
 pub use super::conversions::{
-    FromParallelIterator, IntoParallelIterator, IntoParallelRefIterator,
-    IntoParallelRefMutIterator,
+    FromParallelIterator, IntoParallelIterator, IntoParallelRefIterator, IntoParallelRefMutIterator,
 };
 pub use super::indexed::IndexedParallelIterator;
 
@@ -851,6 +851,75 @@ pub trait ParallelIterator: Sized + Send {
         P: Fn(Self::Item) -> bool + Sync + Send,
     {
         !fold::run(self, &fold::Any::new(predicate, true))
+    }
+
+    /// Some `n` of the items, in no particular order ([`TakeAny`](super::TakeAny)): the
+    /// pieces take items until `n` are taken, whichever come first.
+    ///
+    /// ```
+    /// use ember::prelude::*;
+    /// let some: Vec<u32> = (0..1_000u32).into_par_iter().take_any(5).collect();
+    /// assert_eq!(some.len(), 5);
+    /// ```
+    fn take_any(self, n: usize) -> TakeAny<Self> {
+        TakeAny::new(self, n)
+    }
+
+    /// All but some `n` of the items ([`SkipAny`](super::SkipAny)).
+    ///
+    /// ```
+    /// use ember::prelude::*;
+    /// assert_eq!((0..1_000u32).into_par_iter().skip_any(5).count(), 995);
+    /// ```
+    fn skip_any(self, n: usize) -> SkipAny<Self> {
+        SkipAny::new(self, n)
+    }
+
+    /// Items while `predicate` accepts them: once it rejects any item, in any piece, every
+    /// piece stops ([`TakeAnyWhile`](super::TakeAnyWhile)). Which items come out depends
+    /// on the run; in order only in that every piece's taken items precede its stop.
+    ///
+    /// ```
+    /// use ember::prelude::*;
+    /// let v: Vec<u32> = (0..100u32).into_par_iter().take_any_while(|x| *x < 50).collect();
+    /// assert!(v.iter().all(|x| *x < 50));
+    /// ```
+    fn take_any_while<P>(self, predicate: P) -> TakeAnyWhile<Self, P>
+    where
+        P: Fn(&Self::Item) -> bool + Sync + Send,
+    {
+        TakeAnyWhile::new(self, predicate)
+    }
+
+    /// Drops items while `predicate` accepts them, until it rejects any item in any piece:
+    /// from then on every piece yields all its items ([`SkipAnyWhile`](super::SkipAnyWhile)).
+    ///
+    /// ```
+    /// use ember::prelude::*;
+    /// let v: Vec<u32> = (0..100u32).into_par_iter().skip_any_while(|x| *x < 50).collect();
+    /// assert!(v.contains(&99));
+    /// ```
+    fn skip_any_while<P>(self, predicate: P) -> SkipAnyWhile<Self, P>
+    where
+        P: Fn(&Self::Item) -> bool + Sync + Send,
+    {
+        SkipAnyWhile::new(self, predicate)
+    }
+
+    /// The values of the `Some` items, stopping every piece once any meets a `None`
+    /// ([`WhileSome`](super::WhileSome)).
+    ///
+    /// ```
+    /// use ember::prelude::*;
+    /// let v: Vec<u32> = (0..10u32).into_par_iter().map(|x| (x < 100).then_some(x)).while_some().collect();
+    /// assert_eq!(v.len(), 10);
+    /// ```
+    fn while_some<T>(self) -> WhileSome<Self>
+    where
+        Self: ParallelIterator<Item = Option<T>>,
+        T: Send,
+    {
+        WhileSome::new(self)
     }
 
     /// Collects the items into a collection: any [`FromParallelIterator`] (a `Vec`, in order;
