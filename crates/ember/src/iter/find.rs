@@ -1,7 +1,10 @@
 //! `find_any`, `find_first`, `find_last` (and the `position_*` and `find_map_*` built on
-//! them). Each piece knows the range of positions it covers; a match publishes its piece's
-//! range, and every piece that can no longer hold the answer stops at its next item (or is
-//! not started): for `find_first`, the pieces to the right of a match.
+//! them). Each piece holds a range of `usize`s standing for its place in the pipeline (the
+//! whole range at the top, halved at every split, left before right, so that a `flat_map`'s
+//! inner pieces get places too); a match publishes its piece's range, and every piece that
+//! can no longer hold the answer stops at its next item (or is not started): for
+//! `find_first`, the pieces to the right of a match. The bridge visits the searched end of
+//! every piece first ([`Search`]).
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 
