@@ -14,7 +14,8 @@
 //! | --- | --- |
 //! | a source (a collection, a tree, a sequence of your own) | [`Producer`], and [`ParallelIterator`] (its `with_producer` calls the callback with your producer) and [`IndexedParallelIterator`](super::IndexedParallelIterator) |
 //! | an adapter of another pipeline | [`ProducerCallback`] (receives the inner producer, wraps it in your [`Producer`]) |
-//! | a consumer (a reduction of your own) | [`Consumer`] and [`Reducer`], run by [`drive`] |
+//! | a consumer (a reduction of your own) | [`Consumer`] and [`Reducer`], run by [`drive`]; a search that stops early also says which end it looks at ([`Consumer::search`]) |
+//! | a producer whose leaf drives pipelines of its own (as `flat_map`'s does) | [`Producer::fold_with`], splitting the consumer it is given |
 //!
 //! These are ember's traits, not rayon's: smaller (no unindexed consumers, no folders, no
 //! `max_len`), so a rayon `Producer` or `Consumer` does not port as it is, but its
