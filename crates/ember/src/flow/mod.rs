@@ -28,10 +28,47 @@
 //! # Ok::<(), ember::flow::FlowError>(())
 //! ```
 //!
+//! # Buffers that own their data, and range kernels
+//!
+//! A [`Buffer<T, D>`](Buffer) owns its elements. A command group declares *accessors* on it,
+//! each with a [range mapper](map) (a function from a chunk of the kernel's range to the
+//! region the chunk touches), and sets a kernel over a range with
+//! [`CommandGroup::parallel_for`]. The flow cuts the range into one chunk per worker, runs
+//! every chunk as its own task ordered by the regions its mappers give it, and hands the
+//! kernel views of exactly those regions ([`Chunk::read`], [`Chunk::write`]).
+//! [`Flow::read_back`] copies a buffer out once its last writer has run.
+//!
+//! ```
+//! use ember::flow::{map, Buffer, Flow};
+//! # let pool = ember::Pool::builder().threads(2).build().unwrap();
+//! let flow = Flow::new(&pool, Default::default());
+//! let n = 16;
+//! let u = [Buffer::new(&flow, [n], |[i]| i as f64), Buffer::new(&flow, [n], |_| 0.0)];
+//! for step in 0..4 {
+//!     let (src, dst) = (&u[step % 2], &u[(step + 1) % 2]);
+//!     flow.submit(|cg| {
+//!         let src = src.read(cg, map::neighbourhood([1]));
+//!         let dst = dst.write(cg, map::one_to_one());
+//!         cg.parallel_for([n], move |chunk| {
+//!             let (src, mut dst) = (chunk.read(&src), chunk.write(&dst));
+//!             for [i] in chunk.items() {
+//!                 let (l, r) = (src[[i.saturating_sub(1)]], src[[(i + 1).min(n - 1)]]);
+//!                 dst[[i]] = 0.5 * (l + r);
+//!             }
+//!         });
+//!     })?;
+//! }
+//! let smooth = flow.read_back(&u[0])?;
+//! assert_eq!(smooth[8], 8.0); // a line stays a line away from the ends
+//! # Ok::<(), ember::flow::FlowError>(())
+//! ```
+//!
 //! | file | holds |
 //! | --- | --- |
 //! | `region.rs` | [`Region`], [`Box3`]: boxes and unions of boxes, the access-pattern helpers |
-//! | `buffer.rs` | [`BufferId`]: logical buffers of 1, 2 or 3 dimensions |
+//! | `buffer.rs` | [`BufferId`]: logical buffers of 1, 2 or 3 dimensions; [`Buffer`], which owns its data |
+//! | `map.rs` | range mappers: from a chunk of a range to a region |
+//! | `kernel.rs` | [`Chunk`], accessors and their views: what a range kernel sees |
 //! | `graph.rs` | dependency inference: the per-buffer region map, the edge rule, horizons |
 //! | `queue.rs` | the double-buffered (and lockstep) submission queue, its invariants, its loom model |
 //!
@@ -95,12 +132,16 @@
 mod buffer;
 mod command_group;
 mod graph;
+mod kernel;
+pub mod map;
 mod options;
 mod queue;
 mod region;
 
-pub use buffer::BufferId;
+pub use buffer::{Buffer, BufferId, Pod};
 pub use command_group::CommandGroup;
+pub use kernel::{Chunk, Items, ReadAccessor, ReadView, WriteAccessor, WriteView};
+pub use map::RangeMapper;
 pub use options::{FlowError, FlowOptions, FlowStats, Mode};
 pub use region::{Box3, Region};
 
@@ -116,11 +157,27 @@ use crate::{Pool, Task};
 use graph::{Access, Graph, NodeId};
 use queue::SubmissionQueue;
 
-/// What reaches the scheduler: checked accesses and the wrapped kernel.
-struct Submission {
+/// One task of a submission: checked accesses, the wrapped kernel, and events it waits for
+/// besides its accesses.
+struct Piece {
     accesses: Vec<Access>,
     job: Box<dyn FnOnce() + Send + 'static>,
     label: Option<String>,
+    events: Vec<crate::Event>,
+}
+
+/// What reaches the scheduler: the tasks of one command group (one, or one per chunk of a
+/// range), analysed together so that no other group's tasks come between them.
+struct Submission {
+    pieces: Vec<Piece>,
+}
+
+/// A task before the flow wraps its kernel.
+pub(crate) struct Lowered {
+    accesses: Vec<Access>,
+    kernel: Option<Box<dyn FnOnce() + Send + 'static>>,
+    label: Option<String>,
+    events: Vec<crate::Event>,
 }
 
 #[derive(Default)]
@@ -210,6 +267,12 @@ struct Scheduler {
 
 impl Scheduler {
     fn analyse(&mut self, sub: Submission) {
+        for piece in sub.pieces {
+            self.analyse_piece(piece);
+        }
+    }
+
+    fn analyse_piece(&mut self, sub: Piece) {
         let start = Instant::now();
         let added = self.graph.add(&sub.accesses);
         let horizon = !added.horizon.is_empty();
@@ -222,10 +285,10 @@ impl Scheduler {
         if horizon {
             self.shared.horizons.fetch_add(1, Ordering::Relaxed);
         }
-        let task = self.spawn(sub.job, &added.deps, sub.label);
+        let task = self.spawn(sub.job, &added.deps, &sub.events, sub.label);
         self.handles.insert(added.id, task);
         for (h, deps) in added.horizon {
-            let node = self.spawn(Box::new(|| {}), &deps, None);
+            let node = self.spawn(Box::new(|| {}), &deps, &[], None);
             self.handles.insert(h, node);
         }
         if horizon || self.handles.len() >= self.prune_at {
@@ -243,11 +306,13 @@ impl Scheduler {
         &self,
         job: Box<dyn FnOnce() + Send + 'static>,
         deps: &[NodeId],
+        events: &[crate::Event],
         label: Option<String>,
     ) -> Task<()> {
         let inputs: Vec<&dyn crate::Dependency> = deps
             .iter()
             .map(|d| &self.handles[d] as &dyn crate::Dependency)
+            .chain(events.iter().map(|e| e as &dyn crate::Dependency))
             .collect();
         let builder = self.pool.task(job).after(&inputs);
         match label {
@@ -390,25 +455,95 @@ impl Flow {
     /// # Ok::<(), FlowError>(())
     /// ```
     pub fn submit(&self, build: impl FnOnce(&mut CommandGroup)) -> Result<(), FlowError> {
-        let mut cg = CommandGroup {
-            flow: self.id,
-            accesses: Vec::new(),
-            error: None,
-            kernel: None,
-            label: None,
-        };
+        let mut cg = CommandGroup::new(self.id);
         build(&mut cg);
-        if let Some(error) = cg.error {
+        if let Some(error) = cg.error.take() {
             return Err(error);
         }
-        lock(&self.shared.outcomes).pending += 1;
+        let tasks = self.lower(cg)?;
+        self.push(tasks)
+    }
+
+    /// Turns a checked command group into its tasks: itself, or one per chunk of its range.
+    fn lower(&self, cg: CommandGroup) -> Result<Vec<Lowered>, FlowError> {
+        let Some(range) = cg.range else {
+            if !cg.typed.is_empty() {
+                return Err(FlowError::Declaration(
+                    "accessors of a Buffer need a parallel_for kernel".into(),
+                ));
+            }
+            return Ok(vec![Lowered {
+                accesses: cg.accesses,
+                kernel: cg.kernel,
+                label: cg.label,
+                events: Vec::new(),
+            }]);
+        };
+        let parts = cg.chunks.unwrap_or_else(|| self.pool.threads()).max(1);
+        let mut out = Vec::new();
+        for chunk in split(&range.range, parts) {
+            let regions = chunk_regions(&cg.typed, &chunk, range.dims)?;
+            let mut accesses = cg.accesses.clone();
+            for (t, boxes) in cg.typed.iter().zip(&regions) {
+                accesses.push(Access {
+                    buffer: t.buffer.index,
+                    extent: t.buffer.extent,
+                    mode: t.mode,
+                    boxes: boxes.clone(),
+                });
+            }
+            let kernel = range.kernel.clone();
+            let ctx = kernel::ChunkCtx {
+                group: cg.group,
+                range: chunk,
+                regions,
+            };
+            out.push(Lowered {
+                accesses,
+                kernel: Some(Box::new(move || kernel(ctx))),
+                label: cg.label.clone(),
+                events: Vec::new(),
+            });
+        }
+        Ok(out)
+    }
+
+    /// Wraps every task's kernel so that its end is counted, and hands the tasks to the
+    /// scheduler as one submission.
+    fn push(&self, tasks: Vec<Lowered>) -> Result<(), FlowError> {
+        lock(&self.shared.outcomes).pending += tasks.len();
+        let pieces = tasks
+            .into_iter()
+            .map(|task| Piece {
+                job: self.wrap(task.kernel),
+                accesses: task.accesses,
+                label: task.label,
+                events: task.events,
+            })
+            .collect();
+        let submission = Submission { pieces };
+        match &self.engine {
+            Engine::Inline(scheduler) => {
+                lock(scheduler).analyse(submission);
+                Ok(())
+            }
+            Engine::Threaded { queue, .. } => {
+                queue.push(submission).map_err(|_| FlowError::Stopped)
+            }
+        }
+    }
+
+    /// The job of one task: runs `kernel`, catching its panic, and counts the task out.
+    fn wrap(
+        &self,
+        kernel: Option<Box<dyn FnOnce() + Send + 'static>>,
+    ) -> Box<dyn FnOnce() + Send + 'static> {
         let completion = Completion {
             shared: self.shared.clone(),
             state: RunState::NotRun,
         };
-        let kernel = cg.kernel;
         let shared = self.shared.clone();
-        let job = Box::new(move || {
+        Box::new(move || {
             let mut completion = completion;
             completion.set(RunState::Panicked);
             if let Some(kernel) = kernel {
@@ -424,20 +559,78 @@ impl Flow {
                 }
             }
             completion.set(RunState::Done);
+        })
+    }
+
+    /// Copies out the whole of `buffer` once every task submitted before that writes it has
+    /// run: the host's read. It waits only for those tasks (and the ones they wait for),
+    /// not for the whole flow.
+    ///
+    /// Returns [`FlowError::Failed`] if the copy could not be made because a task it waits
+    /// for failed (the counts are those [`wait`](Self::wait) would report, and are reset
+    /// the same way).
+    ///
+    /// ```
+    /// use ember::flow::{map, Buffer, Flow};
+    /// # let pool = ember::Pool::builder().threads(2).build().unwrap();
+    /// let flow = Flow::new(&pool, Default::default());
+    /// let b = Buffer::new(&flow, [4], |[i]| i as i32);
+    /// flow.submit(|cg| {
+    ///     let b = b.read_write(cg, map::one_to_one());
+    ///     cg.parallel_for([4], move |chunk| {
+    ///         let mut b = chunk.write(&b);
+    ///         for [i] in chunk.items() {
+    ///             b[[i]] *= -1;
+    ///         }
+    ///     });
+    /// })?;
+    /// assert_eq!(flow.read_back(&b)?, [0, -1, -2, -3]);
+    /// # Ok::<(), ember::flow::FlowError>(())
+    /// ```
+    ///
+    /// # Panics
+    /// When called from a job of the flow's pool, as [`wait`](Self::wait) does.
+    pub fn read_back<T: Pod + Send + Sync, const D: usize>(
+        &self,
+        buffer: &Buffer<T, D>,
+    ) -> Result<Vec<T>, FlowError> {
+        self.pool.check_not_waiting_for_itself("Flow::read_back");
+        let out = Arc::new(ReadBack::<T> {
+            value: Mutex::new(None),
+            waiters: WaitList::new(),
         });
-        let submission = Submission {
-            accesses: cg.accesses,
-            job,
-            label: cg.label,
-        };
-        match &self.engine {
-            Engine::Inline(scheduler) => {
-                lock(scheduler).analyse(submission);
-                Ok(())
-            }
-            Engine::Threaded { queue, .. } => {
-                queue.push(submission).map_err(|_| FlowError::Stopped)
-            }
+        let guard = Mutex::new(Some(ReadBackGuard(out.clone())));
+        let extent = buffer.id().extent();
+        self.submit(|cg| {
+            let all = buffer.read(cg, map::all());
+            cg.label("read_back")
+                .chunks(1)
+                .parallel_for([1], move |chunk| {
+                    let view = chunk.read(&all);
+                    let mut data = Vec::with_capacity(extent.iter().product());
+                    buffer::for_rows(&Box3::from_extent(extent), |start, len| {
+                        for k in start[2]..start[2] + len {
+                            data.push(
+                                *view
+                                    .get(to_dims::<D>([start[0], start[1], k]))
+                                    .expect("the whole buffer"),
+                            );
+                        }
+                    });
+                    if let Some(g) = lock(&guard).take() {
+                        g.set(Some(data));
+                    }
+                });
+        })?;
+        out.waiters.wait(&|| lock(&out.value).is_some(), None);
+        let value = lock(&out.value).take().expect("set before the wake-up");
+        match value {
+            Some(data) => Ok(data),
+            None => Err(self.wait().err().unwrap_or(FlowError::Failed {
+                panicked: 0,
+                cancelled: 1,
+                first_panic: None,
+            })),
         }
     }
 
@@ -480,6 +673,82 @@ impl Flow {
             mode: self.mode,
         }
     }
+}
+
+/// Where `read_back` finds its copy: `Some(None)` if the copying task never ran.
+struct ReadBack<T> {
+    value: Mutex<Option<Option<Vec<T>>>>,
+    waiters: WaitList,
+}
+
+/// Sets the copy (or, dropped unused because the task was cancelled, its absence) and
+/// wakes the reader.
+struct ReadBackGuard<T>(Arc<ReadBack<T>>);
+
+impl<T> ReadBackGuard<T> {
+    fn set(self, data: Option<Vec<T>>) {
+        *lock(&self.0.value) = Some(data);
+        let out = self.0.clone();
+        std::mem::forget(self);
+        out.waiters.notify_changed(|| lock(&out.value).is_some());
+    }
+}
+
+impl<T> Drop for ReadBackGuard<T> {
+    fn drop(&mut self) {
+        let out = self.0.clone();
+        *lock(&out.value) = Some(None);
+        out.waiters.notify_changed(|| lock(&out.value).is_some());
+    }
+}
+
+/// The first `D` coordinates of `p`.
+fn to_dims<const D: usize>(p: [usize; 3]) -> [usize; D] {
+    std::array::from_fn(|d| p[d])
+}
+
+/// `range` cut along its first dimension into at most `parts` non-empty boxes, as even as
+/// can be (sizes differ by at most one).
+pub(crate) fn split(range: &Box3, parts: usize) -> Vec<Box3> {
+    if range.is_empty() {
+        return Vec::new();
+    }
+    let n = range.hi[0] - range.lo[0];
+    (0..parts)
+        .map(|k| {
+            let mut b = *range;
+            b.lo[0] = range.lo[0] + n * k / parts;
+            b.hi[0] = range.lo[0] + n * (k + 1) / parts;
+            b
+        })
+        .filter(|b| !b.is_empty())
+        .collect()
+}
+
+/// The boxes every accessor's mapper gives `chunk`, checked against its buffer.
+fn chunk_regions(
+    typed: &[command_group::Typed],
+    chunk: &Box3,
+    dims: usize,
+) -> Result<Vec<Vec<Box3>>, FlowError> {
+    typed
+        .iter()
+        .map(|t| {
+            t.mapper
+                .map(chunk, dims)
+                .resolve(t.buffer.dims(), t.buffer.extent)
+                .map_err(|misfit| match misfit {
+                    region::Misfit::Dimensions { region } => FlowError::Dimensions {
+                        buffer: t.buffer,
+                        region,
+                    },
+                    region::Misfit::OutOfBounds { region } => FlowError::OutOfBounds {
+                        buffer: t.buffer,
+                        region,
+                    },
+                })
+        })
+        .collect()
 }
 
 fn schedule(mut scheduler: Scheduler, queue: &Arc<SubmissionQueue<Submission>>, mode: Mode) {
