@@ -101,7 +101,6 @@ pub(crate) fn linear(extent: &[usize; 3], p: [usize; 3]) -> usize {
 
 /// Copies a box of a buffer out to bytes and back: what transfers between ranks and
 /// `read_back` need, without knowing the element type.
-#[allow(dead_code)] // the distributed flow moves regions through it
 pub(crate) trait ErasedStorage: Send + Sync {
     /// The box's elements, row-major, as bytes.
     ///

@@ -14,7 +14,6 @@ pub(crate) struct Typed {
     pub buffer: BufferId,
     pub mode: AccessMode,
     pub mapper: Arc<dyn RangeMapper>,
-    #[allow(dead_code)] // the distributed flow moves regions through it
     pub storage: Arc<dyn ErasedStorage>,
 }
 

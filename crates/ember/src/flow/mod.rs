@@ -69,6 +69,7 @@
 //! | `buffer.rs` | [`BufferId`]: logical buffers of 1, 2 or 3 dimensions; [`Buffer`], which owns its data |
 //! | `map.rs` | range mappers: from a chunk of a range to a region |
 //! | `kernel.rs` | [`Chunk`], accessors and their views: what a range kernel sees |
+//! | `dist.rs` | [`dist`]: the distributed flow's plan of messages and its checks; the design is in `flow/README.md` |
 //! | `graph.rs` | dependency inference: the per-buffer region map, the edge rule, horizons |
 //! | `queue.rs` | the double-buffered (and lockstep) submission queue, its invariants, its loom model |
 //!
@@ -131,6 +132,7 @@
 
 mod buffer;
 mod command_group;
+pub mod dist;
 mod graph;
 mod kernel;
 pub mod map;
@@ -354,6 +356,7 @@ pub struct Flow {
     shared: Arc<Shared>,
     engine: Engine,
     mode: Mode,
+    dist: Option<Arc<dist::Dist>>,
 }
 
 impl Flow {
@@ -418,7 +421,70 @@ impl Flow {
             shared,
             engine,
             mode,
+            dist: None,
         }
+    }
+
+    /// A flow that runs on every rank of a distributed job, each rank this same program;
+    /// `transport` reaches the other ranks (`ember-mpi` gives one over MPI). See
+    /// [`dist`] for what each rank runs and what moves between them.
+    ///
+    /// With a transport of one rank it behaves as [`Flow::new`], plus the bookkeeping.
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use ember::flow::dist::Transport;
+    /// use ember::flow::{map, Buffer, Flow};
+    ///
+    /// /// The transport of a job of one rank: nothing to send to.
+    /// struct Alone;
+    /// impl Transport for Alone {
+    ///     fn rank(&self) -> usize { 0 }
+    ///     fn ranks(&self) -> usize { 1 }
+    ///     fn send(&self, _: usize, _: u64, _: Vec<u8>) { unreachable!() }
+    ///     fn receive(&self, _: usize, _: u64, _: usize, _: Box<dyn FnOnce(Vec<u8>) + Send>) {
+    ///         unreachable!()
+    ///     }
+    ///     fn abort(&self, message: &str) { eprintln!("{message}") }
+    /// }
+    ///
+    /// # let pool = ember::Pool::builder().threads(2).build().unwrap();
+    /// let flow = Flow::distributed(&pool, Default::default(), Arc::new(Alone));
+    /// let b = Buffer::new(&flow, [4], |[i]| i as u32);
+    /// flow.submit(|cg| {
+    ///     let b = b.read_write(cg, map::one_to_one());
+    ///     cg.parallel_for([4], move |chunk| {
+    ///         let mut b = chunk.write(&b);
+    ///         for [i] in chunk.items() { b[[i]] += 1; }
+    ///     });
+    /// })?;
+    /// assert_eq!(flow.read_back(&b)?, [1, 2, 3, 4]);
+    /// assert_eq!(flow.transfer_stats().bytes_sent, 0);
+    /// # Ok::<(), ember::flow::FlowError>(())
+    /// ```
+    pub fn distributed(
+        pool: &Pool,
+        options: FlowOptions,
+        transport: Arc<dyn dist::Transport>,
+    ) -> Flow {
+        let mut flow = Flow::new(pool, options);
+        flow.dist = Some(Arc::new(dist::Dist::new(transport)));
+        flow
+    }
+
+    /// This process's rank and the number of ranks: `(0, 1)` unless the flow is
+    /// [distributed](Self::distributed).
+    pub fn rank(&self) -> (usize, usize) {
+        match &self.dist {
+            Some(d) => (d.transport.rank(), d.transport.ranks()),
+            None => (0, 1),
+        }
+    }
+
+    /// What this rank has sent and received of buffer data (all zero unless the flow is
+    /// [distributed](Self::distributed)).
+    pub fn transfer_stats(&self) -> dist::TransferStats {
+        self.dist.as_ref().map(|d| d.stats()).unwrap_or_default()
     }
 
     /// A new logical buffer with a 1-, 2- or 3-D index space of the given extent.
@@ -460,8 +526,134 @@ impl Flow {
         if let Some(error) = cg.error.take() {
             return Err(error);
         }
-        let tasks = self.lower(cg)?;
-        self.push(tasks)
+        match &self.dist {
+            None => {
+                let tasks = self.lower(cg)?;
+                self.push(tasks)
+            }
+            Some(dist) => {
+                // Planned and pushed under one lock: every group in one order, the order of
+                // the plans' tags.
+                let mut state = lock(&dist.state);
+                let tasks = self.lower_distributed(cg, dist, &mut state)?;
+                self.push(tasks)
+            }
+        }
+    }
+
+    /// A command group on a distributed flow: this rank's part of the range, and the
+    /// messages it sends and receives for the group (see [`dist`]).
+    fn lower_distributed(
+        &self,
+        cg: CommandGroup,
+        dist: &Arc<dist::Dist>,
+        state: &mut dist::DistState,
+    ) -> Result<Vec<Lowered>, FlowError> {
+        let Some(range) = &cg.range else {
+            let hash = dist::declaration_hash(cg.label.as_deref(), None, &cg.accesses, &[]);
+            let label = cg.label.clone();
+            let tasks = self.lower(cg)?;
+            dist::Dist::record(state, hash, label.as_deref());
+            return Ok(tasks);
+        };
+        let transport = &dist.transport;
+        let (me, ranks) = (transport.rank(), transport.ranks());
+        let per_rank = dist::rank_accesses(&cg.typed, &range.range, range.dims, ranks)?;
+        let mine = dist::rank_part(&range.range, ranks, me);
+        let parts = cg.chunks.unwrap_or_else(|| self.pool.threads()).max(1);
+        for chunk in split(&mine, parts) {
+            let regions = chunk_regions(&cg.typed, &chunk, range.dims)?;
+            for (k, boxes) in regions.iter().enumerate() {
+                if !dist::covered(boxes, &per_rank[k].per_rank[me]) {
+                    return Err(FlowError::Declaration(format!(
+                        "the range mapper of accessor {k} maps a part of rank {me}'s chunk \
+                         outside the region it maps the whole chunk to; a mapper must be \
+                         monotone"
+                    )));
+                }
+            }
+        }
+        let transfers = dist::Ownership::plan(&mut state.ownership, &per_rank)
+            .map_err(FlowError::Declaration)?;
+        let hash = dist::declaration_hash(
+            cg.label.as_deref(),
+            Some((range.dims, &range.range)),
+            &cg.accesses,
+            &per_rank,
+        );
+        dist::Dist::record(state, hash, cg.label.as_deref());
+        let mut tasks = Vec::new();
+        for t in transfers.iter().filter(|t| t.from == me) {
+            let typed = &cg.typed[t.access];
+            let (storage, area, to, tag) = (typed.storage.clone(), t.area, t.to, t.tag);
+            let dist = dist.clone();
+            tasks.push(Lowered {
+                accesses: vec![Access {
+                    buffer: typed.buffer.index,
+                    extent: typed.buffer.extent,
+                    mode: graph::Mode::Read,
+                    boxes: vec![area],
+                }],
+                kernel: Some(Box::new(move || {
+                    // SAFETY: this task declared a read of `area`, so no task writes it
+                    // while it runs.
+                    let bytes = unsafe { storage.pack(&area) };
+                    dist.stats.messages_sent.fetch_add(1, Ordering::Relaxed);
+                    dist.stats
+                        .bytes_sent
+                        .fetch_add(bytes.len() as u64, Ordering::Relaxed);
+                    dist.transport.send(to, tag, bytes);
+                })),
+                label: Some("send".into()),
+                events: Vec::new(),
+            });
+        }
+        for t in transfers.iter().filter(|t| t.to == me) {
+            let typed = &cg.typed[t.access];
+            let (storage, area) = (typed.storage.clone(), t.area);
+            let arrived = self.pool.event();
+            let slot: Arc<Mutex<Option<Vec<u8>>>> = Arc::default();
+            let (into, done) = (slot.clone(), arrived.clone());
+            let len = area.volume() * storage.element_size();
+            transport.receive(
+                t.from,
+                t.tag,
+                len,
+                Box::new(move |bytes| {
+                    *lock(&into) = Some(bytes);
+                    done.complete();
+                }),
+            );
+            let dist = dist.clone();
+            tasks.push(Lowered {
+                accesses: vec![Access {
+                    buffer: typed.buffer.index,
+                    extent: typed.buffer.extent,
+                    mode: graph::Mode::Write,
+                    boxes: vec![area],
+                }],
+                kernel: Some(Box::new(move || {
+                    if let Some(bytes) = lock(&slot).take() {
+                        dist.stats.messages_received.fetch_add(1, Ordering::Relaxed);
+                        dist.stats
+                            .bytes_received
+                            .fetch_add(bytes.len() as u64, Ordering::Relaxed);
+                        // SAFETY: this task declared a write of `area`, so no other task
+                        // touches it while it runs.
+                        unsafe { storage.unpack(&area, &bytes) };
+                    }
+                })),
+                label: Some("receive".into()),
+                events: vec![arrived],
+            });
+        }
+        let mut cg = cg;
+        let range = cg.range.take().expect("checked above");
+        let mut local = range;
+        local.range = mine;
+        cg.range = Some(local);
+        tasks.extend(self.lower(cg)?);
+        Ok(tasks)
     }
 
     /// Turns a checked command group into its tasks: itself, or one per chunk of its range.
@@ -543,12 +735,18 @@ impl Flow {
             state: RunState::NotRun,
         };
         let shared = self.shared.clone();
+        let transport = self.dist.as_ref().map(|d| d.transport.clone());
         Box::new(move || {
             let mut completion = completion;
             completion.set(RunState::Panicked);
             if let Some(kernel) = kernel {
                 if let Err(payload) = panic::catch_unwind(AssertUnwindSafe(kernel)) {
                     let message = crate::task::panic_message(&*payload).map(str::to_owned);
+                    if let Some(transport) = &transport {
+                        // The other ranks would wait for what this task should have sent.
+                        let text = message.as_deref().unwrap_or("(no message)");
+                        transport.abort(&format!("a kernel panicked: {text}"));
+                    }
                     let mut o = lock(&shared.outcomes);
                     if o.first_panic.is_none() {
                         o.first_panic = message;
@@ -599,13 +797,18 @@ impl Flow {
             value: Mutex::new(None),
             waiters: WaitList::new(),
         });
+        if let Some(dist) = &self.dist {
+            dist.check(false)?;
+        }
         let guard = Mutex::new(Some(ReadBackGuard(out.clone())));
         let extent = buffer.id().extent();
+        // One item per rank: every rank reads the whole buffer.
+        let ranks = self.rank().1;
         self.submit(|cg| {
             let all = buffer.read(cg, map::all());
             cg.label("read_back")
                 .chunks(1)
-                .parallel_for([1], move |chunk| {
+                .parallel_for([ranks], move |chunk| {
                     let view = chunk.read(&all);
                     let mut data = Vec::with_capacity(extent.iter().product());
                     buffer::for_rows(&Box3::from_extent(extent), |start, len| {
@@ -645,6 +848,9 @@ impl Flow {
     /// another pool, as [`Pool::wait_idle`] does: such a wait could wait for itself.
     pub fn wait(&self) -> Result<(), FlowError> {
         self.pool.check_not_waiting_for_itself("Flow::wait");
+        if let Some(dist) = &self.dist {
+            dist.check(false)?;
+        }
         self.shared
             .waiters
             .wait(&|| lock(&self.shared.outcomes).pending == 0, None);
@@ -767,6 +973,10 @@ fn schedule(mut scheduler: Scheduler, queue: &Arc<SubmissionQueue<Submission>>, 
 
 impl Drop for Flow {
     fn drop(&mut self) {
+        if let Some(dist) = &self.dist {
+            // Tells the other ranks that this one takes part in no more checks.
+            let _ = dist.check(true);
+        }
         if let Engine::Threaded { queue, thread } = &mut self.engine {
             queue.close();
             if let Some(thread) = thread.take() {
