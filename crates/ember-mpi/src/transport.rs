@@ -1,9 +1,12 @@
 //! The flow's transport over MPI: one progress thread makes every MPI call.
 //!
 //! The flow hands it sends (bytes it owns) and receives (a length and a callback) without
-//! waiting; the progress thread posts them as `MPI_Isend` / `MPI_Irecv` on
-//! `MPI_COMM_WORLD`, polls them with `MPI_Test`, drops a send's bytes once it completed
-//! and calls a receive's callback with its bytes once they arrived. It polls while requests
+//! waiting; the progress thread posts a send as `MPI_Isend` on `MPI_COMM_WORLD` and drops
+//! its bytes once `MPI_Test` says it completed. A receive is matched with `MPI_Improbe`
+//! (sender and tag) and then received with `MPI_Imrecv` into a buffer of the size that
+//! arrived, so a message of another size than expected — ranks that submitted different
+//! graphs — is delivered as it is (the flow ignores it and its check reports the
+//! divergence) instead of being an MPI truncation error that kills the job first. It polls while requests
 //! are outstanding (yielding, then sleeping in short waits for new commands) and sleeps
 //! while none are. `MPI_Init_thread`/`MPI_Finalize` run on the world's thread and
 //! `MPI_Abort` on whichever thread ends the job; a lock keeps every MPI call apart, so
@@ -30,10 +33,10 @@ enum Command {
         tag: u64,
         bytes: Vec<u8>,
     },
+    /// Its length is not needed: the message is received at the size it has.
     Receive {
         from: usize,
         tag: u64,
-        len: usize,
         done: Done,
     },
 }
@@ -116,13 +119,8 @@ impl Transport for MpiTransport {
         }
     }
 
-    fn receive(&self, from: usize, tag: u64, len: usize, done: Done) {
-        let command = Command::Receive {
-            from,
-            tag,
-            len,
-            done,
-        };
+    fn receive(&self, from: usize, tag: u64, _len: usize, done: Done) {
+        let command = Command::Receive { from, tag, done };
         if self.commands.send(command).is_err() {
             eprintln!("ember-mpi: a receive after the World was dropped");
             abort_job();
@@ -239,14 +237,22 @@ struct Pending {
     done: Option<Done>,
 }
 
+/// A receive whose message has not been matched yet.
+struct Probe {
+    from: usize,
+    tag: u64,
+    done: Done,
+}
+
 /// The progress thread: posts commands, polls requests. Returns whether it ended with
 /// nothing outstanding.
 fn progress(commands: Receiver<Command>, stop: &AtomicBool) -> bool {
     let mut pending: Vec<Pending> = Vec::new();
+    let mut probes: Vec<Probe> = Vec::new();
     let mut idle_rounds = 0u32;
     loop {
         // Take what the flow handed over: wait for it when nothing is outstanding.
-        let first = if pending.is_empty() {
+        let first = if pending.is_empty() && probes.is_empty() {
             if stop.load(Ordering::Acquire) && commands.is_empty() {
                 return true;
             }
@@ -266,14 +272,29 @@ fn progress(commands: Receiver<Command>, stop: &AtomicBool) -> bool {
         if !batch.is_empty() {
             let _calls = mpi_lock();
             for command in batch {
-                if let Some(p) = post(command) {
-                    pending.push(p);
+                match command {
+                    Command::Receive { from, tag, done } => probes.push(Probe { from, tag, done }),
+                    send => pending.extend(post(send)),
                 }
             }
         }
         let mut finished = Vec::new();
+        let mut matched = false;
         {
             let _calls = mpi_lock();
+            let mut i = 0;
+            while i < probes.len() {
+                if let Some(p) = matched_receive(&probes[i]) {
+                    let probe = probes.remove(i);
+                    pending.push(Pending {
+                        done: Some(probe.done),
+                        ..p
+                    });
+                    matched = true;
+                } else {
+                    i += 1;
+                }
+            }
             let mut i = 0;
             while i < pending.len() {
                 let mut flag: c_int = 0;
@@ -289,7 +310,7 @@ fn progress(commands: Receiver<Command>, stop: &AtomicBool) -> bool {
                 }
             }
         }
-        idle_rounds = if finished.is_empty() {
+        idle_rounds = if finished.is_empty() && !matched {
             idle_rounds.saturating_add(1)
         } else {
             0
@@ -301,7 +322,7 @@ fn progress(commands: Receiver<Command>, stop: &AtomicBool) -> bool {
         }
         if stop.load(Ordering::Acquire) && commands.is_empty() {
             // Sends complete on their own; receives left now will never be matched.
-            if pending.iter().all(|p| p.done.is_none()) {
+            if probes.is_empty() && pending.iter().all(|p| p.done.is_none()) {
                 if pending.is_empty() {
                     return true;
                 }
@@ -312,65 +333,84 @@ fn progress(commands: Receiver<Command>, stop: &AtomicBool) -> bool {
     }
 }
 
-/// Posts one command; `None` for the wake-up the world's drop sends.
+/// Posts a send; `None` for the wake-up the world's drop sends (and for receives, which
+/// are probed instead).
 fn post(command: Command) -> Option<Pending> {
-    // Every call below: MPI is initialised and the caller holds the MPI lock.
-    match command {
-        Command::Send { to, tag, bytes } => {
-            if to == usize::MAX {
-                return None;
-            }
-            // SAFETY: reads an MPI constant (an extern static set by the C shim).
-            let mut request = unsafe { ffi::RSMPI_REQUEST_NULL };
-            // SAFETY: the pointer and length describe `bytes`, which the returned `Pending`
-            // owns, unmoved, until the request completes; the count fits an int (checked).
-            unsafe {
-                ffi::MPI_Isend(
-                    bytes.as_ptr().cast(),
-                    count(bytes.len()),
-                    ffi::RSMPI_UINT8_T,
-                    to as c_int,
-                    (tag % TAGS) as c_int,
-                    ffi::RSMPI_COMM_WORLD,
-                    &mut request,
-                );
-            }
-            Some(Pending {
-                request,
-                bytes,
-                done: None,
-            })
-        }
-        Command::Receive {
-            from,
-            tag,
-            len,
-            done,
-        } => {
-            let mut bytes = vec![0u8; len];
-            // SAFETY: reads an MPI constant (an extern static set by the C shim).
-            let mut request = unsafe { ffi::RSMPI_REQUEST_NULL };
-            // SAFETY: the pointer and length describe `bytes`, which the returned `Pending`
-            // owns, unmoved and untouched, until the request completes; the count fits an
-            // int (checked).
-            unsafe {
-                ffi::MPI_Irecv(
-                    bytes.as_mut_ptr().cast(),
-                    count(len),
-                    ffi::RSMPI_UINT8_T,
-                    from as c_int,
-                    (tag % TAGS) as c_int,
-                    ffi::RSMPI_COMM_WORLD,
-                    &mut request,
-                );
-            }
-            Some(Pending {
-                request,
-                bytes,
-                done: Some(done),
-            })
-        }
+    let Command::Send { to, tag, bytes } = command else {
+        return None;
+    };
+    if to == usize::MAX {
+        return None;
     }
+    // SAFETY: reads an MPI constant (an extern static set by the C shim).
+    let mut request = unsafe { ffi::RSMPI_REQUEST_NULL };
+    // SAFETY: MPI is initialised and the caller holds the MPI lock; the pointer and length
+    // describe `bytes`, which the returned `Pending` owns, unmoved, until the request
+    // completes; the count fits an int (checked).
+    unsafe {
+        ffi::MPI_Isend(
+            bytes.as_ptr().cast(),
+            count(bytes.len()),
+            ffi::RSMPI_UINT8_T,
+            to as c_int,
+            (tag % TAGS) as c_int,
+            ffi::RSMPI_COMM_WORLD,
+            &mut request,
+        );
+    }
+    Some(Pending {
+        request,
+        bytes,
+        done: None,
+    })
+}
+
+/// If the message `probe` waits for has arrived (its envelope, at least), starts receiving
+/// it into a buffer of its size.
+fn matched_receive(probe: &Probe) -> Option<Pending> {
+    let mut flag: c_int = 0;
+    // SAFETY: reads an MPI constant (an extern static set by the C shim).
+    let mut message = unsafe { ffi::RSMPI_MESSAGE_NULL };
+    // SAFETY: `MPI_Status` is a plain C struct, valid zeroed.
+    let mut status: ffi::MPI_Status = unsafe { std::mem::zeroed() };
+    // SAFETY: MPI is initialised and the caller holds the MPI lock; every out-pointer is
+    // valid for its type.
+    unsafe {
+        ffi::MPI_Improbe(
+            probe.from as c_int,
+            (probe.tag % TAGS) as c_int,
+            ffi::RSMPI_COMM_WORLD,
+            &mut flag,
+            &mut message,
+            &mut status,
+        );
+    }
+    if flag == 0 {
+        return None;
+    }
+    let mut len: c_int = 0;
+    // SAFETY: `status` was filled by the matched probe above.
+    unsafe { ffi::MPI_Get_count(&status, ffi::RSMPI_UINT8_T, &mut len) };
+    let mut bytes = vec![0u8; len.max(0) as usize];
+    // SAFETY: reads an MPI constant (an extern static set by the C shim).
+    let mut request = unsafe { ffi::RSMPI_REQUEST_NULL };
+    // SAFETY: `message` was matched above and is received exactly once; the buffer holds
+    // the message's size and is owned, unmoved and untouched, by the returned `Pending`
+    // until the request completes.
+    unsafe {
+        ffi::MPI_Imrecv(
+            bytes.as_mut_ptr().cast(),
+            len,
+            ffi::RSMPI_UINT8_T,
+            &mut message,
+            &mut request,
+        );
+    }
+    Some(Pending {
+        request,
+        bytes,
+        done: None,
+    })
 }
 
 fn count(len: usize) -> c_int {

@@ -41,9 +41,10 @@ impl Transport for Local {
         let key = (self.rank, to, tag);
         let mut slots = self.hub.slots.lock().unwrap();
         match slots.remove(&key) {
-            Some(Slot::Waiting(len, done)) => {
+            Some(Slot::Waiting(_len, done)) => {
+                // Delivered at the size it has, as over MPI: a divergent plan can expect
+                // another size, and the flow's check reports it.
                 drop(slots);
-                assert_eq!(len, bytes.len(), "message {key:?} of the wrong size");
                 done(bytes);
             }
             Some(Slot::Arrived(_)) => panic!("tag reused: {key:?}"),
@@ -58,7 +59,6 @@ impl Transport for Local {
         match slots.remove(&key) {
             Some(Slot::Arrived(bytes)) => {
                 drop(slots);
-                assert_eq!(len, bytes.len(), "message {key:?} of the wrong size");
                 done(bytes);
             }
             Some(Slot::Waiting(..)) => panic!("receive posted twice: {key:?}"),
@@ -102,10 +102,6 @@ fn job<R: Send>(
             .collect();
         handles.into_iter().map(|h| h.join().unwrap()).collect()
     });
-    assert!(
-        hub.slots.lock().unwrap().is_empty(),
-        "a message nobody took"
-    );
     (out, hub)
 }
 
@@ -178,6 +174,10 @@ fn every_rank_count_computes_what_one_process_does() {
                     );
                 }
                 assert!(hub.aborts.lock().unwrap().is_empty());
+                assert!(
+                    hub.slots.lock().unwrap().is_empty(),
+                    "a message nobody took"
+                );
             }
         }
     }
@@ -190,7 +190,7 @@ fn halo_steps_move_exactly_the_rows_the_neighbours_read() {
     // the initial data, which every rank has.
     let (n, steps) = (16, 6);
     for ranks in 1..=4 {
-        let (results, _) = job(ranks, Mode::DoubleBuffered, |flow| {
+        let (results, hub) = job(ranks, Mode::DoubleBuffered, |flow| {
             let bufs = [
                 Buffer::new(flow, [n, n], |[i, j]| (i + j) as f64),
                 Buffer::new(flow, [n, n], |_| 0.0),
@@ -219,6 +219,10 @@ fn halo_steps_move_exactly_the_rows_the_neighbours_read() {
         let expected = (steps as u64 - 1) * boundaries * 2 * (n as u64) * 8;
         assert_eq!(total, expected, "ranks={ranks}");
         assert_eq!(received, expected, "ranks={ranks}");
+        assert!(
+            hub.slots.lock().unwrap().is_empty(),
+            "a message nobody took"
+        );
     }
 }
 
@@ -227,9 +231,14 @@ fn ranks_that_submit_different_graphs_get_an_error_naming_the_first_difference()
     for ranks in [2, 3] {
         let (results, _) = job(ranks, Mode::DoubleBuffered, |flow| {
             let n = 8;
-            let a = Buffer::new(flow, [n], |[i]| i as u32);
-            let b = Buffer::new(flow, [n], |_| 0u32);
+            let bufs = [
+                Buffer::new(flow, [n], |[i]| i as u32),
+                Buffer::new(flow, [n], |_| 0u32),
+            ];
+            let steps = std::cell::Cell::new(0);
             let step = |label: &str, halo: usize| {
+                let s = steps.replace(steps.get() + 1);
+                let (a, b) = (&bufs[s % 2], &bufs[(s + 1) % 2]);
                 flow.submit(|cg| {
                     let a = a.read(cg, map::neighbourhood([halo]));
                     let b = b.write(cg, map::one_to_one());
@@ -243,12 +252,13 @@ fn ranks_that_submit_different_graphs_get_an_error_naming_the_first_difference()
                 .unwrap();
             };
             step("first", 1);
-            // The last rank reads a wider halo in its second group.
+            // The last rank reads a wider halo in its second group, of data the others
+            // wrote: messages of other sizes than the others send, and some never sent.
             let last = flow.rank().0 + 1 == flow.rank().1;
             step("second", if last { 2 } else { 1 });
             step("third", 1);
             let first = flow.wait();
-            let again = flow.read_back(&b).map(|_| ());
+            let again = flow.read_back(&bufs[0]).map(|_| ());
             (first, again)
         });
         for (rank, (first, again)) in results.into_iter().enumerate() {

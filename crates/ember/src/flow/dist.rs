@@ -59,6 +59,9 @@ pub trait Transport: Send + Sync + 'static {
     fn send(&self, to: usize, tag: u64, bytes: Vec<u8>);
     /// Asks for the message of `len` bytes that rank `from` sends under `tag`; `done` gets
     /// it when it has arrived. Tags are unique per (sender, receiver) pair while in flight.
+    ///
+    /// A message of another length (ranks that submitted different graphs) should be
+    /// delivered as it is: the flow ignores it and its next check reports the divergence.
     fn receive(&self, from: usize, tag: u64, len: usize, done: Box<dyn FnOnce(Vec<u8>) + Send>);
     /// Ends the whole job because a kernel panicked on this rank with `message`. Over MPI:
     /// print the message and `MPI_Abort` with a non-zero code. Returning (a transport that
