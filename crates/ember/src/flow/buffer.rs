@@ -156,7 +156,7 @@ impl<T: Pod + Send + Sync> ErasedStorage for Storage<T> {
 
 /// Calls `row(start, len)` for every contiguous row (along the last dimension) of `b`, in
 /// row-major order.
-pub(crate) fn for_rows(b: &Box3, mut row: impl FnMut([usize; 3], usize)) {
+fn for_rows(b: &Box3, mut row: impl FnMut([usize; 3], usize)) {
     if b.is_empty() {
         return;
     }

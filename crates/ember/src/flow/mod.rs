@@ -802,7 +802,6 @@ impl Flow {
             dist.check(false)?;
         }
         let guard = Mutex::new(Some(ReadBackGuard(out.clone())));
-        let extent = buffer.id().extent();
         // One item per rank: every rank reads the whole buffer.
         let ranks = self.rank().1;
         self.submit(|cg| {
@@ -810,17 +809,7 @@ impl Flow {
             cg.label("read_back")
                 .chunks(1)
                 .parallel_for([ranks], move |chunk| {
-                    let view = chunk.read(&all);
-                    let mut data = Vec::with_capacity(extent.iter().product());
-                    buffer::for_rows(&Box3::from_extent(extent), |start, len| {
-                        for k in start[2]..start[2] + len {
-                            data.push(
-                                *view
-                                    .get(to_dims::<D>([start[0], start[1], k]))
-                                    .expect("the whole buffer"),
-                            );
-                        }
-                    });
+                    let data = chunk.read(&all).copy_all().expect("the whole buffer");
                     if let Some(g) = lock(&guard).take() {
                         g.set(Some(data));
                     }
@@ -907,11 +896,6 @@ impl<T> Drop for ReadBackGuard<T> {
         *lock(&out.value) = Some(None);
         out.waiters.notify_changed(|| lock(&out.value).is_some());
     }
-}
-
-/// The first `D` coordinates of `p`.
-fn to_dims<const D: usize>(p: [usize; 3]) -> [usize; D] {
-    std::array::from_fn(|d| p[d])
 }
 
 /// `range` cut along its first dimension into at most `parts` non-empty boxes, as even as
