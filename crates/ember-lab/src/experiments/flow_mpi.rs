@@ -24,8 +24,8 @@
 //! # Several ranks (`params.workload` = `"mpi"`, only when `mpirun` is on `PATH`)
 //!
 //! The examples of `ember-mpi` (`wave_sim`, `jacobi`), built with its `mpi` feature by the
-//! experiment itself (`cargo build --release -p ember-mpi --features mpi --examples`, before
-//! anything is measured), run end to end:
+//! experiment itself (`cargo build --release -p ember-mpi --features mpi --examples` in the
+//! lab's target folder, before anything is measured), run end to end:
 //!
 //! - `one-process`: the example with `--local`, started directly: a plain one-process flow
 //!   on a pool of `cores` workers;
@@ -53,8 +53,9 @@
 //!
 //! `bytes_vs_min` is their ratio (1: nothing moved that the accesses did not need).
 //!
-//! With `--quick` the grids are 64×64 with 8 steps; otherwise wave_sim 512×512 with 100
-//! steps and jacobi 512×512 with 30 steps.
+//! With `--quick` the grids are 64×64 with 8 steps; otherwise wave_sim has 100 steps and
+//! jacobi 30, on 512×512 grids in one process and 256×256 grids in the MPI groups (whose
+//! runs also start processes).
 
 use std::cell::OnceCell;
 use std::path::{Path, PathBuf};
@@ -133,12 +134,14 @@ impl App {
         }
     }
 
-    /// `(n, steps)` at the lab's size.
-    fn size(self, quick: bool) -> (usize, usize) {
+    /// `(n, steps)` at the lab's size: the MPI groups' grids are smaller, since each of
+    /// their runs also starts processes.
+    fn size(self, quick: bool, mpi: bool) -> (usize, usize) {
+        let n = if mpi { 256 } else { 512 };
         match (self, quick) {
             (_, true) => (64, 8),
-            (App::WaveSim, false) => (512, 100),
-            (App::Jacobi, false) => (512, 30),
+            (App::WaveSim, false) => (n, 100),
+            (App::Jacobi, false) => (n, 30),
         }
     }
 
@@ -464,7 +467,7 @@ fn run_closures(
 }
 
 fn range_group(app: App, opts: &LabOpts) -> Group {
-    let (n, steps) = app.size(opts.quick);
+    let (n, steps) = app.size(opts.quick, false);
     let threads = opts.cores.max(1);
     let expected = Arc::new(reference(app, n, steps));
     // One pool for every run of both rows, built on the first run, as an application keeps
@@ -521,13 +524,17 @@ fn on_path(program: &str) -> bool {
         .is_some_and(|paths| std::env::split_paths(&paths).any(|dir| dir.join(program).is_file()))
 }
 
-/// Builds the examples with MPI; returns the folder holding them.
+/// Builds the examples with MPI in the lab's own target folder (ember and its dependencies
+/// are built there already, so only MPI's bindings and the examples are new); returns the
+/// folder holding them.
 fn build_examples() -> Result<PathBuf, String> {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-    // A target folder of its own: the workspace's builds without the feature would
-    // otherwise replace these binaries, and these theirs.
-    let target = root.join("target/ember-mpi");
+    // This binary is `<target>/release/ember-lab`.
+    let target = std::env::current_exe()
+        .ok()
+        .and_then(|exe| Some(exe.parent()?.parent()?.to_path_buf()))
+        .unwrap_or_else(|| root.join("target"));
     let out = Command::new(&cargo)
         .current_dir(&root)
         .args([
@@ -562,7 +569,7 @@ fn field(line: &str, key: &str) -> Option<f64> {
 }
 
 fn mpi_group(app: App, opts: &LabOpts, dir: &Path) -> Group {
-    let (n, steps) = app.size(opts.quick);
+    let (n, steps) = app.size(opts.quick, true);
     let binary = dir.join(app.name());
     let cores = opts.cores.max(1);
     let mut trials = Vec::new();
