@@ -29,8 +29,11 @@
 //!
 //! - `one-process`: the example with `--local`, started directly: a plain one-process flow
 //!   on a pool of `cores` workers;
-//! - `mpi-1`, `mpi-2`, `mpi-4`: under `mpirun --oversubscribe -n P`, each rank with
-//!   `max(1, cores / P)` workers.
+//! - `mpi-1`, `mpi-2`, `mpi-4`: under `mpirun --oversubscribe --bind-to none -n P`, each
+//!   rank with `max(1, cores / P)` workers. Unbound like the one-process row: by default
+//!   mpirun binds each rank to one core, which on a machine shared with other work changed
+//!   the time more than the flow does (a rank of 2 workers bound to one core ran wave_sim
+//!   2.3× faster than the same process unbound, on a loaded machine).
 //!
 //! `time_s` is the example's own time, from its first submission until the result is back
 //! on every rank, as rank 0 reports it (MPI's start-up is not in it; the harness's `wall_s`
@@ -589,12 +592,15 @@ fn mpi_group(app: App, opts: &LabOpts, dir: &Path) -> Group {
                 c
             } else {
                 let mut c = Command::new("mpirun");
+                // Unbound, as the one-process row is: mpirun binds a rank to a core by
+                // default, and a rank's workers would then share one core.
                 c.args([
                     "--allow-run-as-root",
                     "--oversubscribe",
-                    "-n",
-                    &ranks.to_string(),
+                    "--bind-to",
+                    "none",
                 ])
+                .args(["-n", &ranks.to_string()])
                 .arg(&binary)
                 .env("EMBER_NUM_THREADS", (cores / ranks).max(1).to_string());
                 c

@@ -291,7 +291,30 @@ impl<'a, const D: usize> Window<'a, D> {
 
     /// The linear index of `start` if the `len` elements from it along the last dimension
     /// lie in one box of the region; panics otherwise.
+    #[allow(clippy::needless_range_loop)] // as in `offset`
+    #[inline]
     fn run(&self, start: [usize; D], len: usize) -> usize {
+        // The first box, as `offset` tests it: every dimension but the last holds `start`,
+        // and the last holds the whole run.
+        let mut ok = len > 0;
+        for d in 0..D - 1 {
+            ok &= start[d].wrapping_sub(self.lo[d]) < self.len[d];
+        }
+        let last = start[D - 1].wrapping_sub(self.lo[D - 1]);
+        ok &= last < self.len[D - 1] && self.len[D - 1] - last >= len;
+        if ok {
+            let mut at = start[D - 1];
+            for d in 0..D - 1 {
+                at += start[d] * self.stride[d];
+            }
+            return at;
+        }
+        self.run_elsewhere(start, len)
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn run_elsewhere(&self, start: [usize; D], len: usize) -> usize {
         let p = point(start);
         let mut end = p;
         end[D - 1] += len;
