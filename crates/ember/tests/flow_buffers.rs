@@ -301,6 +301,20 @@ fn bad_command_groups_are_refused_before_anything_runs() {
         foreign_buffer.unwrap_err(),
         FlowError::ForeignBuffer { .. }
     ));
+    let k = kernel.clone();
+    let panicking_mapper = flow.submit(|cg| {
+        a.read(
+            cg,
+            map::from_fn(|[rows, _]: [std::ops::Range<usize>; 2]| -> Region {
+                panic!("no region for rows {rows:?}")
+            }),
+        );
+        cg.parallel_for([4, 4], k);
+    });
+    match panicking_mapper.unwrap_err() {
+        FlowError::Declaration(m) => assert!(m.contains("no region for rows"), "{m}"),
+        other => panic!("{other:?}"),
+    }
     flow.wait().unwrap();
     assert_eq!(ran.load(Ordering::Relaxed), 0);
     assert_eq!(flow.stats().tasks, 0);

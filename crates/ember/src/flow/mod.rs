@@ -925,8 +925,13 @@ fn chunk_regions(
     typed
         .iter()
         .map(|t| {
-            t.mapper
-                .map(chunk, dims)
+            // A mapper is user code: its panic becomes this submission's error.
+            let region = panic::catch_unwind(AssertUnwindSafe(|| t.mapper.map(chunk, dims)))
+                .map_err(|payload| {
+                    let message = crate::task::panic_message(&*payload).unwrap_or("(no message)");
+                    FlowError::Declaration(format!("a range mapper panicked: {message}"))
+                })?;
+            region
                 .resolve(t.buffer.dims(), t.buffer.extent)
                 .map_err(|misfit| match misfit {
                     region::Misfit::Dimensions { region } => FlowError::Dimensions {

@@ -95,7 +95,8 @@ pub enum FlowError {
     Stopped,
     /// A command group that cannot run as declared: two kernels, two accessors of one
     /// buffer, accessors without a range kernel, chunks that write the same elements on
-    /// different ranks, a range mapper that is not monotone on several ranks. Says which.
+    /// different ranks, a range mapper that is not monotone on several ranks or that
+    /// panicked. Says which.
     Declaration(String),
     /// The ranks of a distributed flow submitted different command groups: `task` is the
     /// index (from 0, counting every submission of the flow) of the first that differs.
