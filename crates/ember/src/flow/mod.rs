@@ -830,7 +830,9 @@ impl Flow {
     /// Waits until every task submitted so far has run or been cancelled.
     ///
     /// Returns [`FlowError::Failed`] if any kernel panicked (or any task was cancelled) since
-    /// the previous `wait`; the counts start again from zero afterwards. Called on a worker of
+    /// the previous `wait`; the counts start again from zero afterwards. On a
+    /// [distributed](Self::distributed) flow it first checks that every rank submitted the
+    /// same command groups, and returns [`FlowError::Diverged`] if not (see [`dist`]). Called on a worker of
     /// another pool, that worker runs its own pool's jobs while it waits.
     ///
     /// # Panics
