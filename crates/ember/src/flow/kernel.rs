@@ -75,7 +75,10 @@ pub(crate) struct ChunkCtx {
 }
 
 /// One chunk of a [`parallel_for`](super::CommandGroup::parallel_for) range: what a kernel
-/// call works on. See the [module doc](self).
+/// call works on: its part of the range ([`range`](Self::range), [`items`](Self::items))
+/// and the views of its accessors ([`read`](Self::read), [`write`](Self::write)), each of
+/// exactly the region the accessor's range mapper gave this chunk; an index outside it
+/// panics, and ends the task as a panicking kernel does.
 pub struct Chunk<const D: usize> {
     ctx: ChunkCtx,
     writing: Vec<Cell<bool>>,
