@@ -88,26 +88,14 @@
 //!
 //! # Choosing a mode
 //!
-//! Measured by `cargo run --release -p ember-lab` (and `ember-lab flow`) on 2 cores, a pool of
-//! 2 workers: the range of the medians over four runs of 31 or 121 rounds. Ratios are paired
-//! per round; each run's 95 % confidence interval is in its report.
-//!
-//! | | `Inline` | `Lockstep` | `DoubleBuffered` |
-//! | --- | --- | --- | --- |
-//! | submitting thread held for wave_sim's 812 tasks, fastest run | 1.23–1.25 ms | 0.24–0.43 ms | 0.26–0.29 ms |
-//! | first kernel starts after the first submit | 0.04–0.06 ms | 0.12–0.17 ms | 0.13–0.19 ms |
-//! | end to end, wave_sim 512², over `Inline` | 1 | 0.992–1.008 | 0.983–1.002 |
-//! | end to end, jacobi 1024², over `Inline` | 1 | 0.995–1.018 | 0.993–1.012 |
-//! | graph generation, 6 topologies × 2 submissions, over `Lockstep` | 0.39–0.99 | 1 | 0.52–0.999 |
+//! The lab's `flow` experiment measures the three modes against each other
+//! (`crates/ember-lab/MEASUREMENTS.md`, "Flow modes").
 //!
 //! - `DoubleBuffered` (the default) holds the submitting thread the least: it only builds and
 //!   pushes tasks, while the analysis runs on the scheduler thread. Use it when the submitting
-//!   thread has other work, or when submission is a bottleneck. (On 2 cores the submitter
-//!   shares them with the workers its first tasks wake, so in some runs it is preempted and
-//!   held longer; the fastest run shows the work it has to do.)
-//! - Any scheduler thread adds one hand-off before the first task can start (0.08–0.15 ms
-//!   here, a thread wake-up). End to end it is lost in the run: every median is within 2 %
-//!   of `Inline`'s, and every confidence interval of `DoubleBuffered`'s includes it.
+//!   thread has other work, or when submission is a bottleneck.
+//! - Any scheduler thread adds one hand-off, a thread wake-up, before the first task can
+//!   start. End to end it is lost in the run.
 //! - `Inline` has no hand-off, so on a machine whose cores are all busy with the pool's
 //!   workers it generates graphs fastest; the analysis then runs on, and holds, the
 //!   submitting thread. It also needs no extra thread.
@@ -137,7 +125,7 @@ mod graph;
 mod kernel;
 pub mod map;
 mod options;
-mod queue;
+pub(crate) mod queue;
 mod region;
 
 pub use buffer::{Buffer, BufferId, Pod};

@@ -25,16 +25,16 @@
 //! | `fifo.rs` | `spawn_fifo`'s queue and indirections (`pool/workers/fifo.rs`) | none |
 //! | `broadcast.rs` | broadcasts racing sleepers and leaving workers (`pool/ops/broadcast.rs`) | none |
 //! | `task.rs` | forward permits, the successor list and events (`task/node.rs`, `task/successors.rs`, `task/event.rs`) | none |
+//! | `flow_queue.rs` | the flow's submission queues (`flow/queue.rs`) | none |
 //! | `biased.rs` | the standalone biased consumers' hand-off and close (`biased/`) | none |
 //!
-//! The double-buffered queue of `flow/queue.rs` keeps its model beside it (`flow::queue::loom_tests`),
-//! which the same command runs.
 
 mod biased;
 mod broadcast;
 mod deferred;
 mod delay_kick;
 mod fifo;
+mod flow_queue;
 mod lifecycle;
 mod light_push;
 mod local_push;
