@@ -430,6 +430,10 @@ fn fan_out_shares_reach_every_worker(promise_guards: bool) {
             handle.join().unwrap();
         }
         assert_eq!(world.taken.load(Ordering::SeqCst), 4);
+        // Every worker found work and stopped searching: no count and no promise is left.
+        if promise_guards {
+            assert_eq!(world.sleep.searching_and_promised(), (0, 0));
+        }
     });
 }
 

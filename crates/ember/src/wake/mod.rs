@@ -466,6 +466,16 @@ impl Sleep {
         blocked
     }
 
+    /// The searchers counted and the fan-out's promises not yet ended, for models that check
+    /// both are back to zero once every worker has stopped searching.
+    #[cfg(all(test, loom))]
+    pub(crate) fn searching_and_promised(&self) -> (usize, usize) {
+        (
+            self.num_searching.load(Ordering::SeqCst),
+            self.promised.load(Ordering::SeqCst),
+        )
+    }
+
     /// Worker-side: the caller stops looking for work to return to user code (its latch was
     /// set while it searched). A searcher must not stay counted while it runs user code:
     /// pushes would skip their wake-up for it. So it stops searching with the same hand-off

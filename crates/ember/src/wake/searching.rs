@@ -2,8 +2,8 @@
 
 use super::{Sleep, WakeState};
 
-/// The most sleepers a woken searcher wakes when it finds work (README, "Fan-out"). A burst
-/// reaches `n` sleepers in about `log4(n)` rounds of wake-ups rather than `n`.
+/// The most sleepers a woken searcher wakes when it finds work (README, "Fan-out"). With the
+/// shares it hands them, a burst reaches `n` sleepers in about `log2(n)` steps rather than `n`.
 pub(crate) const FAN_OUT: usize = 4;
 use crate::sync::atomic::{fence, Ordering};
 
@@ -62,8 +62,8 @@ impl Sleep {
 
     /// A woken searcher's fan-out (README, "Fan-out"): wakes sleepers for the `jobs` that
     /// neither a searcher nor a promised wake-up covers, at most [`FAN_OUT`] of them, and
-    /// hands each a share of what is left to wake in turn: about half to the first, a
-    /// quarter to the next, the rest to the last. The burst then spreads as a binomial tree.
+    /// hands each a share of what is left to wake in turn: about a half to the first, a
+    /// quarter to the next, an eighth to the third, the rest to the last. The burst then spreads as a binomial tree.
     /// All are chosen before the first is unparked, so the tree does not depend on which
     /// wakee the kernel runs first, nor on whether one preempts its waker. Returns whether
     /// it woke anybody.
@@ -133,8 +133,9 @@ impl Sleep {
 
     /// A searcher found work: it stops searching, and the last searcher to stop wakes one
     /// more if work is still visible, because pushes made while it searched woke nobody.
-    /// A searcher that was woken fans out instead: it wakes up to [`FAN_OUT`] more, while
-    /// fewer workers search than jobs are visible (README, "Fan-out").
+    /// A searcher that was woken fans out instead: it wakes up to [`FAN_OUT`] more, while the
+    /// searchers and the promised wake-ups cover fewer jobs than are visible, and makes the
+    /// last searcher's wake-up if that woke nobody (README, "Fan-out").
     ///
     /// Go and Tokio wake one more unconditionally, which under light load costs a second
     /// wake-up per job (the woken searcher finds nothing). Looking first is safe. A push that
@@ -163,10 +164,12 @@ impl Sleep {
         // The hand-off asks only whether any job is left; a fan-out counts them, as far as the
         // searchers there are and the wake-ups it may make.
         let most = if woken {
-            // Enough to cover every searcher, every promise and every sleeper.
-            self.num_searching.load(Ordering::SeqCst)
+            // Enough to cover every searcher, every promise and every sleeper; never zero, so
+            // that any job at all is counted.
+            (self.num_searching.load(Ordering::SeqCst)
                 + self.promised.load(Ordering::SeqCst)
-                + self.sleepers.len()
+                + self.sleepers.len())
+            .max(1)
         } else {
             1
         };
