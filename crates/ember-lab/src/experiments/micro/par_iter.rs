@@ -15,8 +15,8 @@
 //!   right stop once it is found.
 //! - **flat-map**: `v.par_iter().flat_map(|x| (0..x % 4).into_par_iter().map(…)).sum()`,
 //!   about 1.5 inner items per item, one evaluation per run. Each inner range is an inner
-//!   parallel iterator: rayon splits it like any other, ember runs it inside its outer
-//!   item's piece.
+//!   parallel iterator that both crates drive in parallel, split over the pool like any
+//!   other (nested parallelism).
 //!
 //! `ns_per_op` is the timed evaluations' time per item. Every result is checked against a
 //! sequential reference computed once, outside the runs: the sums, the sortedness, an
