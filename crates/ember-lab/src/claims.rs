@@ -565,7 +565,7 @@ pub const CLAIMS: &[Claim] = &[
         median: 1.05,
         ..par_iter_claim(
             "par-iter-hash-map",
-            "… a collect of 10^7 u64 pairs into a HashMap of about 2^20 keys",
+            "… a collect of 10^7 u64 pairs into a HashMap of 2^16 keys",
             PAR_HASH_MAP,
         )
     },
