@@ -65,6 +65,10 @@ pub mod workload {
     pub const SUM_OF_SQUARES: &str = "sum-of-squares";
     pub const SORT: &str = "sort";
     pub const MAP_FILTER_COLLECT: &str = "map-filter-collect";
+    pub const FOLD: &str = "fold";
+    pub const FIND_FIRST: &str = "find-first";
+    pub const FLAT_MAP: &str = "flat-map";
+    pub const HASH_MAP_COLLECT: &str = "hash-map-collect";
     pub const POP: &str = "pop";
     pub const RAYCAST: &str = "raycast";
     pub const GENERATION: &str = "generation";

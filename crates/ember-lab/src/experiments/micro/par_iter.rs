@@ -15,13 +15,20 @@
 //!   right stop once it is found.
 //! - **flat-map**: `v.par_iter().flat_map(|x| (0..x % 4).into_par_iter().map(…)).sum()`,
 //!   about 1.5 inner items per item, one evaluation per run. Each inner range is an inner
-//!   parallel iterator: rayon splits it like any other, ember runs it inside its outer
-//!   item's piece.
+//!   parallel iterator that both crates drive in parallel, split over the pool like any
+//!   other (nested parallelism).
+//! - **hash-map-collect**: `v.par_iter().map(|x| (x >> 48, hash(x >> 48))).collect::<HashMap<_, _>>()`,
+//!   2^16 distinct keys (a map of 65,536 entries, each value a function of its key so that
+//!   which of equal keys is kept does not matter), one evaluation per run: the slowest of
+//!   these tables, as both crates collect the pairs in order in parallel, then build the
+//!   map on the calling thread (timings in `MEASUREMENTS.md`).
 //!
 //! `ns_per_op` is the timed evaluations' time per item. Every result is checked against a
 //! sequential reference computed once, outside the runs: the sums, the sortedness, an
-//! order-sensitive fingerprint of the collected vector and of the statistics, and the index
-//! found. `--quick`: 10^5 items, one evaluation each.
+//! order-sensitive fingerprint of the collected vector and of the statistics, the index
+//! found, and the map's length and an order-free digest of its entries. `--quick`: 10^5 items, one evaluation each.
+
+use std::collections::HashMap;
 
 use super::*;
 
@@ -57,6 +64,10 @@ macro_rules! pipelines {
                 v.par_iter()
                     .flat_map(|&x| (0..x % 4).into_par_iter().map(move |i| (x >> 44) + i))
                     .sum()
+            }
+
+            pub fn hash_map_collect(v: &[u64]) -> std::collections::HashMap<u64, u64> {
+                v.par_iter().map(|&x| super::entry(x)).collect()
             }
         }
     };
@@ -101,6 +112,20 @@ fn flat_sum(v: &[u64]) -> u64 {
         .sum()
 }
 
+/// The map entry of an item: its top 16 bits and their hash.
+#[inline]
+fn entry(x: u64) -> (u64, u64) {
+    let key = x >> 48;
+    (key, hash(key))
+}
+
+/// A digest of a map that does not depend on its iteration order.
+fn map_digest(m: &HashMap<u64, u64>) -> u64 {
+    m.iter().fold(m.len() as u64, |d, (&k, &v)| {
+        d.wrapping_add(hash(k.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ v))
+    })
+}
+
 /// An order-sensitive digest of a vector.
 fn fingerprint(v: &[u64]) -> u64 {
     v.iter()
@@ -116,6 +141,7 @@ struct Pipelines {
     fold: fn(&[u64]) -> [u64; 3],
     find_first: fn(&[u64], u64) -> Option<&u64>,
     flat_map: fn(&[u64]) -> u64,
+    hash_map_collect: fn(&[u64]) -> HashMap<u64, u64>,
 }
 
 const EMBER: Pipelines = Pipelines {
@@ -125,6 +151,7 @@ const EMBER: Pipelines = Pipelines {
     fold: on_ember::fold,
     find_first: on_ember::find_first,
     flat_map: on_ember::flat_map,
+    hash_map_collect: on_ember::hash_map_collect,
 };
 
 const RAYON: Pipelines = Pipelines {
@@ -134,6 +161,7 @@ const RAYON: Pipelines = Pipelines {
     fold: on_rayon::fold,
     find_first: on_rayon::find_first,
     flat_map: on_rayon::flat_map,
+    hash_map_collect: on_rayon::hash_map_collect,
 };
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -144,6 +172,7 @@ enum Workload {
     Fold,
     FindFirst,
     FlatMap,
+    HashMapCollect,
 }
 
 /// One table's workload, its shared input and the expected result.
@@ -152,8 +181,8 @@ struct Case {
     input: Arc<Vec<u64>>,
     evaluations: usize,
     threads: usize,
-    /// The sum, the collected vector's or the statistics' fingerprint, or the index found
-    /// (the sort checks sortedness).
+    /// The sum, the collected vector's or the statistics' fingerprint, the index found, or
+    /// the map's digest (the sort checks sortedness).
     expected: u64,
     /// What `find_first` looks for.
     target: u64,
@@ -220,6 +249,17 @@ impl Case {
                     total += start.elapsed();
                     assert_eq!(sum, self.expected, "micro: par-iter flat-map: wrong");
                 }
+                Workload::HashMapCollect => {
+                    let mut map = HashMap::new();
+                    let start = Instant::now();
+                    install(&mut || map = (p.hash_map_collect)(v));
+                    total += start.elapsed();
+                    assert_eq!(
+                        map_digest(&map),
+                        self.expected,
+                        "micro: par-iter hash-map-collect: wrong entries"
+                    );
+                }
             }
         }
         total
@@ -262,7 +302,7 @@ fn random_input(n: usize) -> Vec<u64> {
         .collect()
 }
 
-/// The six `par-iter` tables at each of `widths` workers, ember against rayon, on one
+/// The seven `par-iter` tables at each of `widths` workers, ember against rayon, on one
 /// input built here (unmeasured).
 pub(super) fn par_iter_groups(s: Sizes, widths: &[usize]) -> Vec<Group> {
     let input = Arc::new(random_input(s.par_items));
@@ -279,6 +319,7 @@ pub(super) fn par_iter_groups(s: Sizes, widths: &[usize]) -> Vec<Group> {
     let target = hash(input[n - 1 - n / 20]);
     let found = input.iter().position(|&x| hash(x) == target).unwrap_or(0);
     let flat = flat_sum(&input);
+    let map = map_digest(&input.iter().map(|&x| entry(x)).collect());
     let workloads = [
         (
             Workload::SumOfSquares,
@@ -293,14 +334,15 @@ pub(super) fn par_iter_groups(s: Sizes, widths: &[usize]) -> Vec<Group> {
             s.par_collect_evals,
             collected,
         ),
-        (Workload::Fold, "fold", s.par_collect_evals, stats),
+        (Workload::Fold, workload::FOLD, s.par_collect_evals, stats),
         (
             Workload::FindFirst,
-            "find-first",
+            workload::FIND_FIRST,
             s.par_collect_evals,
             found as u64,
         ),
-        (Workload::FlatMap, "flat-map", 1, flat),
+        (Workload::FlatMap, workload::FLAT_MAP, 1, flat),
+        (Workload::HashMapCollect, workload::HASH_MAP_COLLECT, 1, map),
     ];
     let mut groups = Vec::new();
     for &threads in widths {
