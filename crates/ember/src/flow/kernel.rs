@@ -312,13 +312,16 @@ impl<'a, const D: usize> Window<'a, D> {
             }
             return at;
         }
-        self.run_elsewhere(start, len)
+        // Scalars, as in `offset`: the array would be stored on the hot path.
+        let p = point(start);
+        self.run_elsewhere(p[0], p[1], p[2], len)
     }
 
     #[cold]
     #[inline(never)]
-    fn run_elsewhere(&self, start: [usize; D], len: usize) -> usize {
-        let p = point(start);
+    fn run_elsewhere(&self, p0: usize, p1: usize, p2: usize, len: usize) -> usize {
+        let p = [p0, p1, p2];
+        let start = &p[..D];
         let mut end = p;
         end[D - 1] += len;
         let fits = |b: &Box3| len == 0 || (b.contains_point(p) && end[D - 1] <= b.hi[D - 1]);
@@ -331,6 +334,61 @@ impl<'a, const D: usize> Window<'a, D> {
         }
         if len == 0 {
             return 0;
+        }
+        linear(&self.extent, p)
+    }
+
+    /// The linear index of `start` if the `count` rows of `len` elements from it (rows
+    /// following each other along the second-to-last dimension) lie in one box of the region;
+    /// panics otherwise. With no element, 0 and no check.
+    #[allow(clippy::needless_range_loop)] // as in `offset`
+    #[inline]
+    fn block(&self, start: [usize; D], count: usize, len: usize) -> usize {
+        assert!(
+            D >= 2,
+            "ReadView::rows needs a view of two dimensions or more"
+        );
+        if count == 0 || len == 0 {
+            return 0;
+        }
+        // The first box: every dimension but the last two holds `start`, and the last two
+        // hold the whole block.
+        let mut ok = true;
+        for d in 0..D - 2 {
+            ok &= start[d].wrapping_sub(self.lo[d]) < self.len[d];
+        }
+        for (d, n) in [(D - 2, count), (D - 1, len)] {
+            let off = start[d].wrapping_sub(self.lo[d]);
+            ok &= off < self.len[d] && self.len[d] - off >= n;
+        }
+        if ok {
+            let mut at = start[D - 1];
+            for d in 0..D - 1 {
+                at += start[d] * self.stride[d];
+            }
+            return at;
+        }
+        let p = point(start);
+        self.block_elsewhere(p[0], p[1], p[2], count, len)
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn block_elsewhere(&self, p0: usize, p1: usize, p2: usize, count: usize, len: usize) -> usize {
+        let p = [p0, p1, p2];
+        let mut last = p;
+        last[D - 2] += count - 1;
+        last[D - 1] += len - 1;
+        if !self
+            .boxes
+            .iter()
+            .any(|b| b.contains_point(p) && b.contains_point(last))
+        {
+            panic!(
+                "the {count} rows of {len} elements from {:?} do not lie in one box of the \
+                 region this chunk declared for the buffer",
+                &p[..D]
+            );
         }
         linear(&self.extent, p)
     }
@@ -402,6 +460,53 @@ impl<T, const D: usize> ReadView<'_, T, D> {
         unsafe { std::slice::from_raw_parts(self.base.add(at), len) }
     }
 
+    /// The `count` rows of `len` elements from `start`, one after another along the
+    /// second-to-last dimension (rows `start[0]..start[0] + count`, columns
+    /// `start[1]..start[1] + len` of a 2-D buffer), as slices: the whole block is checked
+    /// once, so walking it costs no check per row. A kernel that slides a window down a
+    /// band of columns takes its rows from here rather than a [`slice`](Self::slice) per
+    /// row.
+    ///
+    /// # Panics
+    /// If the block does not lie in one box of the declared region, or the view has one
+    /// dimension.
+    ///
+    /// ```
+    /// use ember::flow::{map, Buffer, Flow};
+    /// # let pool = ember::Pool::builder().threads(2).build().unwrap();
+    /// let flow = Flow::new(&pool, Default::default());
+    /// let (n, m) = (4, 5);
+    /// let a = Buffer::new(&flow, [n, m], |[i, j]| (i * m + j) as u32);
+    /// let sums = Buffer::new(&flow, [m - 1], |_| 0u32);
+    /// flow.submit(|cg| {
+    ///     // Column pair j, j + 1 of every row.
+    ///     let a = a.read(cg, map::from_fn(move |[cols]: [std::ops::Range<usize>; 1]| {
+    ///         [0..n, cols.start..cols.end + 1].into()
+    ///     }));
+    ///     let sums = sums.write(cg, map::one_to_one());
+    ///     cg.parallel_for([m - 1], move |chunk| {
+    ///         let (a, mut sums) = (chunk.read(&a), chunk.write(&sums));
+    ///         for [j] in chunk.items() {
+    ///             sums[[j]] = a.rows([0, j], n, 2).map(|r| r[0] + r[1]).sum();
+    ///         }
+    ///     });
+    /// })?;
+    /// assert_eq!(flow.read_back(&sums)?, [64, 72, 80, 88]);
+    /// # Ok::<(), ember::flow::FlowError>(())
+    /// ```
+    #[inline]
+    pub fn rows(&self, start: [usize; D], count: usize, len: usize) -> Rows<'_, T> {
+        let at = self.window.block(start, count, len);
+        Rows {
+            // Not dereferenced unless the block has an element: then `at` is in it.
+            next: self.base.wrapping_add(at),
+            stride: if D >= 2 { self.window.stride[D - 2] } else { 0 },
+            len,
+            left: if len == 0 { 0 } else { count },
+            _data: PhantomData,
+        }
+    }
+
     /// The whole buffer, copied, if the view's region is the whole buffer.
     pub(crate) fn copy_all(&self) -> Option<Vec<T>>
     where
@@ -415,6 +520,43 @@ impl<T, const D: usize> ReadView<'_, T, D> {
         })
     }
 }
+
+/// The rows of a block of a [`ReadView`], in order: see [`ReadView::rows`].
+pub struct Rows<'a, T> {
+    next: *const T,
+    stride: usize,
+    len: usize,
+    left: usize,
+    _data: PhantomData<&'a T>,
+}
+
+impl<'a, T> Iterator for Rows<'a, T> {
+    type Item = &'a [T];
+
+    #[inline]
+    fn next(&mut self) -> Option<&'a [T]> {
+        if self.left == 0 {
+            return None;
+        }
+        self.left -= 1;
+        let row = self.next;
+        // Past the block's last row this points nowhere, and is never read.
+        self.next = self.next.wrapping_add(self.stride);
+        // SAFETY: `row` is one of the block's rows, which `ReadView::rows` checked lie in
+        // the declared region, inside the buffer; no task writes them while the chunk runs
+        // (module doc).
+        Some(unsafe { std::slice::from_raw_parts(row, self.len) })
+    }
+
+    #[inline]
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        (self.left, Some(self.left))
+    }
+}
+
+impl<T> ExactSizeIterator for Rows<'_, T> {}
+
+impl<T> std::iter::FusedIterator for Rows<'_, T> {}
 
 impl<T, const D: usize> Index<[usize; D]> for ReadView<'_, T, D> {
     type Output = T;
@@ -550,5 +692,12 @@ mod tests {
         assert_eq!(w.run([5, 0], 0), 0);
         assert!(std::panic::catch_unwind(|| w.run([1, 1], 2)).is_err());
         assert!(std::panic::catch_unwind(|| w.run([4, 0], 1)).is_err());
+        // Blocks of rows must lie in one box too.
+        assert_eq!(w.block([0, 0], 2, 2), 0);
+        assert_eq!(w.block([4, 1], 1, 2), 13);
+        assert_eq!(w.block([3, 0], 0, 2), 0);
+        assert!(std::panic::catch_unwind(|| w.block([0, 0], 3, 1)).is_err());
+        assert!(std::panic::catch_unwind(|| w.block([1, 1], 1, 2)).is_err());
+        assert!(std::panic::catch_unwind(|| w.block([1, 0], 4, 1)).is_err());
     }
 }

@@ -130,7 +130,7 @@ mod region;
 
 pub use buffer::{Buffer, BufferId, Pod};
 pub use command_group::CommandGroup;
-pub use kernel::{Chunk, Items, ReadAccessor, ReadView, WriteAccessor, WriteView};
+pub use kernel::{Chunk, Items, ReadAccessor, ReadView, Rows, WriteAccessor, WriteView};
 pub use map::RangeMapper;
 pub use options::{FlowError, FlowOptions, FlowStats, Mode};
 pub use region::{Box3, Region};
