@@ -446,6 +446,8 @@ impl PoolBuilder {
         if let WakePolicy::Biased { batch: 0 } = self.wake {
             return Err(BuildError::ZeroBatch);
         }
+        // Resolved (and refused) before the handlers are taken: no user code drops here.
+        let config = PoolConfig::resolve(&self.tuning, threads, self.wake, self.spin)?;
         let handlers = Handlers {
             panic: self.panic_handler,
             start: self.start_handler,
@@ -473,7 +475,6 @@ impl PoolBuilder {
         } else {
             None
         };
-        let config = PoolConfig::resolve(&self.tuning, threads, self.wake, self.spin);
         let registry = Arc::new(Registry::new(
             stealers,
             config,
