@@ -8,6 +8,7 @@ pub mod containers;
 pub mod cycle;
 pub mod ember_rows;
 pub mod flow;
+pub mod flow_mpi;
 pub mod light_load;
 pub mod mailbox;
 pub mod micro;
@@ -38,6 +39,7 @@ pub fn registry(cli: &Cli) -> Vec<Box<dyn Experiment>> {
             args: cli.flow.clone(),
             repeat_given: cli.repeat.is_some(),
         }),
+        Box::new(flow_mpi::FlowMpi { mpi: true }),
         Box::new(chained_decode::ChainedDecode::new(cli.cd.clone())),
         Box::new(micro::Micro {
             args: cli.micro.clone(),

@@ -60,10 +60,10 @@ pub(crate) enum Mode {
 }
 
 impl Mode {
-    fn reads(self) -> bool {
+    pub(crate) fn reads(self) -> bool {
         matches!(self, Mode::Read | Mode::ReadWrite)
     }
-    fn writes(self) -> bool {
+    pub(crate) fn writes(self) -> bool {
         matches!(self, Mode::Write | Mode::ReadWrite)
     }
 }

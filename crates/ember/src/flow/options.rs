@@ -93,6 +93,19 @@ pub enum FlowError {
     },
     /// The flow's scheduler thread is gone (it panicked); nothing more can be submitted.
     Stopped,
+    /// A command group that cannot run as declared: two kernels, two accessors of one
+    /// buffer, accessors without a range kernel, chunks that write the same elements on
+    /// different ranks, a range mapper that is not monotone on several ranks or that
+    /// panicked. Says which.
+    Declaration(String),
+    /// The ranks of a distributed flow submitted different command groups: `task` is the
+    /// index (from 0, counting every submission of the flow) of the first that differs.
+    Diverged {
+        /// The first command group whose declaration differs between ranks.
+        task: u64,
+        /// What each rank declared there (label and a hash of the declaration).
+        detail: String,
+    },
 }
 
 impl fmt::Display for FlowError {
@@ -126,6 +139,11 @@ impl fmt::Display for FlowError {
                 first_panic.as_deref().unwrap_or("(no message)")
             ),
             FlowError::Stopped => write!(f, "the flow's scheduler thread has stopped"),
+            FlowError::Declaration(message) => write!(f, "{message}"),
+            FlowError::Diverged { task, detail } => write!(
+                f,
+                "the ranks submitted different graphs: command group #{task} differs ({detail})"
+            ),
         }
     }
 }

@@ -86,6 +86,12 @@ impl Box3 {
         pieces
     }
 
+    /// Whether the point `p` (unused dimensions `0`) lies in the box.
+    #[inline]
+    pub fn contains_point(&self, p: [usize; 3]) -> bool {
+        (0..3).all(|d| self.lo[d] <= p[d] && p[d] < self.hi[d])
+    }
+
     /// The number of indices in the box.
     pub fn volume(&self) -> usize {
         if self.is_empty() {
@@ -164,6 +170,18 @@ impl From<Range<usize>> for Region {
 }
 
 impl Region {
+    /// A region of `dims` dimensions holding the box `b`; `clamp` cuts it to the buffer
+    /// instead of requiring it inside.
+    pub(crate) fn from_box(dims: usize, b: Box3, clamp: bool) -> Self {
+        Region {
+            shape: Shape::Boxes {
+                dims,
+                boxes: vec![b],
+                clamp,
+            },
+        }
+    }
+
     /// The whole buffer (any number of dimensions).
     pub fn all() -> Self {
         Region { shape: Shape::All }

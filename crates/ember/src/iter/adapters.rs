@@ -6,7 +6,7 @@
 
 use std::ops::Range;
 
-use super::plumbing::{Producer, ProducerCallback};
+use super::plumbing::{Consumer, Producer, ProducerCallback, Search};
 use super::traits::{IndexedParallelIterator, ParallelIterator};
 
 /// What an adapter adds to its base producer: its own state (a closure, an offset, a
@@ -20,6 +20,16 @@ pub(super) trait Wrap<T>: Sized + Send {
     fn split(self, index: usize) -> (Self, Self);
     /// Wraps the iterator over a leaf.
     fn wrap<I: Iterator<Item = T>>(self, items: I) -> Self::IntoIter<I>;
+    /// Folds a leaf's items, wrapped, into `consumer`. Only `flat_map` does more than
+    /// `consumer.fold(self.wrap(items))`: it drives each inner iterator into a piece of it.
+    #[inline]
+    fn fold_into<I, C>(self, items: I, consumer: C) -> C::Result
+    where
+        I: Iterator<Item = T>,
+        C: Consumer<Self::Item>,
+    {
+        consumer.fold(self.wrap(items))
+    }
     /// The fewest positions of a leaf, given the base's.
     fn min_len(&self, base: usize) -> usize {
         base
@@ -64,6 +74,53 @@ impl<P: Producer, X: Wrap<P::Item>> Producer for Wrapped<P, X> {
     }
     fn max_len(&self) -> usize {
         self.extra.max_len(self.base.max_len())
+    }
+    #[inline]
+    fn fold_with<C: Consumer<X::Item>>(self, consumer: C) -> C::Result {
+        // The base folds into the consumer wrapped with this adapter's state: the same leaf
+        // loop as `consumer.fold(self.into_iter())`, unless the base splits the consumer
+        // itself (a `flat_map` below this adapter).
+        self.base.fold_with(WrapConsumer {
+            extra: self.extra,
+            consumer,
+        })
+    }
+}
+
+/// A consumer of an adapter's output, as a consumer of the adapter's input: what a base
+/// producer folds into when it splits its consumer itself.
+pub(super) struct WrapConsumer<X, C> {
+    extra: X,
+    consumer: C,
+}
+
+impl<T, X: Wrap<T>, C: Consumer<X::Item>> Consumer<T> for WrapConsumer<X, C> {
+    type Result = C::Result;
+    type Reducer = C::Reducer;
+    fn split_at(self, index: usize) -> (Self, Self, C::Reducer) {
+        let (extra_left, extra_right) = self.extra.split(index);
+        let (left, right, reducer) = self.consumer.split_at(index);
+        (
+            WrapConsumer {
+                extra: extra_left,
+                consumer: left,
+            },
+            WrapConsumer {
+                extra: extra_right,
+                consumer: right,
+            },
+            reducer,
+        )
+    }
+    #[inline]
+    fn fold<I: Iterator<Item = T>>(self, items: I) -> C::Result {
+        self.extra.fold_into(items, self.consumer)
+    }
+    fn full(&self) -> bool {
+        self.consumer.full()
+    }
+    fn search(&self) -> Search {
+        self.consumer.search()
     }
 }
 

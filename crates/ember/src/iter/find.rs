@@ -1,11 +1,14 @@
 //! `find_any`, `find_first`, `find_last` (and the `position_*` and `find_map_*` built on
-//! them). Each piece knows the range of positions it covers; a match publishes its piece's
-//! range, and every piece that can no longer hold the answer stops at its next item (or is
-//! not started): for `find_first`, the pieces to the right of a match.
+//! them). Each piece holds a range of `usize`s standing for its place in the pipeline (the
+//! whole range at the top, halved at every split, left before right, so that a `flat_map`'s
+//! inner pieces get places too); a match publishes its piece's range, and every piece that
+//! can no longer hold the answer stops at its next item (or is not started): for
+//! `find_first`, the pieces to the right of a match. The bridge visits the searched end of
+//! every piece first ([`Search`]).
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use super::plumbing::{drive, Consumer, Reducer};
+use super::plumbing::{drive, Consumer, Reducer, Search};
 use super::traits::ParallelIterator;
 
 /// Which match is wanted.
@@ -58,8 +61,13 @@ impl<T: Send, P: Fn(&T) -> bool + Sync> Consumer<T> for Find<'_, P> {
     type Result = Option<T>;
     type Reducer = Keep;
 
-    fn split_at(self, index: usize) -> (Self, Self, Keep) {
-        let mid = self.start.saturating_add(index).min(self.end);
+    fn split_at(self, _index: usize) -> (Self, Self, Keep) {
+        // Halves the piece's range, whatever the split's index: the pieces of a `flat_map`
+        // split again inside one outer position, so positions cannot name them, but every
+        // split halves its piece, left before right, so halves keep the order. After 64
+        // nested halvings the ranges run out and pieces stop pruning each other (they still
+        // combine in order).
+        let mid = self.start + (self.end - self.start) / 2;
         let left = Find { end: mid, ..self };
         let right = Find { start: mid, ..self };
         let keep = if self.wanted == Wanted::Last {
@@ -92,6 +100,13 @@ impl<T: Send, P: Fn(&T) -> bool + Sync> Consumer<T> for Find<'_, P> {
 
     fn full(&self) -> bool {
         self.beaten()
+    }
+
+    fn search(&self) -> Search {
+        match self.wanted {
+            Wanted::Last => Search::Back,
+            Wanted::Any | Wanted::First => Search::Front,
+        }
     }
 }
 

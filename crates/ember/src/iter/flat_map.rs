@@ -1,15 +1,17 @@
 //! [`FlatMap`], [`FlatMapIter`], [`Flatten`], [`FlattenIter`]: every item becomes many. The
-//! outer items split as their base does; each piece expands its own items in order. An
-//! inner parallel iterator runs inside the piece that made it, as one sequential piece:
-//! the outer items are what is spread over the pool (as with rayon's `flat_map_iter`).
+//! outer items split as their base does. In a leaf, each inner parallel iterator of
+//! `flat_map`/`flatten` is driven into a piece of the leaf's consumer with the bridge of its
+//! own, so it splits over the pool too (nested parallelism, as rayon's): an outer item that
+//! expands into a huge range is spread like the range itself, and nothing is buffered. The
+//! consumer is split over a leaf's outer items in order, in balanced groups, and a search
+//! that is over (`find_*`, `any`) stops before the next outer item.
 //!
-//! A piece's items are pushed straight from each inner producer into the consumer's fold;
-//! only a consumer that pulls one item at a time (`find_*`, `any`, an indexed `collect`
-//! never sees these) buffers each inner iterator's items first.
+//! Pulled one item at a time (only a `chain` or `zip` of one does, which drive no
+//! consumer), each inner iterator's items are buffered first.
 
 use super::adapters::{Wrap, WrapCallback};
 use super::map_like::adapter;
-use super::plumbing::{Producer, ProducerCallback};
+use super::plumbing::{drive, Consumer, Producer, ProducerCallback, Reducer};
 use super::traits::{IntoParallelIterator, ParallelIterator};
 
 /// The state of `flat_map` and `flatten`: what each item becomes (a shared closure, or the
@@ -33,6 +35,83 @@ where
             expand: self.0,
             front: None,
         }
+    }
+    fn fold_into<It, C>(self, items: It, consumer: C) -> C::Result
+    where
+        It: Iterator<Item = T>,
+        C: Consumer<PI::Item>,
+    {
+        let mut outer = Outer {
+            items,
+            expand: self.0,
+            done: false,
+        };
+        // Groups of outer items, each split into a balanced tree of consumer pieces: all of
+        // them at once when the leaf knows its count, else 1, 2, 4, … items.
+        let (low, high) = outer.items.size_hint();
+        let mut group = if high == Some(low) { low.max(1) } else { 1 };
+        let mut rest = consumer;
+        let mut acc: Option<(C::Result, C::Reducer)> = None;
+        loop {
+            if outer.done || rest.full() {
+                let tail = rest.fold(std::iter::empty());
+                return match acc {
+                    None => tail,
+                    Some((acc, reducer)) => reducer.reduce(acc, tail),
+                };
+            }
+            let (here, next, reducer) = rest.split_at(group);
+            let result = outer.tree(group, here);
+            acc = Some(match acc {
+                None => (result, reducer),
+                Some((acc, previous)) => (previous.reduce(acc, result), reducer),
+            });
+            rest = next;
+            group = group.saturating_mul(2);
+        }
+    }
+}
+
+/// The outer items of a `flat_map` leaf, expanded one by one into consumer pieces.
+struct Outer<It, F> {
+    items: It,
+    expand: F,
+    /// Whether `items` ran out.
+    done: bool,
+}
+
+impl<T, It, F, PI> Outer<It, F>
+where
+    It: Iterator<Item = T>,
+    F: Fn(T) -> PI,
+    PI: IntoParallelIterator,
+{
+    /// Drives the next `count` outer items (fewer if they run out) into `consumer`, split
+    /// into a balanced tree of pieces, in order.
+    fn tree<C: Consumer<PI::Item>>(&mut self, count: usize, consumer: C) -> C::Result {
+        if self.done {
+            return consumer.fold(std::iter::empty());
+        }
+        if consumer.full() {
+            // Nothing here can matter any more: pass the items by.
+            let skipped = self.items.by_ref().take(count).count();
+            self.done = skipped < count;
+            return consumer.fold(std::iter::empty());
+        }
+        if count <= 1 {
+            return match self.items.next() {
+                Some(item) => drive((self.expand)(item).into_par_iter(), consumer),
+                None => {
+                    self.done = true;
+                    consumer.fold(std::iter::empty())
+                }
+            };
+        }
+        let mid = count / 2;
+        let (left, right, reducer) = consumer.split_at(mid);
+        let left = self.tree(mid, left);
+        let right = self.tree(count - mid, right);
+        reducer.reduce(left, right)
     }
 }
 

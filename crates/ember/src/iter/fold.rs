@@ -7,7 +7,7 @@ use std::iter::{Product, Sum};
 use std::marker::PhantomData;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use super::plumbing::{drive, Consumer, Reducer};
+use super::plumbing::{drive, Consumer, Reducer, Search};
 use super::traits::ParallelIterator;
 
 /// A terminal operation: how one leaf folds, how two results combine.
@@ -21,6 +21,10 @@ pub(super) trait Fold<T>: Sync {
     /// Whether the result is known already, so that nothing more need run.
     fn full(&self) -> bool {
         false
+    }
+    /// Which items matter most: [`Search::Front`] for a fold that stops early.
+    fn search(&self) -> Search {
+        Search::Every
     }
 }
 
@@ -50,6 +54,9 @@ impl<'f, T, F: Fold<T>> Consumer<T> for FoldConsumer<'f, F> {
     }
     fn full(&self) -> bool {
         self.0.full()
+    }
+    fn search(&self) -> Search {
+        self.0.search()
     }
 }
 
@@ -216,6 +223,9 @@ impl<T, P: Fn(T) -> bool + Sync> Fold<T> for Any<P> {
     }
     fn full(&self) -> bool {
         self.found.load(Ordering::Relaxed)
+    }
+    fn search(&self) -> Search {
+        Search::Front
     }
 }
 

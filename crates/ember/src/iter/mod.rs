@@ -55,8 +55,8 @@
 //!
 //! | | there | not there (rayon has it) |
 //! | --- | --- | --- |
-//! | sources | `par_iter()`, `par_iter_mut()` on slices, `Vec`s, arrays; `into_par_iter()` on `Vec<T>`, arrays, `Range` and `RangeInclusive` of every integer type (`u128`/`i128` too: indexed while the length fits a `usize`, unindexed beyond) and of `char`; `into_par_iter()`, `par_iter()` (and `par_iter_mut()` where std has `iter_mut`) on `VecDeque`, `HashMap`, `HashSet`, `BTreeMap`, `BTreeSet`, `LinkedList`, `BinaryHeap`, `Option`, `Result`; [`par_drain`](ParallelDrainRange::par_drain) on `Vec`, `VecDeque` and `String`, [`par_drain()`](ParallelDrainFull::par_drain) on `HashMap`, `HashSet`, `BinaryHeap`; [`ParallelString`] (`par_chars`, `par_char_indices`, `par_bytes`, `par_split`, `par_split_inclusive`, `par_split_terminator`, `par_lines`, `par_split_whitespace`, `par_split_ascii_whitespace`); [`par_bridge`](ParallelBridge::par_bridge); [`split`], [`repeat`], [`repeatn`], [`once`], [`empty`]; [`par_chunks`](ParallelSlice::par_chunks), [`par_chunks_mut`](ParallelSliceMut::par_chunks_mut) | `par_encode_utf16`, `par_matches`, `par_match_indices`, `par_windows`, `par_chunks_exact`, `par_rchunks` |
-//! | adapters | [`map`](ParallelIterator::map), [`filter`](ParallelIterator::filter), [`filter_map`](ParallelIterator::filter_map), [`flat_map`](ParallelIterator::flat_map) (the inner iterators run sequentially inside their outer item's piece), [`flat_map_iter`](ParallelIterator::flat_map_iter), [`flatten`](ParallelIterator::flatten), [`flatten_iter`](ParallelIterator::flatten_iter), [`chain`](ParallelIterator::chain), [`copied`](ParallelIterator::copied), [`cloned`](ParallelIterator::cloned), [`inspect`](ParallelIterator::inspect), [`update`](ParallelIterator::update), [`map_with`](ParallelIterator::map_with), [`map_init`](ParallelIterator::map_init), [`fold`](ParallelIterator::fold), [`fold_with`](ParallelIterator::fold_with), [`try_fold`](ParallelIterator::try_fold), [`try_fold_with`](ParallelIterator::try_fold_with), [`with_min_len`](ParallelIterator::with_min_len), [`with_max_len`](ParallelIterator::with_max_len), [`panic_fuse`](ParallelIterator::panic_fuse); indexed: [`enumerate`](IndexedParallelIterator::enumerate), [`zip`](IndexedParallelIterator::zip), [`take`](IndexedParallelIterator::take), [`skip`](IndexedParallelIterator::skip), [`step_by`](IndexedParallelIterator::step_by), [`rev`](IndexedParallelIterator::rev) | `chunks`, `interleave`, `intersperse`, `zip_eq`, `positions`, `while_some`, `skip_any`/`take_any`, `by_uniform_blocks` |
+//! | sources | `par_iter()`, `par_iter_mut()` on slices, `Vec`s, arrays; `into_par_iter()` on `Vec<T>`, arrays, `Range` and `RangeInclusive` of every integer type (`u128`/`i128` too: indexed while the length fits a `usize`, unindexed beyond) and of `char`; `into_par_iter()`, `par_iter()` (and `par_iter_mut()` where std has `iter_mut`) on `VecDeque`, `HashMap`, `HashSet`, `BTreeMap`, `BTreeSet`, `LinkedList`, `BinaryHeap`, `Option`, `Result`; [`par_drain`](ParallelDrainRange::par_drain) on `Vec`, `VecDeque` and `String`, [`par_drain()`](ParallelDrainFull::par_drain) on `HashMap`, `HashSet`, `BinaryHeap`; [`ParallelString`] (`par_chars`, `par_char_indices`, `par_bytes`, `par_split`, `par_split_inclusive`, `par_split_terminator`, `par_lines`, `par_split_whitespace`, `par_split_ascii_whitespace`); [`par_bridge`](ParallelBridge::par_bridge); [`split`], [`repeat`], [`repeatn`], [`once`], [`empty`]; [`repeat_n`], `(a, b, …)` tuples of up to 12 indexed pipelines ([`MultiZip`]); [`par_chunks`](ParallelSlice::par_chunks), [`par_chunks_exact`](ParallelSlice::par_chunks_exact), [`par_rchunks`](ParallelSlice::par_rchunks), [`par_rchunks_exact`](ParallelSlice::par_rchunks_exact), [`par_windows`](ParallelSlice::par_windows), [`par_array_windows`](ParallelSlice::par_array_windows), [`par_split`](ParallelSlice::par_split), [`par_split_inclusive`](ParallelSlice::par_split_inclusive), [`par_chunk_by`](ParallelSlice::par_chunk_by), [`par_chunks_mut`](ParallelSliceMut::par_chunks_mut) | `par_encode_utf16`, `par_matches`, `par_match_indices`, `walk_tree` |
+//! | adapters | [`map`](ParallelIterator::map), [`filter`](ParallelIterator::filter), [`filter_map`](ParallelIterator::filter_map), [`flat_map`](ParallelIterator::flat_map) (each inner parallel iterator split over the pool too, as rayon's), [`flat_map_iter`](ParallelIterator::flat_map_iter), [`flatten`](ParallelIterator::flatten), [`flatten_iter`](ParallelIterator::flatten_iter), [`chain`](ParallelIterator::chain), [`copied`](ParallelIterator::copied), [`cloned`](ParallelIterator::cloned), [`inspect`](ParallelIterator::inspect), [`update`](ParallelIterator::update), [`map_with`](ParallelIterator::map_with), [`map_init`](ParallelIterator::map_init), [`fold`](ParallelIterator::fold), [`fold_with`](ParallelIterator::fold_with), [`try_fold`](ParallelIterator::try_fold), [`try_fold_with`](ParallelIterator::try_fold_with), [`with_min_len`](ParallelIterator::with_min_len), [`with_max_len`](ParallelIterator::with_max_len), [`panic_fuse`](ParallelIterator::panic_fuse); indexed: [`enumerate`](IndexedParallelIterator::enumerate), [`zip`](IndexedParallelIterator::zip), [`take`](IndexedParallelIterator::take), [`skip`](IndexedParallelIterator::skip), [`step_by`](IndexedParallelIterator::step_by), [`rev`](IndexedParallelIterator::rev), [`chunks`](IndexedParallelIterator::chunks), [`fold_chunks`](IndexedParallelIterator::fold_chunks), [`fold_chunks_with`](IndexedParallelIterator::fold_chunks_with), [`interleave`](IndexedParallelIterator::interleave), [`interleave_shortest`](IndexedParallelIterator::interleave_shortest), [`intersperse`](IndexedParallelIterator::intersperse) (indexed only: rayon's takes any), [`zip_eq`](IndexedParallelIterator::zip_eq), [`positions`](IndexedParallelIterator::positions), [`by_exponential_blocks`](IndexedParallelIterator::by_exponential_blocks), [`by_uniform_blocks`](IndexedParallelIterator::by_uniform_blocks); any order: [`take_any`](ParallelIterator::take_any), [`skip_any`](ParallelIterator::skip_any), [`take_any_while`](ParallelIterator::take_any_while), [`skip_any_while`](ParallelIterator::skip_any_while), [`while_some`](ParallelIterator::while_some) | `intersperse` of an unindexed pipeline |
 //! | consumers | [`for_each`](ParallelIterator::for_each), [`for_each_with`](ParallelIterator::for_each_with), [`for_each_init`](ParallelIterator::for_each_init), [`try_for_each`](ParallelIterator::try_for_each), [`try_for_each_with`](ParallelIterator::try_for_each_with), [`try_for_each_init`](ParallelIterator::try_for_each_init), [`sum`](ParallelIterator::sum), [`product`](ParallelIterator::product), [`count`](ParallelIterator::count), [`min`](ParallelIterator::min), [`max`](ParallelIterator::max), [`min_by`](ParallelIterator::min_by), [`max_by`](ParallelIterator::max_by), [`min_by_key`](ParallelIterator::min_by_key), [`max_by_key`](ParallelIterator::max_by_key), [`reduce`](ParallelIterator::reduce), [`reduce_with`](ParallelIterator::reduce_with), [`try_reduce`](ParallelIterator::try_reduce), [`try_reduce_with`](ParallelIterator::try_reduce_with), [`any`](ParallelIterator::any), [`all`](ParallelIterator::all), [`find_any`](ParallelIterator::find_any), [`find_first`](ParallelIterator::find_first), [`find_last`](ParallelIterator::find_last), `find_map_*`, `position_*` (indexed), [`unzip`](ParallelIterator::unzip), [`partition`](ParallelIterator::partition), [`collect`](ParallelIterator::collect) into `Vec` (order kept, also after `filter`), `VecDeque`, `LinkedList`, `HashMap`, `HashSet`, `BTreeMap`, `BTreeSet`, `BinaryHeap`, `Box<[T]>`, `Rc<[T]>`, `Arc<[T]>`, `String` (from `char`s and strings), `Cow`, `()`, and `Result<C, E>` / `Option<C>` (stopping at an `Err` / `None`), [`collect_into_vec`](IndexedParallelIterator::collect_into_vec), [`par_extend`](ParallelExtend::par_extend) of a `Vec` | `partition_map`, `par_extend` of other collections, `unzip_into_vecs`, `cmp`/`eq` |
 //! | slices | [`par_sort`](ParallelSliceMut::par_sort), [`par_sort_by`](ParallelSliceMut::par_sort_by), [`par_sort_by_key`](ParallelSliceMut::par_sort_by_key), [`par_sort_unstable`](ParallelSliceMut::par_sort_unstable), [`par_sort_unstable_by`](ParallelSliceMut::par_sort_unstable_by), [`par_sort_unstable_by_key`](ParallelSliceMut::par_sort_unstable_by_key) | `par_sort_by_cached_key`, `par_split`, binary search |
 //! | plumbing | [`plumbing`]: [`Producer`](plumbing::Producer), [`ProducerCallback`](plumbing::ProducerCallback), [`Consumer`](plumbing::Consumer), [`Reducer`](plumbing::Reducer), [`drive`](plumbing::drive), for sources, adapters and consumers of your own (ember's traits, smaller than rayon's) | rayon's `UnindexedProducer`, `UnindexedConsumer`, `Folder`, `bridge*`, `max_len` |
@@ -65,9 +65,14 @@
 //!
 //! | file | holds |
 //! | --- | --- |
-//! | `traits.rs` | [`ParallelIterator`], [`IndexedParallelIterator`], the `Into*` conversions, [`FromParallelIterator`] |
+//! | `traits.rs` | [`ParallelIterator`] |
+//! | `indexed.rs` | [`IndexedParallelIterator`] |
+//! | `conversions.rs` | the `Into*` conversions, [`FromParallelIterator`] |
 //! | `plumbing.rs` | [`plumbing`]: producers, consumers, the splitter, and the bridge that splits one against the other |
 //! | `adapters.rs` | [`Map`], [`Filter`], [`Enumerate`], [`Zip`], [`MinLen`], [`MaxLen`] |
+//! | `item_chunks.rs`, `interleave.rs`, `intersperse.rs`, `positions.rs`, `blocks.rs` | [`ItemChunks`] (`chunks`), [`FoldChunks`], [`FoldChunksWith`]; [`Interleave`], [`InterleaveShortest`]; [`Intersperse`]; [`Positions`], [`ZipEq`]; [`ExponentialBlocks`], [`UniformBlocks`] |
+//! | `any_limits.rs` | [`TakeAny`], [`SkipAny`], [`TakeAnyWhile`], [`SkipAnyWhile`], [`WhileSome`] |
+//! | `multizip.rs` | [`MultiZip`]: tuples of indexed pipelines |
 //! | `map_like.rs` | the adapters that act on one item at a time ([`MapWith`], [`FilterMap`], …) |
 //! | `flat_map.rs`, `chain.rs`, `take_skip.rs` | [`FlatMap`] and its kin, [`Chain`], [`Take`], [`Skip`], [`StepBy`], [`Rev`] |
 //! | `fold_adapters.rs` | [`Fold`], [`FoldWith`], [`TryFold`], [`TryFoldWith`] |
@@ -76,10 +81,11 @@
 //! | `collect.rs`, `extend.rs` | `collect` into a `Vec`; [`ParallelExtend`], `unzip`, `partition` |
 //! | `collect_std.rs` | `collect` into the other collections, `Result` and `Option` |
 //! | `slice.rs`, `vec.rs`, `range.rs` | the sources, [`ParallelSlice`], [`ParallelSliceMut`] |
+//! | `slice_views.rs`, `slice_split.rs` | [`ChunksExact`], [`RChunks`], [`RChunksExact`], [`Windows`], [`ArrayWindows`]; [`SliceSplit`], [`SliceSplitInclusive`], [`ChunkBy`] |
 //! | `collections.rs`, `option.rs` | the standard collections, `Option` and `Result` as sources |
 //! | `drain.rs` | [`ParallelDrainRange`], [`ParallelDrainFull`] |
 //! | `str.rs`, `pattern.rs` | [`ParallelString`], [`Pattern`] |
-//! | `bridge.rs`, `split.rs`, `repeat.rs` | [`ParallelBridge`], [`split`], [`repeat`], [`repeatn`], [`once`], [`empty`] |
+//! | `bridge.rs`, `split.rs`, `repeat.rs` | [`ParallelBridge`], [`split`], [`repeat`], [`repeatn`], [`repeat_n`], [`once`], [`empty`] |
 //! | `sort.rs` | the parallel sorts |
 
 /// Defines a public source type over a producer: an indexed parallel iterator whose producer
@@ -124,24 +130,35 @@ macro_rules! indexed_source {
 }
 
 mod adapters;
+mod any_limits;
+mod blocks;
 mod bridge;
 mod chain;
 mod collect;
 mod collect_std;
 mod collections;
+mod conversions;
 mod drain;
 mod extend;
 mod find;
 mod flat_map;
 mod fold;
 mod fold_adapters;
+mod indexed;
+mod interleave;
+mod intersperse;
+mod item_chunks;
 mod map_like;
+mod multizip;
 mod option;
 mod pattern;
 pub mod plumbing;
+mod positions;
 mod range;
 mod repeat;
 mod slice;
+mod slice_split;
+mod slice_views;
 mod sort;
 mod split;
 mod str;
@@ -151,6 +168,8 @@ mod try_consumers;
 mod vec;
 
 pub use adapters::{Enumerate, Filter, Map, MaxLen, MinLen, Zip};
+pub use any_limits::{SkipAny, SkipAnyWhile, TakeAny, TakeAnyWhile, WhileSome};
+pub use blocks::{ExponentialBlocks, UniformBlocks};
 pub use bridge::{IterBridge, ParallelBridge};
 pub use chain::Chain;
 pub use collections::{
@@ -163,11 +182,18 @@ pub use drain::{Drained, ParallelDrainFull, ParallelDrainRange, VecDrain};
 pub use extend::ParallelExtend;
 pub use flat_map::{FlatMap, FlatMapIter, Flatten, FlattenIter};
 pub use fold_adapters::{Fold, FoldWith, TryFold, TryFoldWith};
+pub use interleave::{Interleave, InterleaveShortest};
+pub use intersperse::Intersperse;
+pub use item_chunks::{FoldChunks, FoldChunksWith, ItemChunks};
 pub use map_like::{Cloned, Copied, FilterMap, Inspect, MapInit, MapWith, PanicFuse, Update};
+pub use multizip::MultiZip;
 pub use option::{OptionIntoIter, OptionIter, OptionIterMut};
+pub use positions::{Positions, ZipEq};
 pub use range::{RangeInclusiveIter, RangeInteger, RangeIter};
-pub use repeat::{empty, once, repeat, repeatn, Empty, Once, Repeat, RepeatN};
+pub use repeat::{empty, once, repeat, repeat_n, repeatn, Empty, Once, Repeat, RepeatN};
 pub use slice::{Chunks, ChunksMut, ParallelSlice, ParallelSliceMut, SliceIter, SliceIterMut};
+pub use slice_split::{ChunkBy, SliceSplit, SliceSplitInclusive};
+pub use slice_views::{ArrayWindows, ChunksExact, RChunks, RChunksExact, Windows};
 pub use split::{split, Split};
 pub use str::{
     ParallelString, Pattern, StrBytes, StrCharIndices, StrChars, StrLines, StrSplit,

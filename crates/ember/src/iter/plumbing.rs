@@ -14,7 +14,8 @@
 //! | --- | --- |
 //! | a source (a collection, a tree, a sequence of your own) | [`Producer`], and [`ParallelIterator`] (its `with_producer` calls the callback with your producer) and [`IndexedParallelIterator`](super::IndexedParallelIterator) |
 //! | an adapter of another pipeline | [`ProducerCallback`] (receives the inner producer, wraps it in your [`Producer`]) |
-//! | a consumer (a reduction of your own) | [`Consumer`] and [`Reducer`], run by [`drive`] |
+//! | a consumer (a reduction of your own) | [`Consumer`] and [`Reducer`], run by [`drive`]; a search that stops early also says which end it looks at ([`Consumer::search`]) |
+//! | a producer whose leaf drives pipelines of its own (as `flat_map`'s does) | [`Producer::fold_with`], splitting the consumer it is given |
 //!
 //! These are ember's traits, not rayon's: smaller (no unindexed consumers, no folders, no
 //! `max_len`), so a rayon `Producer` or `Consumer` does not port as it is, but its
@@ -138,6 +139,35 @@ pub trait Producer: Send + Sized {
     fn max_len(&self) -> usize {
         usize::MAX
     }
+    /// Folds this leaf into `consumer`: `consumer.fold(self.into_iter())` unless the producer
+    /// knows better (`flat_map` drives each inner parallel iterator into a piece of the
+    /// consumer, in parallel; an adapter hands the consumer on to its base, wrapped).
+    ///
+    /// ```
+    /// use ember::iter::plumbing::{Consumer, Producer};
+    /// use ember::prelude::*;
+    /// # struct Sum;
+    /// # struct Add;
+    /// # impl ember::iter::plumbing::Reducer<u32> for Add { fn reduce(self, l: u32, r: u32) -> u32 { l + r } }
+    /// # impl Consumer<u32> for Sum {
+    /// #     type Result = u32;
+    /// #     type Reducer = Add;
+    /// #     fn split_at(self, _: usize) -> (Sum, Sum, Add) { (Sum, Sum, Add) }
+    /// #     fn fold<I: Iterator<Item = u32>>(self, items: I) -> u32 { items.sum() }
+    /// # }
+    /// struct Three;
+    /// impl Producer for Three {
+    ///     type Item = u32;
+    ///     type IntoIter = std::ops::Range<u32>;
+    ///     fn len(&self) -> usize { 3 }
+    ///     fn split_at(self, _: usize) -> (Self, Self) { unimplemented!() }
+    ///     fn into_iter(self) -> Self::IntoIter { 0..3 }
+    /// }
+    /// assert_eq!(Three.fold_with(Sum), 3);
+    /// ```
+    fn fold_with<C: Consumer<Self::Item>>(self, consumer: C) -> C::Result {
+        consumer.fold(self.into_iter())
+    }
 }
 
 /// Receives the producer of a pipeline (whose type only the pipeline knows): implement it to
@@ -214,6 +244,31 @@ pub trait Consumer<T>: Send + Sized {
     fn full(&self) -> bool {
         false
     }
+    /// Which items the consumer is after: [`Search::Every`] for a consumer that takes them
+    /// all (the default); a search that stops early says from which end it looks, and the
+    /// bridge then visits that end of every piece first.
+    fn search(&self) -> Search {
+        Search::Every
+    }
+}
+
+/// What a [`Consumer`] is after, so that the bridge visits the pieces that matter first.
+///
+/// ```
+/// use ember::iter::plumbing::Search;
+/// assert_ne!(Search::Front, Search::Back);
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Search {
+    /// Every item (`sum`, `collect`, …): pieces run in any order.
+    Every,
+    /// An item near the front (`find_first`, `find_any`, `any`): the front of each piece is
+    /// visited first, in pieces that grow from there, and the rest is skipped once
+    /// [`Consumer::full`] says so.
+    Front,
+    /// An item near the back (`find_last`): the back of each piece first, and the right
+    /// half of every split runs on the forking thread, the left half offered to thieves.
+    Back,
 }
 
 /// Combines the results of two adjacent halves, left then right: a [`Consumer`]'s, returned
@@ -277,6 +332,12 @@ where
     C: Consumer<I::Item>,
 {
     iter.with_producer(Drive(consumer))
+}
+
+/// Splits `producer` and `consumer` against each other, as [`drive`] does a pipeline's: for
+/// adapters that hold a producer and run pieces of it one after another.
+pub(super) fn bridge<P: Producer, C: Consumer<P::Item>>(producer: P, consumer: C) -> C::Result {
+    Drive(consumer).callback(producer)
 }
 
 /// The callback of [`drive`]: bridges the producer it is given to its consumer.
@@ -351,17 +412,84 @@ where
 {
     let len = producer.len();
     let too_long = len > producer.max_len() && len / 2 >= splitter.min;
-    if consumer.full() || !(splitter.split(len, stolen) || too_long) {
-        return consumer.fold(producer.into_iter());
+    if consumer.full() {
+        // The result is known: the items here cannot change it (and a `filter` could
+        // swallow them all without the consumer seeing one).
+        return consumer.fold(std::iter::empty());
+    }
+    if !(splitter.split(len, stolen) || too_long) {
+        return leaf(producer, consumer);
+    }
+    let back = consumer.search() == Search::Back;
+    let mid = len / 2;
+    let (left_producer, right_producer) = producer.split_at(mid);
+    let (left_consumer, right_consumer, reducer) = consumer.split_at(mid);
+    let (left, right) = if back {
+        // A search from the back: this thread takes the right half.
+        let (right, left) = join_stolen(
+            move || descend(right_producer, right_consumer, splitter, false),
+            move |stolen| descend(left_producer, left_consumer, splitter, stolen),
+        );
+        (left, right)
+    } else {
+        join_stolen(
+            move || descend(left_producer, left_consumer, splitter, false),
+            move |stolen| descend(right_producer, right_consumer, splitter, stolen),
+        )
+    };
+    reducer.reduce(left, right)
+}
+
+/// Folds one leaf: whole, or, for a search, from the end it looks at.
+#[inline]
+fn leaf<P, C>(producer: P, consumer: C) -> C::Result
+where
+    P: Producer,
+    C: Consumer<P::Item>,
+{
+    match consumer.search() {
+        Search::Every => producer.fold_with(consumer),
+        search => edge_first(producer, consumer, search == Search::Back),
+    }
+}
+
+/// A search's leaf, sequentially: halves it down to one position at the searched end,
+/// folds that first, then the halves of growing size back towards the other end, each
+/// skipped once the consumer is full. A leaf whose positions each hold many items (a huge
+/// range, a `flat_map`) so finds a match near its end without walking the rest, and a
+/// filter that swallows items checks `full` between pieces. `O(log len)` extra splits.
+fn edge_first<P, C>(producer: P, consumer: C, back: bool) -> C::Result
+where
+    P: Producer,
+    C: Consumer<P::Item>,
+{
+    if consumer.full() {
+        return consumer.fold(std::iter::empty());
+    }
+    let len = producer.len();
+    if len / 2 < producer.min_len().max(1) {
+        return producer.fold_with(consumer);
     }
     let mid = len / 2;
     let (left_producer, right_producer) = producer.split_at(mid);
     let (left_consumer, right_consumer, reducer) = consumer.split_at(mid);
-    let (left, right) = join_stolen(
-        move || descend(left_producer, left_consumer, splitter, false),
-        move |stolen| descend(right_producer, right_consumer, splitter, stolen),
-    );
-    reducer.reduce(left, right)
+    if back {
+        let right = edge_first(right_producer, right_consumer, true);
+        let left = if left_consumer.full() {
+            left_consumer.fold(std::iter::empty())
+        } else {
+            left_producer.fold_with(left_consumer)
+        };
+        reducer.reduce(left, right)
+    } else {
+        let left = edge_first(left_producer, left_consumer, false);
+        let right = if right_consumer.full() {
+            right_consumer.fold(std::iter::empty())
+        } else {
+            right_producer.fold_with(right_consumer)
+        };
+        reducer.reduce(left, right)
+    }
 }
 
 #[cfg(test)]

@@ -2,8 +2,8 @@
 //! integer type, `u128` and `i128` included, and `char`.
 //!
 //! A range is indexed while its length fits a `usize`. A longer one (`0..u128::MAX`) still
-//! runs, unindexed: its producer has a fixed number of positions, each a run of about the
-//! same number of integers, so that it splits evenly; only the indexed operations
+//! runs, unindexed: its producer has 2^62 positions (on 64-bit targets), each a run of about
+//! the same number of integers, so that it splits evenly; only the indexed operations
 //! (`len`, `enumerate`, `zip`) refuse it, with a panic that says so.
 
 use std::iter::Chain;
@@ -91,13 +91,20 @@ impl RangeInteger for char {}
 /// that adapters adding lengths (`chain`) do not overflow.
 pub(super) const UNINDEXED_POSITIONS: usize = 1 << (usize::BITS / 2);
 
+/// The positions of a range too long for a `usize`: as many as a `usize` comfortably
+/// counts (a quarter of its values, so that `chain` and an inclusive range's last value
+/// still add up), so that each holds as few integers as can be (about 2^28 for
+/// `0..10^27`), and a search that halves its way to one position (`find_last`) walks
+/// only that many.
+const HUGE_RANGE_POSITIONS: usize = 1 << (usize::BITS - 2);
+
 /// The length of a range, as a `usize` if it fits.
 fn fitting(count: u128) -> Option<usize> {
     usize::try_from(count).ok()
 }
 
 /// The integers of `range` over `positions` positions (at most as many as integers): one
-/// integer each while the range fits a `usize`, else [`UNINDEXED_POSITIONS`] runs of about
+/// integer each while the range fits a `usize`, else [`HUGE_RANGE_POSITIONS`] runs of about
 /// the same length.
 #[derive(Debug)]
 struct RangeProducer<T> {
@@ -108,7 +115,7 @@ struct RangeProducer<T> {
 impl<T: RangeInteger> RangeProducer<T> {
     fn new(range: Range<T>) -> Self {
         let count = Self::count(&range);
-        let positions = fitting(count).unwrap_or(UNINDEXED_POSITIONS);
+        let positions = fitting(count).unwrap_or(HUGE_RANGE_POSITIONS);
         RangeProducer { range, positions }
     }
 
@@ -133,14 +140,17 @@ where
     }
     fn split_at(self, index: usize) -> (Self, Self) {
         let count = Self::count(&self.range);
-        // One integer a position while the range fits, else runs of `count / positions`
-        // (the remainder goes right): each side keeps at least one integer a position.
-        let cut = if count == self.positions as u128 {
+        // One integer a position while the range fits, else `count * index / positions`
+        // rounded down, exactly (a split at the middle position cuts the integers in half):
+        // each side keeps at least one integer a position.
+        let positions = self.positions as u128;
+        let cut = if count == positions {
             index as u128
         } else if index == self.positions {
             count
         } else {
-            count / self.positions as u128 * index as u128
+            // `count % positions < positions <= 2^63`, times `index < positions`: no overflow.
+            count / positions * index as u128 + count % positions * index as u128 / positions
         };
         let mid = T::forward(self.range.start, cut);
         (
@@ -305,7 +315,7 @@ where
         let indexed = self.opt_len().is_some();
         let mut range = RangeProducer::new(start..end);
         if !indexed {
-            range.positions = range.positions.min(UNINDEXED_POSITIONS);
+            range.positions = range.positions.min(HUGE_RANGE_POSITIONS);
         }
         callback.callback(ToMax {
             range,
@@ -391,7 +401,7 @@ mod tests {
             0,
         );
         let mut range = RangeProducer::new(3..u128::MAX);
-        range.positions = range.positions.min(UNINDEXED_POSITIONS);
+        range.positions = range.positions.min(HUGE_RANGE_POSITIONS);
         check_cover(
             ToMax {
                 range,

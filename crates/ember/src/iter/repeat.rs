@@ -100,6 +100,16 @@ impl<T: Clone + Send> Producer for Endless<T> {
     }
 }
 
+/// `n` clones of `element`, as [`repeatn`] (rayon's newer name for it).
+///
+/// ```
+/// use ember::prelude::*;
+/// assert_eq!(ember::iter::repeat_n('x', 3).collect::<String>(), "xxx");
+/// ```
+pub fn repeat_n<T: Clone + Send>(element: T, n: usize) -> RepeatN<T> {
+    repeatn(element, n)
+}
+
 /// `n` clones of `element` (the last item is `element` itself), indexed.
 ///
 /// ```

@@ -5,6 +5,11 @@
 use std::cmp::Ordering;
 
 use super::plumbing::Producer;
+use super::slice_split::{ChunkBy, SliceSplit, SliceSplitInclusive};
+use super::slice_views::{
+    ArrayOverlapping, ArrayWindows, ChunksExact, ExactFront, FromBack, Overlapping, RChunks,
+    RChunksExact, Windows,
+};
 use super::sort::{self, ByCmp, ByKey, Natural};
 use super::traits::IntoParallelIterator;
 
@@ -222,6 +227,41 @@ pub trait ParallelSlice<T: Sync> {
     /// assert_eq!(firsts, [1, 3, 5]);
     /// ```
     fn par_chunks(&self, size: usize) -> Chunks<'_, T>;
+
+    /// Chunks of exactly `size` items, the remainder left out ([`ChunksExact`]). Panics if
+    /// `size` is 0.
+    fn par_chunks_exact(&self, size: usize) -> ChunksExact<'_, T>;
+
+    /// Chunks of `size` items from the back, the last one shorter ([`RChunks`]). Panics if
+    /// `size` is 0.
+    fn par_rchunks(&self, size: usize) -> RChunks<'_, T>;
+
+    /// Chunks of exactly `size` items from the back, the remainder left out
+    /// ([`RChunksExact`]). Panics if `size` is 0.
+    fn par_rchunks_exact(&self, size: usize) -> RChunksExact<'_, T>;
+
+    /// Every run of `size` adjacent items ([`Windows`]). Panics if `size` is 0.
+    fn par_windows(&self, size: usize) -> Windows<'_, T>;
+
+    /// Every run of `N` adjacent items, as arrays ([`ArrayWindows`]). Panics if `N` is 0.
+    fn par_array_windows<const N: usize>(&self) -> ArrayWindows<'_, T, N>;
+
+    /// The pieces between the items `separator` accepts, as [`slice::split`]
+    /// ([`SliceSplit`]).
+    fn par_split<P>(&self, separator: P) -> SliceSplit<'_, T, P>
+    where
+        P: Fn(&T) -> bool + Sync + Send;
+
+    /// The pieces ended by the items `separator` accepts, as [`slice::split_inclusive`]
+    /// ([`SliceSplitInclusive`]).
+    fn par_split_inclusive<P>(&self, separator: P) -> SliceSplitInclusive<'_, T, P>
+    where
+        P: Fn(&T) -> bool + Sync + Send;
+
+    /// The runs of adjacent items `pred` pairs, as [`slice::chunk_by`] ([`ChunkBy`]).
+    fn par_chunk_by<P>(&self, pred: P) -> ChunkBy<'_, T, P>
+    where
+        P: Fn(&T, &T) -> bool + Sync + Send;
 }
 
 impl<T: Sync> ParallelSlice<T> for [T] {
@@ -229,6 +269,59 @@ impl<T: Sync> ParallelSlice<T> for [T] {
         Chunks {
             producer: ChunksOf::new(self, size),
         }
+    }
+    fn par_chunks_exact(&self, size: usize) -> ChunksExact<'_, T> {
+        assert!(size != 0, "chunk size must not be zero");
+        ChunksExact::new(ExactFront { slice: self, size })
+    }
+
+    fn par_rchunks(&self, size: usize) -> RChunks<'_, T> {
+        assert!(size != 0, "chunk size must not be zero");
+        RChunks::new(FromBack {
+            slice: self,
+            size,
+            exact: false,
+        })
+    }
+
+    fn par_rchunks_exact(&self, size: usize) -> RChunksExact<'_, T> {
+        assert!(size != 0, "chunk size must not be zero");
+        RChunksExact::new(FromBack {
+            slice: self,
+            size,
+            exact: true,
+        })
+    }
+
+    fn par_windows(&self, size: usize) -> Windows<'_, T> {
+        assert!(size != 0, "window size must not be zero");
+        Windows::new(Overlapping { slice: self, size })
+    }
+
+    fn par_array_windows<const N: usize>(&self) -> ArrayWindows<'_, T, N> {
+        assert!(N != 0, "window size must not be zero");
+        ArrayWindows::new(ArrayOverlapping { slice: self })
+    }
+
+    fn par_split<P>(&self, separator: P) -> SliceSplit<'_, T, P>
+    where
+        P: Fn(&T) -> bool + Sync + Send,
+    {
+        SliceSplit::new(self, separator)
+    }
+
+    fn par_split_inclusive<P>(&self, separator: P) -> SliceSplitInclusive<'_, T, P>
+    where
+        P: Fn(&T) -> bool + Sync + Send,
+    {
+        SliceSplitInclusive::new(self, separator)
+    }
+
+    fn par_chunk_by<P>(&self, pred: P) -> ChunkBy<'_, T, P>
+    where
+        P: Fn(&T, &T) -> bool + Sync + Send,
+    {
+        ChunkBy::new(self, pred)
     }
 }
 

@@ -1,20 +1,26 @@
-//! The traits of the parallel iterators: [`ParallelIterator`] (adapters and consumers),
-//! [`IndexedParallelIterator`] (pipelines that know their exact length), the conversions
-//! into them, and [`FromParallelIterator`] for `collect`.
+//! [`ParallelIterator`]: the adapters and consumers of every pipeline. The other traits
+//! live beside it, [`IndexedParallelIterator`] in `indexed.rs`, the conversions
+//! ([`IntoParallelIterator`], [`FromParallelIterator`], …) in `conversions.rs`, and are
+//! re-exported here, where the other files look for them.
 
 use std::cmp::Ordering;
 use std::iter::{Product, Sum};
 
-use super::adapters::{Enumerate, Filter, Map, MaxLen, MinLen, Zip};
+use super::adapters::{Filter, Map, MaxLen, MinLen};
+use super::any_limits::{SkipAny, SkipAnyWhile, TakeAny, TakeAnyWhile, WhileSome};
 use super::chain::Chain;
 use super::extend::{self, ParallelExtend};
 use super::flat_map::{FlatMap, FlatMapIter, Flatten, FlattenIter};
 use super::fold_adapters::{Fold, FoldWith, TryFold, TryFoldWith};
 use super::map_like::{Cloned, Copied, FilterMap, Inspect, MapInit, MapWith, PanicFuse, Update};
 use super::plumbing::ProducerCallback;
-use super::take_skip::{Rev, Skip, StepBy, Take};
 use super::try_consumers::{self, Try};
-use super::{collect, find, fold};
+use super::{find, fold};
+
+pub use super::conversions::{
+    FromParallelIterator, IntoParallelIterator, IntoParallelRefIterator, IntoParallelRefMutIterator,
+};
+pub use super::indexed::IndexedParallelIterator;
 
 /// A parallel iterator: a pipeline of items that [`crate::join`] splits over the current
 /// pool's workers, adaptively (see [the module doc](crate::iter)). Its consumers return once
@@ -847,6 +853,75 @@ pub trait ParallelIterator: Sized + Send {
         !fold::run(self, &fold::Any::new(predicate, true))
     }
 
+    /// Some `n` of the items, in no particular order ([`TakeAny`](super::TakeAny)): the
+    /// pieces take items until `n` are taken, whichever come first.
+    ///
+    /// ```
+    /// use ember::prelude::*;
+    /// let some: Vec<u32> = (0..1_000u32).into_par_iter().take_any(5).collect();
+    /// assert_eq!(some.len(), 5);
+    /// ```
+    fn take_any(self, n: usize) -> TakeAny<Self> {
+        TakeAny::new(self, n)
+    }
+
+    /// All but some `n` of the items ([`SkipAny`](super::SkipAny)).
+    ///
+    /// ```
+    /// use ember::prelude::*;
+    /// assert_eq!((0..1_000u32).into_par_iter().skip_any(5).count(), 995);
+    /// ```
+    fn skip_any(self, n: usize) -> SkipAny<Self> {
+        SkipAny::new(self, n)
+    }
+
+    /// Items while `predicate` accepts them: once it rejects any item, in any piece, every
+    /// piece stops ([`TakeAnyWhile`](super::TakeAnyWhile)). Which items come out depends
+    /// on the run; in order only in that every piece's taken items precede its stop.
+    ///
+    /// ```
+    /// use ember::prelude::*;
+    /// let v: Vec<u32> = (0..100u32).into_par_iter().take_any_while(|x| *x < 50).collect();
+    /// assert!(v.iter().all(|x| *x < 50));
+    /// ```
+    fn take_any_while<P>(self, predicate: P) -> TakeAnyWhile<Self, P>
+    where
+        P: Fn(&Self::Item) -> bool + Sync + Send,
+    {
+        TakeAnyWhile::new(self, predicate)
+    }
+
+    /// Drops items while `predicate` accepts them, until it rejects any item in any piece:
+    /// from then on every piece yields all its items ([`SkipAnyWhile`](super::SkipAnyWhile)).
+    ///
+    /// ```
+    /// use ember::prelude::*;
+    /// let v: Vec<u32> = (0..100u32).into_par_iter().skip_any_while(|x| *x < 50).collect();
+    /// assert!(v.contains(&99));
+    /// ```
+    fn skip_any_while<P>(self, predicate: P) -> SkipAnyWhile<Self, P>
+    where
+        P: Fn(&Self::Item) -> bool + Sync + Send,
+    {
+        SkipAnyWhile::new(self, predicate)
+    }
+
+    /// The values of the `Some` items, stopping every piece once any meets a `None`
+    /// ([`WhileSome`](super::WhileSome)).
+    ///
+    /// ```
+    /// use ember::prelude::*;
+    /// let v: Vec<u32> = (0..10u32).into_par_iter().map(|x| (x < 100).then_some(x)).while_some().collect();
+    /// assert_eq!(v.len(), 10);
+    /// ```
+    fn while_some<T>(self) -> WhileSome<Self>
+    where
+        Self: ParallelIterator<Item = Option<T>>,
+        T: Send,
+    {
+        WhileSome::new(self)
+    }
+
     /// Collects the items into a collection: any [`FromParallelIterator`] (a `Vec`, in order;
     /// the standard collections; a `String`; a `Result` or `Option` of one, which stops at
     /// the first `Err` or `None`).
@@ -867,279 +942,4 @@ pub trait ParallelIterator: Sized + Send {
     {
         C::from_par_iter(self)
     }
-}
-
-/// A parallel iterator that knows its exact length: slices, `Vec`s, ranges, chunks, and
-/// `map`, `enumerate`, `zip`, `with_min_len` of those (not `filter`).
-///
-/// ```
-/// use ember::prelude::*;
-/// assert_eq!((0..10u32).into_par_iter().map(|x| x + 1).len(), 10);
-/// ```
-// No `is_empty`, as in rayon: `len() == 0` is what ported code says.
-#[allow(clippy::len_without_is_empty)]
-#[diagnostic::on_unimplemented(
-    message = "`{Self}` is not an indexed parallel iterator",
-    label = "its exact length is not known",
-    note = "`enumerate`, `zip` and `len` need a pipeline that knows its length: slices, `Vec`s, ranges, chunks, and `map`, `enumerate`, `zip`, `with_min_len` of those; `filter` loses it, and a sequential `Iterator` is no parallel iterator (`.par_iter()`, `.into_par_iter()`)"
-)]
-pub trait IndexedParallelIterator: ParallelIterator {
-    /// The number of items.
-    ///
-    /// ```
-    /// use ember::prelude::*;
-    /// assert_eq!(vec![1, 2, 3].par_chunks(2).len(), 2);
-    /// ```
-    fn len(&self) -> usize;
-
-    /// Pairs every item with its index.
-    ///
-    /// ```
-    /// use ember::prelude::*;
-    /// let v: Vec<(usize, char)> = ['a', 'b'].par_iter().enumerate().map(|(i, c)| (i, *c)).collect();
-    /// assert_eq!(v, [(0, 'a'), (1, 'b')]);
-    /// ```
-    fn enumerate(self) -> Enumerate<Self> {
-        Enumerate::new(self)
-    }
-
-    /// Pairs the items of `self` and `other` in order, stopping at the shorter one.
-    ///
-    /// ```
-    /// use ember::prelude::*;
-    /// let a = vec![1, 2, 3];
-    /// let b = vec![10, 20];
-    /// let sums: Vec<i32> = a.par_iter().zip(&b).map(|(x, y)| x + y).collect();
-    /// assert_eq!(sums, [11, 22]);
-    /// ```
-    fn zip<Z>(self, other: Z) -> Zip<Self, Z::Iter>
-    where
-        Z: IntoParallelIterator,
-        Z::Iter: IndexedParallelIterator,
-    {
-        Zip::new(self, other.into_par_iter())
-    }
-
-    /// The first `n` items.
-    ///
-    /// ```
-    /// use ember::prelude::*;
-    /// assert_eq!((0..100u32).into_par_iter().take(10).sum::<u32>(), 45);
-    /// ```
-    fn take(self, n: usize) -> Take<Self> {
-        Take::new(self, n)
-    }
-
-    /// All but the first `n` items.
-    ///
-    /// ```
-    /// use ember::prelude::*;
-    /// assert_eq!((0..100u32).into_par_iter().skip(90).min(), Some(90));
-    /// ```
-    fn skip(self, n: usize) -> Skip<Self> {
-        Skip::new(self, n)
-    }
-
-    /// Every `step`-th item, from the first. Panics if `step` is 0.
-    ///
-    /// ```
-    /// use ember::prelude::*;
-    /// let v: Vec<u32> = (0..7u32).into_par_iter().step_by(3).collect();
-    /// assert_eq!(v, [0, 3, 6]);
-    /// ```
-    fn step_by(self, step: usize) -> StepBy<Self> {
-        assert!(step != 0, "ember: step_by with a step of 0");
-        StepBy::new(self, step)
-    }
-
-    /// The items in reverse order.
-    ///
-    /// ```
-    /// use ember::prelude::*;
-    /// let v: Vec<char> = ['a', 'b', 'c'].par_iter().rev().copied().collect();
-    /// assert_eq!(v, ['c', 'b', 'a']);
-    /// ```
-    fn rev(self) -> Rev<Self> {
-        Rev::new(self)
-    }
-
-    /// The index of some item `predicate` accepts (stopping like `find_any`).
-    ///
-    /// ```
-    /// use ember::prelude::*;
-    /// assert_eq!([3, 1, 4].par_iter().position_any(|x| *x == 4), Some(2));
-    /// ```
-    fn position_any<P>(self, predicate: P) -> Option<usize>
-    where
-        P: Fn(Self::Item) -> bool + Sync + Send,
-    {
-        self.map(predicate)
-            .enumerate()
-            .find_any(|(_, hit)| *hit)
-            .map(|(i, _)| i)
-    }
-
-    /// The index of the first item `predicate` accepts, as [`Iterator::position`]
-    /// (stopping like `find_first`).
-    ///
-    /// ```
-    /// use ember::prelude::*;
-    /// assert_eq!([3, 1, 4, 1].par_iter().position_first(|x| *x == 1), Some(1));
-    /// ```
-    fn position_first<P>(self, predicate: P) -> Option<usize>
-    where
-        P: Fn(Self::Item) -> bool + Sync + Send,
-    {
-        self.map(predicate)
-            .enumerate()
-            .find_first(|(_, hit)| *hit)
-            .map(|(i, _)| i)
-    }
-
-    /// The index of the last item `predicate` accepts (stopping like `find_last`).
-    ///
-    /// ```
-    /// use ember::prelude::*;
-    /// assert_eq!([3, 1, 4, 1].par_iter().position_last(|x| *x == 1), Some(3));
-    /// ```
-    fn position_last<P>(self, predicate: P) -> Option<usize>
-    where
-        P: Fn(Self::Item) -> bool + Sync + Send,
-    {
-        self.map(predicate)
-            .enumerate()
-            .find_last(|(_, hit)| *hit)
-            .map(|(i, _)| i)
-    }
-
-    /// Collects the items, in order, into `target`, replacing what it held and reusing its
-    /// allocation.
-    ///
-    /// ```
-    /// use ember::prelude::*;
-    /// let mut v = Vec::with_capacity(10);
-    /// (0..10u32).into_par_iter().map(|x| x * 2).collect_into_vec(&mut v);
-    /// assert_eq!(v[9], 18);
-    /// ```
-    fn collect_into_vec(self, target: &mut Vec<Self::Item>) {
-        target.clear();
-        collect::append(target, self);
-    }
-}
-
-/// A value that converts into a parallel iterator: ranges, `Vec`s, slices and references to
-/// them (and every parallel iterator, into itself).
-///
-/// ```
-/// use ember::prelude::*;
-/// let owned: Vec<String> = vec!["a".into(), "b".into()];
-/// let upper: Vec<String> = owned.into_par_iter().map(|s| s.to_uppercase()).collect();
-/// assert_eq!(upper, ["A", "B"]);
-/// ```
-#[diagnostic::on_unimplemented(
-    message = "`{Self}` cannot be turned into a parallel iterator",
-    label = "no `into_par_iter()` for this type",
-    note = "`into_par_iter()` takes the sources `ember::iter` lists (ranges, `Vec`s, slices, and references to them) and parallel iterators; a sequential `Iterator` is none of them: iterate its collection with `.par_iter()` / `.into_par_iter()` (`use ember::prelude::*;`)"
-)]
-pub trait IntoParallelIterator {
-    /// The parallel iterator.
-    type Iter: ParallelIterator<Item = Self::Item>;
-    /// Its items.
-    type Item: Send;
-    /// Converts `self` into a parallel iterator.
-    fn into_par_iter(self) -> Self::Iter;
-}
-
-impl<I: ParallelIterator> IntoParallelIterator for I {
-    type Iter = I;
-    type Item = I::Item;
-    fn into_par_iter(self) -> I {
-        self
-    }
-}
-
-/// `par_iter()`: a parallel iterator over references to the items of a collection.
-///
-/// ```
-/// use ember::prelude::*;
-/// let v = vec![1u64, 2, 3];
-/// assert_eq!(v.par_iter().sum::<u64>(), 6);
-/// ```
-#[diagnostic::on_unimplemented(
-    message = "`{Self}` has no `par_iter()`",
-    label = "no `par_iter()` for this type",
-    note = "`par_iter()` exists where `&{Self}` turns into a parallel iterator: slices, `Vec`s, arrays, and the other sources `ember::iter` lists (`use ember::prelude::*;`)"
-)]
-pub trait IntoParallelRefIterator<'data> {
-    /// The parallel iterator.
-    type Iter: ParallelIterator<Item = Self::Item>;
-    /// Its items (references).
-    type Item: Send + 'data;
-    /// A parallel iterator over `&self`'s items.
-    fn par_iter(&'data self) -> Self::Iter;
-}
-
-impl<'data, C: ?Sized + 'data> IntoParallelRefIterator<'data> for C
-where
-    &'data C: IntoParallelIterator,
-{
-    type Iter = <&'data C as IntoParallelIterator>::Iter;
-    type Item = <&'data C as IntoParallelIterator>::Item;
-    fn par_iter(&'data self) -> Self::Iter {
-        self.into_par_iter()
-    }
-}
-
-/// `par_iter_mut()`: a parallel iterator over mutable references to a collection's items.
-///
-/// ```
-/// use ember::prelude::*;
-/// let mut v = vec![1, 2, 3];
-/// v.par_iter_mut().for_each(|x| *x *= 2);
-/// assert_eq!(v, [2, 4, 6]);
-/// ```
-#[diagnostic::on_unimplemented(
-    message = "`{Self}` has no `par_iter_mut()`",
-    label = "no `par_iter_mut()` for this type",
-    note = "`par_iter_mut()` exists where `&mut {Self}` turns into a parallel iterator: slices, `Vec`s, arrays, and the other sources `ember::iter` lists (`use ember::prelude::*;`)"
-)]
-pub trait IntoParallelRefMutIterator<'data> {
-    /// The parallel iterator.
-    type Iter: ParallelIterator<Item = Self::Item>;
-    /// Its items (mutable references).
-    type Item: Send + 'data;
-    /// A parallel iterator over `&mut self`'s items.
-    fn par_iter_mut(&'data mut self) -> Self::Iter;
-}
-
-impl<'data, C: ?Sized + 'data> IntoParallelRefMutIterator<'data> for C
-where
-    &'data mut C: IntoParallelIterator,
-{
-    type Iter = <&'data mut C as IntoParallelIterator>::Iter;
-    type Item = <&'data mut C as IntoParallelIterator>::Item;
-    fn par_iter_mut(&'data mut self) -> Self::Iter {
-        self.into_par_iter()
-    }
-}
-
-/// A collection `collect` can build: `Vec<T>` (in the items' order), the standard
-/// collections, `String`, `Box<[T]>`, `Rc<[T]>`, `Arc<[T]>`, `Cow`, `()`, and `Result` /
-/// `Option` of any of them.
-///
-/// ```
-/// use ember::iter::FromParallelIterator;
-/// let v = Vec::from_par_iter(vec![1, 2, 3]);
-/// assert_eq!(v, [1, 2, 3]);
-/// ```
-#[diagnostic::on_unimplemented(
-    message = "a parallel iterator over `{T}` cannot be collected into `{Self}`",
-    label = "`collect` cannot build this from items of type `{T}`",
-    note = "`collect` builds the collections that implement `FromParallelIterator` (`Vec<T>` among them); collect into a `Vec` and convert it, or check the item type"
-)]
-pub trait FromParallelIterator<T: Send> {
-    /// Builds the collection from `iter`'s items.
-    fn from_par_iter<I>(iter: I) -> Self
-    where
-        I: IntoParallelIterator<Item = T>;
 }

@@ -25,11 +25,10 @@
 //! | `fifo.rs` | `spawn_fifo`'s queue and indirections (`pool/workers/fifo.rs`) | none |
 //! | `broadcast.rs` | broadcasts racing sleepers and leaving workers (`pool/ops/broadcast.rs`) | none |
 //! | `task.rs` | forward permits, the successor list and events (`task/node.rs`, `task/successors.rs`, `task/event.rs`) | none |
+//! | `flow_queue.rs` | the flow's submission queues (`flow/queue.rs`) | none |
 //! | `biased.rs` | the standalone biased consumers' hand-off and close (`biased/`) | none |
 //! | `budget.rs` | the awake-core budget's accounting and its rule for a pool with nobody awake (`budget/mod.rs`) | `mutant_idle_pool_refused` |
 //!
-//! The double-buffered queue of `flow/queue.rs` keeps its model beside it (`flow::queue::loom_tests`),
-//! which the same command runs.
 
 mod biased;
 mod broadcast;
@@ -37,6 +36,7 @@ mod budget;
 mod deferred;
 mod delay_kick;
 mod fifo;
+mod flow_queue;
 mod lifecycle;
 mod light_push;
 mod local_push;

@@ -378,3 +378,68 @@ fn loom_woken_searcher_fans_out() {
 fn mutant_woken_searcher_wakes_one() {
     woken_searcher_fans_out(false);
 }
+
+/// A burst of four jobs on a pool of four sleeping workers, where each worker takes one job
+/// at most: the fourth worker is reached only through a share of the fan-out (README,
+/// "Fan-out"). The first woken worker wakes two, handing one of them a share of one; that
+/// one passes it on. Two steps guard the promise the share stands for: it ends with its
+/// holder's search, and a last searcher whose fan-out woke nobody makes the hand-off's
+/// wake-up whatever the promises say. Either is enough; the mutant drops both, and a leaked
+/// promise then keeps the fourth worker asleep with its job queued.
+fn fan_out_shares_reach_every_worker(promise_guards: bool) {
+    // One preemption: four workers and a pusher are too many threads for two.
+    model_bounded(1, move || {
+        let mut sleep = Sleep::new(WakePolicy::Searching, 4);
+        sleep.promise_guards = promise_guards;
+        let world = Arc::new(World {
+            sleep,
+            queued: AtomicUsize::new(0),
+            taken: AtomicUsize::new(0),
+            jobs: 4,
+        });
+        let handles: Vec<_> = (0..4)
+            .map(|index| {
+                let world = Arc::clone(&world);
+                thread::spawn(move || {
+                    let mut me = WakeState::default();
+                    while !world.all_taken() {
+                        if world.try_take() {
+                            world
+                                .sleep
+                                .found_work(&mut me, |_| world.queued.load(Ordering::SeqCst));
+                            world.book();
+                            return;
+                        }
+                        world.sleep.sleep(
+                            index,
+                            &mut me,
+                            |_| world.queued.load(Ordering::SeqCst) > 0,
+                            || world.all_taken(),
+                            None,
+                        );
+                    }
+                })
+            })
+            .collect();
+        while !(0..4).all(|index| world.sleep.parkers[index].is_parked()) {
+            thread::yield_now();
+        }
+        world.queued.fetch_add(4, Ordering::SeqCst);
+        world.sleep.notify_injected();
+        for handle in handles {
+            handle.join().unwrap();
+        }
+        assert_eq!(world.taken.load(Ordering::SeqCst), 4);
+    });
+}
+
+#[test]
+fn loom_fan_out_shares_reach_every_worker() {
+    fan_out_shares_reach_every_worker(true);
+}
+
+#[test]
+#[ignore = "mutant: must fail (deadlock), showing what guards a fan-out's promises"]
+fn mutant_fan_out_promise_outlives_its_search() {
+    fan_out_shares_reach_every_worker(false);
+}

@@ -103,6 +103,8 @@ pub(crate) struct WakeState {
     /// A waker counted this worker as a searcher and woke it, and it has not found work
     /// since (Searching): the job it finds first is where it fans out (README, "Fan-out").
     woken: bool,
+    /// The wake-ups this worker was handed to make, if `woken` (README, "Fan-out").
+    share: usize,
     /// This worker is listed in `Sleep::light_pushers` (README, "Light pushes"): it may have
     /// pushed a `join` half with a light barrier since it last went to sleep.
     light_pushes: bool,
@@ -139,8 +141,13 @@ pub(crate) struct Sleep {
     pub(crate) parkers: Box<[CachePadded<Parker>]>,
     /// Workers counted as searching (Searching only), including those woken to search.
     num_searching: CachePadded<AtomicUsize>,
-    /// Set by a waker that counted worker `i` in `num_searching` before unparking it.
-    woken_to_search: Box<[AtomicBool]>,
+    /// Set by a waker that counted worker `i` in `num_searching` before unparking it: 0 if
+    /// none did, else one more than the share of the fan-out it was handed (README,
+    /// "Fan-out").
+    woken_to_search: Box<[AtomicUsize]>,
+    /// Wake-ups that woken searchers were handed as their share of a fan-out and have not
+    /// passed on yet (README, "Fan-out").
+    promised: CachePadded<AtomicUsize>,
     /// Worker `i` may have pushed a `join` half with only a light barrier since it last went
     /// to sleep (Searching; README, "Light pushes"), or may hold private halves (lazy joins;
     /// README, "Private steals"). Whoever relies on seeing its pushes issues a heavy barrier
@@ -160,6 +167,10 @@ pub(crate) struct Sleep {
     /// Off only in the loom mutant that shows what the fan-out does.
     #[cfg(all(test, loom))]
     pub(crate) fan_out: bool,
+    /// Off only in the loom mutant that shows what guards a fan-out's promises: a share that
+    /// ends with its holder's search, and a last searcher that wakes one whatever they say.
+    #[cfg(all(test, loom))]
+    pub(crate) promise_guards: bool,
     /// Spawned jobs' owed wake-ups and their alarm (Searching with `defer_wakeups`, several
     /// workers, where the system has an alarm; `deferred.rs`).
     debts: Option<deferred::Debts>,
@@ -193,7 +204,8 @@ impl Sleep {
                 .map(|_| CachePadded::new(Parker::new()))
                 .collect(),
             num_searching: CachePadded::new(AtomicUsize::new(0)),
-            woken_to_search: (0..workers).map(|_| AtomicBool::new(false)).collect(),
+            woken_to_search: (0..workers).map(|_| AtomicUsize::new(0)).collect(),
+            promised: CachePadded::new(AtomicUsize::new(0)),
             light_pushers: (0..workers)
                 .map(|_| CachePadded::new(AtomicBool::new(false)))
                 .collect(),
@@ -204,6 +216,8 @@ impl Sleep {
             hand_off_heavy: true,
             #[cfg(all(test, loom))]
             fan_out: true,
+            #[cfg(all(test, loom))]
+            promise_guards: true,
             debts: config
                 .defer_ns
                 .filter(|_| workers > 1 && matches!(policy, WakePolicy::Searching))
@@ -435,10 +449,12 @@ impl Sleep {
         if picked && !matches!(self.policy, WakePolicy::Searching) {
             me.picked = true;
         }
-        if self.woken_to_search[index].swap(false, Ordering::SeqCst) {
+        let note = self.woken_to_search[index].swap(0, Ordering::SeqCst);
+        if note != 0 {
             // A waker picked us and counted us as a searcher.
             me.searching = true;
             me.woken = true;
+            me.share = note - 1;
         } else if work && was_searching {
             // The last look found work after all: search again (counted once: no waker
             // counted us), so that taking the work runs the last-searcher hand-off in

@@ -50,7 +50,7 @@ impl Sleep {
                 || self.num_searching.load(Ordering::SeqCst) < target,
                 |index| {
                     self.num_searching.fetch_add(1, Ordering::SeqCst);
-                    self.woken_to_search[index].store(true, Ordering::SeqCst);
+                    self.woken_to_search[index].store(1, Ordering::SeqCst);
                 },
             );
             match woken {
@@ -58,6 +58,46 @@ impl Sleep {
                 None => return,
             }
         }
+    }
+
+    /// A woken searcher's fan-out (README, "Fan-out"): wakes sleepers for the `jobs` that
+    /// neither a searcher nor a promised wake-up covers, at most [`FAN_OUT`] of them, and
+    /// hands each a share of what is left to wake in turn: about half to the first, a
+    /// quarter to the next, the rest to the last. The burst then spreads as a binomial tree.
+    /// All are chosen before the first is unparked, so the tree does not depend on which
+    /// wakee the kernel runs first, nor on whether one preempts its waker. Returns whether
+    /// it woke anybody.
+    #[cold]
+    fn fan_out(&self, jobs: usize) -> bool {
+        let mut chosen = [0; FAN_OUT];
+        let mut count = 0;
+        for turn in 1..=FAN_OUT {
+            let share = std::cell::Cell::new(0);
+            let woken = self.sleepers.pop_latest_if(
+                || {
+                    let covered = self.num_searching.load(Ordering::SeqCst)
+                        + self.promised.load(Ordering::SeqCst);
+                    let left = jobs.saturating_sub(covered);
+                    let rest = left.saturating_sub(1);
+                    share.set(if turn == FAN_OUT { rest } else { rest / 2 });
+                    left > 0
+                },
+                |index| {
+                    self.num_searching.fetch_add(1, Ordering::SeqCst);
+                    self.promised.fetch_add(share.get(), Ordering::SeqCst);
+                    self.woken_to_search[index].store(share.get() + 1, Ordering::SeqCst);
+                },
+            );
+            match woken {
+                Some(index) => chosen[count] = index,
+                None => break,
+            }
+            count += 1;
+        }
+        for &index in &chosen[..count] {
+            self.unpark_listed(index);
+        }
+        count > 0
     }
 
     /// Whether a woken searcher fans out: always, but in the loom mutant that shows what the
@@ -123,7 +163,10 @@ impl Sleep {
         // The hand-off asks only whether any job is left; a fan-out counts them, as far as the
         // searchers there are and the wake-ups it may make.
         let most = if woken {
-            self.num_searching.load(Ordering::SeqCst) + FAN_OUT
+            // Enough to cover every searcher, every promise and every sleeper.
+            self.num_searching.load(Ordering::SeqCst)
+                + self.promised.load(Ordering::SeqCst)
+                + self.sleepers.len()
         } else {
             1
         };
@@ -134,12 +177,20 @@ impl Sleep {
             }
             jobs = 1;
         }
-        if woken && self.fans_out() {
-            // Every searcher, ourselves gone, will take one of the visible jobs: wake for the
-            // rest. Not capped at half the workers, as a search started by a worker itself
-            // is: these searchers are woken for jobs already there, and stop at their first.
-            self.wake_searchers(jobs, FAN_OUT);
-        } else if last {
+        // Every searcher, ourselves gone, will take one of the visible jobs, and every
+        // promise wakes one more: wake for the rest. Not capped at half the workers, as a
+        // search started by a worker itself is: these searchers are woken for jobs already
+        // there, and stop at their first. The last searcher wakes one whatever the promises
+        // say: a promise is a hint, the hand-off is the proof.
+        let woke = woken && self.fans_out() && self.fan_out(jobs);
+        #[cfg(all(test, loom))]
+        if !self.promise_guards {
+            if last && !woken {
+                self.wake_searcher();
+            }
+            return;
+        }
+        if last && !woke {
             self.wake_searcher();
         }
     }
@@ -163,6 +214,16 @@ impl Sleep {
     /// Leaves the searchers; returns whether the caller was the last one.
     pub(super) fn stop_searching(&self, me: &mut WakeState) -> bool {
         me.searching = false;
+        #[cfg(all(test, loom))]
+        let forget_share = !self.promise_guards;
+        #[cfg(not(all(test, loom)))]
+        let forget_share = false;
+        if me.woken && !forget_share {
+            // Our share is ours to make now, or nobody's: the promise ends before the count
+            // drops, so the last searcher finds every promise of the others ended.
+            self.promised.fetch_sub(me.share, Ordering::SeqCst);
+            me.share = 0;
+        }
         me.woken = false;
         // SeqCst RMW: it is ordered against a pusher's fenced read of the count (README).
         self.num_searching.fetch_sub(1, Ordering::SeqCst) == 1

@@ -1,0 +1,130 @@
+//! The examples on 1, 2 and 4 ranks under mpirun (feature `mpi`): results equal to one
+//! rank's, uneven parts, more ranks than rows, a panicking rank, divergent graphs.
+#![cfg(feature = "mpi")]
+
+mod common;
+
+use std::process::{Command, Output};
+use std::time::Duration;
+
+use common::{example, field, run};
+
+fn mpirun(ranks: usize, name: &str, args: &[&str]) -> Output {
+    let mut c = Command::new("mpirun");
+    c.args([
+        "--allow-run-as-root",
+        "--oversubscribe",
+        "-n",
+        &ranks.to_string(),
+    ])
+    .arg(example(name))
+    .args(args)
+    // One worker per rank: up to 4 ranks share this machine's cores.
+    .env("EMBER_NUM_THREADS", "1");
+    run(c, Duration::from_secs(300))
+}
+
+/// Runs `name` on `ranks` ranks; checks every rank printed the same result and rank 0
+/// matched the sequential run; returns the result and the bytes every rank sent.
+fn result(ranks: usize, name: &str, n: usize, steps: usize) -> (String, Vec<u64>) {
+    let (n, steps) = (n.to_string(), steps.to_string());
+    let out = mpirun(ranks, name, &["--n", &n, "--steps", &steps]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{name} on {ranks} ranks: {stdout}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let lines: Vec<&str> = stdout.lines().filter(|l| l.starts_with(name)).collect();
+    assert_eq!(lines.len(), ranks, "{stdout}");
+    let results: Vec<&str> = lines.iter().filter_map(|l| field(l, "result")).collect();
+    assert!(results.iter().all(|r| *r == results[0]), "{stdout}");
+    let rank0 = lines
+        .iter()
+        .find(|l| field(l, "rank") == Some("0"))
+        .unwrap();
+    assert_eq!(field(rank0, "matches_sequential"), Some("true"), "{rank0}");
+    let sent = lines
+        .iter()
+        .map(|l| field(l, "bytes_sent").unwrap().parse().unwrap())
+        .collect();
+    (results[0].to_string(), sent)
+}
+
+#[test]
+fn every_example_gives_one_ranks_result_on_2_and_4_ranks() {
+    // 30 rows over 4 ranks: parts of 7 and 8 rows.
+    for (name, n, steps) in [("wave_sim", 30, 8), ("jacobi", 30, 6)] {
+        let (one, sent) = result(1, name, n, steps);
+        assert_eq!(sent, [0]);
+        for ranks in [2, 4] {
+            let (many, sent) = result(ranks, name, n, steps);
+            assert_eq!(many, one, "{name} on {ranks} ranks");
+            assert!(
+                sent.iter().sum::<u64>() > 0,
+                "{name} moved nothing on {ranks} ranks"
+            );
+        }
+    }
+}
+
+#[test]
+fn wave_sim_moves_exactly_its_halo_rows() {
+    // Steps 1..=steps read rows the neighbouring parts wrote in the step before: one row of
+    // n doubles each way across each of the ranks - 1 boundaries.
+    let (n, steps) = (24, 5);
+    for ranks in [2, 4] {
+        let (_, sent) = result(ranks, "wave_sim", n, steps);
+        let expected = (steps * 2 * (ranks - 1) * n * 8) as u64;
+        assert_eq!(sent.iter().sum::<u64>(), expected, "{ranks} ranks");
+    }
+}
+
+#[test]
+fn more_ranks_than_rows() {
+    for name in ["wave_sim", "jacobi"] {
+        let (one, _) = result(1, name, 3, 4);
+        let (four, _) = result(4, name, 3, 4);
+        assert_eq!(four, one, "{name}");
+    }
+}
+
+#[test]
+fn a_panicking_rank_ends_the_job_with_its_message() {
+    let out = mpirun(2, "mpi_faults", &["--case", "panic"]);
+    assert!(!out.status.success());
+    let all = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(all.contains("deliberate failure in step 1"), "{all}");
+    assert!(all.contains("MPI_ABORT"), "{all}");
+}
+
+#[test]
+fn divergent_graphs_are_an_error_not_a_hang() {
+    for ranks in [2, 4] {
+        let out = mpirun(ranks, "mpi_faults", &["--case", "diverge"]);
+        assert!(!out.status.success());
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            stderr.contains("command group #1 differs") && stderr.contains("`step 1`"),
+            "{stderr}"
+        );
+    }
+}
+
+#[test]
+fn the_fault_example_without_a_fault_succeeds_on_4_ranks() {
+    let out = mpirun(4, "mpi_faults", &["--case", "fine"]);
+    assert!(out.status.success(), "{out:?}");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(
+        stdout
+            .lines()
+            .filter(|l| l.contains(": ok, sum 1920"))
+            .count(),
+        4
+    );
+}

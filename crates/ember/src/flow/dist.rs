@@ -1,0 +1,797 @@
+//! Distributed flow: every rank runs the same program; each command group's range is split
+//! over the ranks, and each rank receives exactly the regions it reads that another rank
+//! last wrote.
+//!
+//! A [`Flow::distributed`](super::Flow::distributed) flow talks to the other ranks through a
+//! [`Transport`] (the `ember-mpi` crate implements one over MPI). The design, what each rank
+//! executes, what moves when and why nothing waits forever, is in `flow/README.md`; in
+//! short:
+//!
+//! - **What a rank executes.** A `parallel_for` range is cut along its first dimension into
+//!   `ranks` parts as even as can be (sizes differ by at most one; ranks past the end of a
+//!   short range get none). Rank `r` runs part `r`, itself cut into chunks over its workers.
+//!   A `run` kernel runs on every rank.
+//! - **Who holds what.** Every rank holds a whole copy of every [`Buffer`](super::Buffer),
+//!   initialised identically. Every rank keeps the same *ownership map* per buffer: disjoint
+//!   boxes, each with the rank that last wrote it (none: still the initial data, valid
+//!   everywhere) and the ranks whose copy is current.
+//! - **What moves.** For each command group, every rank computes, for every rank and every
+//!   accessor that reads, the region that rank's part maps to, and from the map the boxes of
+//!   it whose current copy is elsewhere: each is one message from the box's last writer.
+//!   Then it applies the group's writes to the map. Every rank computes the same list in
+//!   the same order (the same program, the same map), keeps the messages it sends and those
+//!   it receives, and numbers them per (sender, receiver) pair: that number is the tag, so
+//!   both sides agree on it without talking.
+//! - **When.** A receive is posted to the transport when the group is submitted, into a
+//!   staging buffer; a local task that writes the box waits for the arrival and copies it
+//!   in. A send is a local task that reads the box (so it runs after the box's local writer)
+//!   and hands a copy to the transport, which sends it without blocking. Both are ordinary
+//!   tasks of the local flow, before the group's chunks: the chunks that read a received box
+//!   wait for its copy-in, and computation the message does not feed runs meanwhile.
+//! - **Checks.** [`Flow::wait`](super::Flow::wait) and
+//!   [`Flow::read_back`](super::Flow::read_back) first compare, over the transport, how many
+//!   command groups every rank submitted and a hash of their declarations; ranks that
+//!   differ get [`FlowError::Diverged`] naming the first group that differs, instead of
+//!   waiting for messages that will not come. A kernel that panics on a distributed flow
+//!   ends the job through [`Transport::abort`].
+
+use std::collections::hash_map::DefaultHasher;
+use std::collections::HashMap;
+use std::hash::{Hash, Hasher};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{mpsc, Arc, Mutex};
+
+use super::command_group::Typed;
+use super::graph::{Access, Mode};
+use super::{Box3, FlowError};
+
+/// How the ranks of a distributed flow reach each other: point-to-point messages of bytes,
+/// matched by sender and tag. `ember-mpi` implements it over MPI; any transport works that
+/// delivers every message sent to a posted receive with the same sender and tag.
+///
+/// Every method returns at once; messages are delivered later, from any thread.
+pub trait Transport: Send + Sync + 'static {
+    /// This process's rank, `0..ranks()`.
+    fn rank(&self) -> usize;
+    /// How many ranks run the program.
+    fn ranks(&self) -> usize;
+    /// Sends `bytes` to rank `to` under `tag`. The transport owns the bytes until sent.
+    fn send(&self, to: usize, tag: u64, bytes: Vec<u8>);
+    /// Asks for the message of `len` bytes that rank `from` sends under `tag`; `done` gets
+    /// it when it has arrived. Tags are unique per (sender, receiver) pair while in flight.
+    ///
+    /// A message of another length (ranks that submitted different graphs) should be
+    /// delivered as it is: the flow ignores it and its next check reports the divergence.
+    fn receive(&self, from: usize, tag: u64, len: usize, done: Box<dyn FnOnce(Vec<u8>) + Send>);
+    /// Ends the whole job because a kernel panicked on this rank with `message`. Over MPI:
+    /// print the message and `MPI_Abort` with a non-zero code. Returning (a transport that
+    /// cannot end the job) leaves the failure to the flow's ordinary reporting.
+    fn abort(&self, message: &str);
+}
+
+/// The counters of a distributed flow, from
+/// [`Flow::transfer_stats`](super::Flow::transfer_stats).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct TransferStats {
+    /// Messages of buffer data this rank sent.
+    pub messages_sent: u64,
+    /// Bytes of buffer data this rank sent.
+    pub bytes_sent: u64,
+    /// Messages of buffer data this rank received.
+    pub messages_received: u64,
+    /// Bytes of buffer data this rank received.
+    pub bytes_received: u64,
+}
+
+/// One box of a buffer in the ownership map.
+#[derive(Clone, Debug)]
+struct Frag {
+    area: Box3,
+    /// The rank that last wrote it; `None` while it holds the initial data.
+    owner: Option<usize>,
+    /// The ranks whose copy is current (ignored while `owner` is `None`).
+    valid: Vec<bool>,
+}
+
+/// An accessor of one command group as every rank sees it: the boxes each rank's part of the
+/// range maps to.
+#[derive(Clone, Debug)]
+pub(crate) struct RankAccess {
+    pub buffer: u32,
+    pub extent: [usize; 3],
+    pub mode: Mode,
+    /// Per rank, its boxes (none for a rank without a part).
+    pub per_rank: Vec<Vec<Box3>>,
+}
+
+/// One message of buffer data: box `area` of the buffer of accessor `access`, from `from` to
+/// `to`, under `tag`.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub(crate) struct Transfer {
+    pub access: usize,
+    pub from: usize,
+    pub to: usize,
+    pub area: Box3,
+    pub tag: u64,
+}
+
+/// The ownership map of every buffer and the message counters: the same on every rank.
+#[derive(Debug)]
+pub(crate) struct Ownership {
+    ranks: usize,
+    buffers: HashMap<u32, Vec<Frag>>,
+    /// Messages so far per (from, to): the next data tag is twice the count.
+    sent: Vec<u64>,
+}
+
+impl Ownership {
+    pub(crate) fn new(ranks: usize) -> Self {
+        Ownership {
+            ranks,
+            buffers: HashMap::new(),
+            sent: vec![0; ranks * ranks],
+        }
+    }
+
+    /// Plans one command group: the messages it needs, in the order every rank lists them,
+    /// and the map after its writes. Refuses (changing nothing) a group whose parts write
+    /// the same elements on different ranks.
+    pub(crate) fn plan(&mut self, accesses: &[RankAccess]) -> Result<Vec<Transfer>, String> {
+        for a in accesses.iter().filter(|a| a.mode.writes()) {
+            for r1 in 0..self.ranks {
+                for r2 in r1 + 1..self.ranks {
+                    for b1 in &a.per_rank[r1] {
+                        if let Some(b2) = a.per_rank[r2].iter().find(|b2| b1.intersects(b2)) {
+                            return Err(format!(
+                                "the parts of ranks {r1} and {r2} both write elements \
+                                 {:?}..{:?} of a buffer; a distributed range kernel's chunks \
+                                 must write disjoint regions",
+                                b1.intersection(b2).lo,
+                                b1.intersection(b2).hi
+                            ));
+                        }
+                    }
+                }
+            }
+        }
+        let mut transfers = Vec::new();
+        for (index, a) in accesses.iter().enumerate() {
+            if !a.mode.reads() {
+                continue;
+            }
+            let frags = self
+                .buffers
+                .entry(a.buffer)
+                .or_insert_with(|| fresh(a.extent));
+            for (to, boxes) in a.per_rank.iter().enumerate() {
+                for b in boxes {
+                    for f in frags.iter().filter(|f| f.area.intersects(b)) {
+                        if let Some(from) = f.owner {
+                            if !f.valid[to] {
+                                let count = &mut self.sent[from * self.ranks + to];
+                                transfers.push(Transfer {
+                                    access: index,
+                                    from,
+                                    to,
+                                    area: f.area.intersection(b),
+                                    tag: 2 * *count,
+                                });
+                                *count += 1;
+                            }
+                        }
+                    }
+                    update(frags, b, |f| {
+                        if f.owner.is_some() {
+                            f.valid[to] = true;
+                        }
+                    });
+                }
+            }
+        }
+        let ranks = self.ranks;
+        for a in accesses.iter().filter(|a| a.mode.writes()) {
+            let frags = self
+                .buffers
+                .entry(a.buffer)
+                .or_insert_with(|| fresh(a.extent));
+            for (rank, boxes) in a.per_rank.iter().enumerate() {
+                for b in boxes {
+                    update(frags, b, |f| {
+                        f.owner = Some(rank);
+                        f.valid = vec![false; ranks];
+                        f.valid[rank] = true;
+                    });
+                }
+            }
+            coalesce(frags);
+        }
+        Ok(transfers)
+    }
+
+    /// How many boxes the map holds (for tests of its growth).
+    #[cfg(all(test, not(loom)))]
+    fn fragments(&self) -> usize {
+        self.buffers.values().map(Vec::len).sum()
+    }
+}
+
+fn fresh(extent: [usize; 3]) -> Vec<Frag> {
+    vec![Frag {
+        area: Box3::from_extent(extent),
+        owner: None,
+        valid: Vec::new(),
+    }]
+}
+
+/// Splits the fragments that `b` cuts and applies `f` to the parts inside `b`.
+fn update(frags: &mut Vec<Frag>, b: &Box3, mut f: impl FnMut(&mut Frag)) {
+    let mut out = Vec::with_capacity(frags.len() + 4);
+    for frag in frags.drain(..) {
+        if !frag.area.intersects(b) {
+            out.push(frag);
+            continue;
+        }
+        for piece in frag.area.subtract(b) {
+            out.push(Frag {
+                area: piece,
+                ..frag.clone()
+            });
+        }
+        let mut inside = Frag {
+            area: frag.area.intersection(b),
+            ..frag
+        };
+        f(&mut inside);
+        out.push(inside);
+    }
+    *frags = out;
+}
+
+/// Merges neighbouring fragments with the same state whose union is a box, so that the map
+/// of a buffer rewritten by the same parts every step stays the size of one step's parts.
+fn coalesce(frags: &mut Vec<Frag>) {
+    let mut merged = true;
+    while merged {
+        merged = false;
+        'outer: for i in 0..frags.len() {
+            for j in i + 1..frags.len() {
+                let (a, b) = (&frags[i], &frags[j]);
+                if a.owner != b.owner || a.valid != b.valid {
+                    continue;
+                }
+                if let Some(u) = box_union(&a.area, &b.area) {
+                    frags[i].area = u;
+                    frags.swap_remove(j);
+                    merged = true;
+                    break 'outer;
+                }
+            }
+        }
+    }
+}
+
+/// The union of two disjoint boxes if it is a box: equal in all dimensions but one, where
+/// they touch.
+fn box_union(a: &Box3, b: &Box3) -> Option<Box3> {
+    let differ: Vec<usize> = (0..3)
+        .filter(|&d| a.lo[d] != b.lo[d] || a.hi[d] != b.hi[d])
+        .collect();
+    match differ[..] {
+        [d] if a.hi[d] == b.lo[d] || b.hi[d] == a.lo[d] => {
+            let mut u = *a;
+            u.lo[d] = a.lo[d].min(b.lo[d]);
+            u.hi[d] = a.hi[d].max(b.hi[d]);
+            Some(u)
+        }
+        _ => None,
+    }
+}
+
+/// Rank `rank`'s part of `range`: its first dimension cut into `ranks` parts as even as can
+/// be; empty for ranks past the end of a short range.
+pub(crate) fn rank_part(range: &Box3, ranks: usize, rank: usize) -> Box3 {
+    let n = range.hi[0].saturating_sub(range.lo[0]);
+    let mut b = *range;
+    b.lo[0] = range.lo[0] + n * rank / ranks;
+    b.hi[0] = range.lo[0] + n * (rank + 1) / ranks;
+    b
+}
+
+/// Whether every box of `inner` lies in the union of `outer`.
+pub(crate) fn covered(inner: &[Box3], outer: &[Box3]) -> bool {
+    inner.iter().all(|b| {
+        let mut rest = vec![*b];
+        for o in outer {
+            rest = rest.into_iter().flat_map(|r| r.subtract(o)).collect();
+        }
+        rest.iter().all(Box3::is_empty)
+    })
+}
+
+/// A command group's declaration as a number: equal on every rank that declared the same.
+pub(crate) fn declaration_hash(
+    label: Option<&str>,
+    range: Option<(usize, &Box3)>,
+    plain: &[Access],
+    typed: &[RankAccess],
+) -> u64 {
+    let mut h = DefaultHasher::new();
+    label.hash(&mut h);
+    if let Some((dims, b)) = range {
+        (dims, b).hash(&mut h);
+    }
+    for a in plain {
+        (a.buffer, a.extent, a.mode as u8, &a.boxes).hash(&mut h);
+    }
+    for a in typed {
+        (a.buffer, a.extent, a.mode as u8, &a.per_rank).hash(&mut h);
+    }
+    h.finish()
+}
+
+/// What a distributed flow keeps besides its local flow: under one lock, so that every
+/// command group is planned and handed to the scheduler in one order.
+pub(crate) struct Dist {
+    pub transport: Arc<dyn Transport>,
+    pub state: Mutex<DistState>,
+    pub stats: DistCounters,
+}
+
+#[derive(Default)]
+pub(crate) struct DistCounters {
+    pub messages_sent: AtomicU64,
+    pub bytes_sent: AtomicU64,
+    pub messages_received: AtomicU64,
+    pub bytes_received: AtomicU64,
+}
+
+pub(crate) struct DistState {
+    pub ownership: Ownership,
+    /// Command groups submitted so far.
+    pub groups: u64,
+    /// Since the last check that found every rank agreeing: per group, its hash and label.
+    pub history: Vec<(u64, String)>,
+    /// A hash of every group's hash so far.
+    pub rolling: u64,
+    /// Checks made so far (their number picks their tags).
+    pub checks: u64,
+    /// Ranks that have dropped their flow (they take part in no more checks).
+    pub finished: Vec<bool>,
+    /// Set once the ranks were found to differ: every later check reports it again.
+    pub diverged: Option<(u64, String)>,
+}
+
+impl Dist {
+    pub(crate) fn new(transport: Arc<dyn Transport>) -> Self {
+        let ranks = transport.ranks();
+        Dist {
+            transport,
+            state: Mutex::new(DistState {
+                ownership: Ownership::new(ranks),
+                groups: 0,
+                history: Vec::new(),
+                rolling: 0,
+                checks: 0,
+                finished: vec![false; ranks],
+                diverged: None,
+            }),
+            stats: DistCounters::default(),
+        }
+    }
+
+    pub(crate) fn record(state: &mut DistState, hash: u64, label: Option<&str>) {
+        state.groups += 1;
+        let mut h = DefaultHasher::new();
+        (state.rolling, hash).hash(&mut h);
+        state.rolling = h.finish();
+        state
+            .history
+            .push((hash, label.unwrap_or("(no label)").to_string()));
+    }
+
+    /// Compares every rank's command groups so far (see the module doc). `last`: this
+    /// rank's flow is being dropped and takes part in no later check.
+    pub(crate) fn check(&self, last: bool) -> Result<(), FlowError> {
+        let mut st = super::lock(&self.state);
+        if let Some((task, detail)) = &st.diverged {
+            return Err(FlowError::Diverged {
+                task: *task,
+                detail: detail.clone(),
+            });
+        }
+        let (me, ranks) = (self.transport.rank(), self.transport.ranks());
+        let peers: Vec<usize> = (0..ranks).filter(|&r| r != me && !st.finished[r]).collect();
+        let k = st.checks;
+        st.checks += 1;
+        if peers.is_empty() {
+            st.history.clear();
+            return Ok(());
+        }
+        let payload = encode_history(&st.history);
+        let header = [st.groups, st.rolling, last as u64, payload.len() as u64];
+        let headers = self.exchange(&peers, control_tag(k, 0), words(&header), 32);
+        let mut all = vec![(me, header)];
+        for (p, bytes) in peers.iter().zip(headers) {
+            all.push((*p, unwords::<4>(&bytes)));
+        }
+        for (p, h) in &all {
+            if h[2] == 1 {
+                st.finished[*p] = true;
+            }
+        }
+        let agree = all
+            .iter()
+            .all(|(_, h)| h[0] == header[0] && h[1] == header[1]);
+        if agree {
+            st.history.clear();
+            return Ok(());
+        }
+        // Everyone saw the same headers, so everyone takes this second round.
+        let mut histories = vec![(me, st.history.clone())];
+        for (p, h) in all.iter().skip(1) {
+            let bytes = self.exchange_one(*p, control_tag(k, 1), payload.clone(), h[3] as usize);
+            histories.push((*p, decode_history(&bytes)));
+        }
+        histories.sort_by_key(|(r, _)| *r);
+        let base = st.groups - st.history.len() as u64;
+        let longest = histories.iter().map(|(_, h)| h.len()).max().unwrap_or(0);
+        let first = (0..longest)
+            .find(|&i| {
+                let mine = histories[0].1.get(i).map(|x| x.0);
+                histories.iter().any(|(_, h)| h.get(i).map(|x| x.0) != mine)
+            })
+            .unwrap_or(longest);
+        let detail = histories
+            .iter()
+            .map(|(r, h)| match h.get(first) {
+                Some((hash, label)) => format!("rank {r}: `{label}` (declaration {hash:016x})"),
+                None => format!("rank {r}: none"),
+            })
+            .collect::<Vec<_>>()
+            .join("; ");
+        let task = base + first as u64;
+        st.diverged = Some((task, detail.clone()));
+        Err(FlowError::Diverged { task, detail })
+    }
+
+    /// Sends `bytes` to every peer under `tag` and returns theirs (`len` bytes each), in the
+    /// order of `peers`.
+    fn exchange(&self, peers: &[usize], tag: u64, bytes: Vec<u8>, len: usize) -> Vec<Vec<u8>> {
+        let (tx, rx) = mpsc::channel();
+        for (i, &p) in peers.iter().enumerate() {
+            let tx = tx.clone();
+            self.transport
+                .receive(p, tag, len, Box::new(move |b| drop(tx.send((i, b)))));
+        }
+        for &p in peers {
+            self.transport.send(p, tag, bytes.clone());
+        }
+        drop(tx);
+        let mut out = vec![Vec::new(); peers.len()];
+        for _ in peers {
+            let (i, b) = rx.recv().expect("the transport dropped a control message");
+            out[i] = b;
+        }
+        out
+    }
+
+    fn exchange_one(&self, peer: usize, tag: u64, bytes: Vec<u8>, len: usize) -> Vec<u8> {
+        self.exchange(&[peer], tag, bytes, len)
+            .pop()
+            .unwrap_or_default()
+    }
+
+    pub(crate) fn stats(&self) -> TransferStats {
+        let s = &self.stats;
+        TransferStats {
+            messages_sent: s.messages_sent.load(Ordering::Relaxed),
+            bytes_sent: s.bytes_sent.load(Ordering::Relaxed),
+            messages_received: s.messages_received.load(Ordering::Relaxed),
+            bytes_received: s.bytes_received.load(Ordering::Relaxed),
+        }
+    }
+}
+
+/// Tags of control messages are odd (data tags are even): check `k`, round `round`.
+fn control_tag(k: u64, round: u64) -> u64 {
+    (2 * k + round) * 2 + 1
+}
+
+fn words(w: &[u64]) -> Vec<u8> {
+    w.iter().flat_map(|x| x.to_le_bytes()).collect()
+}
+
+fn unwords<const N: usize>(b: &[u8]) -> [u64; N] {
+    std::array::from_fn(|i| {
+        let mut w = [0; 8];
+        w.copy_from_slice(&b[8 * i..8 * i + 8]);
+        u64::from_le_bytes(w)
+    })
+}
+
+fn encode_history(h: &[(u64, String)]) -> Vec<u8> {
+    let mut out = Vec::new();
+    for (hash, label) in h {
+        out.extend(hash.to_le_bytes());
+        out.extend((label.len() as u64).to_le_bytes());
+        out.extend(label.as_bytes());
+    }
+    out
+}
+
+fn decode_history(mut b: &[u8]) -> Vec<(u64, String)> {
+    let mut out = Vec::new();
+    while b.len() >= 16 {
+        let [hash, len] = unwords::<2>(b);
+        let len = (len as usize).min(b.len() - 16);
+        out.push((hash, String::from_utf8_lossy(&b[16..16 + len]).into_owned()));
+        b = &b[16 + len..];
+    }
+    out
+}
+
+/// The per-rank regions of the group's accessors, for the plan and the hash.
+pub(crate) fn rank_accesses(
+    typed: &[Typed],
+    range: &Box3,
+    dims: usize,
+    ranks: usize,
+) -> Result<Vec<RankAccess>, FlowError> {
+    let parts: Vec<Box3> = (0..ranks).map(|r| rank_part(range, ranks, r)).collect();
+    let mut out: Vec<RankAccess> = typed
+        .iter()
+        .map(|t| RankAccess {
+            buffer: t.buffer.index,
+            extent: t.buffer.extent,
+            mode: t.mode,
+            per_rank: Vec::with_capacity(ranks),
+        })
+        .collect();
+    for part in &parts {
+        let regions = if part.is_empty() {
+            vec![Vec::new(); typed.len()]
+        } else {
+            super::chunk_regions(typed, part, dims)?
+        };
+        for (a, boxes) in out.iter_mut().zip(regions) {
+            a.per_rank.push(boxes);
+        }
+    }
+    Ok(out)
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::*;
+
+    fn b1(lo: usize, hi: usize) -> Box3 {
+        Box3 {
+            lo: [lo, 0, 0],
+            hi: [hi, 1, 1],
+        }
+    }
+
+    /// The access patterns of the exhaustive test: what a part `lo..hi` of a range over a
+    /// buffer of `n` touches.
+    #[derive(Clone, Copy, Debug)]
+    enum Pattern {
+        OneToOne,
+        Halo,
+        All,
+        Reversed,
+    }
+
+    fn pattern(p: Pattern, part: &Box3, n: usize) -> Vec<Box3> {
+        if part.is_empty() {
+            return Vec::new();
+        }
+        let (lo, hi) = (part.lo[0], part.hi[0]);
+        let b = match p {
+            Pattern::OneToOne => b1(lo, hi),
+            Pattern::Halo => b1(lo.saturating_sub(1), (hi + 1).min(n)),
+            Pattern::All => b1(0, n),
+            Pattern::Reversed => b1(n - hi, n - lo),
+        };
+        vec![b]
+    }
+
+    /// One group: reads `read` of buffer `src` and writes one-to-one (or by `write`) buffer
+    /// `dst`.
+    type Group = (Option<(u32, Pattern)>, (u32, Pattern));
+
+    /// Runs `groups` on `ranks` simulated ranks over buffers of `n` elements. Every rank
+    /// plans with its own map; every element carries the number of the group that wrote it
+    /// last. Checks that every receive a rank plans is a send its sender plans (same
+    /// box, same tag), that every element a rank reads is current when its part runs, that
+    /// nothing moves that the reader had current or does not read, and that tags never repeat
+    /// on a pair.
+    fn simulate(ranks: usize, n: usize, groups: &[Group]) {
+        let mut maps: Vec<Ownership> = (0..ranks).map(|_| Ownership::new(ranks)).collect();
+        // copies[rank][buffer][i] = the version that rank holds; truth[buffer][i].
+        let mut copies = vec![vec![vec![0u64; n]; 2]; ranks];
+        let mut truth = vec![vec![0u64; n]; 2];
+        let mut seen_tags = std::collections::HashSet::new();
+        for (g, (read, (dst, wpat))) in groups.iter().enumerate() {
+            let version = g as u64 + 1;
+            let range = b1(0, n);
+            let parts: Vec<Box3> = (0..ranks).map(|r| rank_part(&range, ranks, r)).collect();
+            let mut accesses = Vec::new();
+            if let Some((src, rpat)) = read {
+                accesses.push(RankAccess {
+                    buffer: *src,
+                    extent: [n, 1, 1],
+                    mode: Mode::Read,
+                    per_rank: parts.iter().map(|p| pattern(*rpat, p, n)).collect(),
+                });
+            }
+            accesses.push(RankAccess {
+                buffer: *dst,
+                extent: [n, 1, 1],
+                mode: Mode::Write,
+                per_rank: parts.iter().map(|p| pattern(*wpat, p, n)).collect(),
+            });
+            let plans: Vec<Result<Vec<Transfer>, String>> =
+                maps.iter_mut().map(|m| m.plan(&accesses)).collect();
+            // Every rank decides alike.
+            let ok = plans[0].is_ok();
+            assert!(plans.iter().all(|p| p.is_ok() == ok));
+            let Ok(plan0) = &plans[0] else {
+                // Refused: parts that write the same elements. Check that they do.
+                let w = &accesses.last().unwrap().per_rank;
+                assert!((0..ranks).any(|a| (a + 1..ranks)
+                    .any(|b| w[a].iter().any(|x| w[b].iter().any(|y| x.intersects(y))))));
+                continue;
+            };
+            for (me, plan) in plans.iter().enumerate() {
+                let plan = plan.as_ref().unwrap();
+                let sends: Vec<&Transfer> = plan.iter().filter(|t| t.from == me).collect();
+                let receives: Vec<&Transfer> = plan.iter().filter(|t| t.to == me).collect();
+                // Each receive is among its sender's own sends.
+                for r in &receives {
+                    let theirs = plans[r.from].as_ref().unwrap();
+                    assert!(theirs.iter().any(|s| s == *r), "unmatched receive {r:?}");
+                }
+                for s in &sends {
+                    let theirs = plans[s.to].as_ref().unwrap();
+                    assert!(theirs.iter().any(|r| r == *s), "unmatched send {s:?}");
+                    assert!(seen_tags.insert((s.from, s.to, s.tag)), "tag reused");
+                    assert_eq!(s.tag % 2, 0);
+                }
+            }
+            // Deliver: the sender's copy must be current.
+            let mut moved = vec![vec![vec![false; n]; 2]; ranks];
+            for t in plan0 {
+                let buf = accesses[t.access].buffer as usize;
+                for i in t.area.lo[0]..t.area.hi[0] {
+                    assert_eq!(copies[t.from][buf][i], truth[buf][i], "stale send");
+                    assert_ne!(copies[t.to][buf][i], truth[buf][i], "needless message");
+                    assert!(!moved[t.to][buf][i], "sent twice");
+                    moved[t.to][buf][i] = true;
+                    copies[t.to][buf][i] = copies[t.from][buf][i];
+                }
+            }
+            // Every element a part reads is now current, and only those moved.
+            if let Some(a) = accesses.iter().find(|a| a.mode == Mode::Read) {
+                let buf = a.buffer as usize;
+                for (rank, boxes) in a.per_rank.iter().enumerate() {
+                    let mut read = vec![false; n];
+                    for b in boxes {
+                        for i in b.lo[0]..b.hi[0] {
+                            read[i] = true;
+                            assert_eq!(copies[rank][buf][i], truth[buf][i], "stale read");
+                        }
+                    }
+                    for i in 0..n {
+                        assert!(read[i] || !moved[rank][buf][i], "moved but not read");
+                    }
+                }
+            }
+            let w = accesses.last().unwrap();
+            for (rank, boxes) in w.per_rank.iter().enumerate() {
+                for b in boxes {
+                    for i in b.lo[0]..b.hi[0] {
+                        copies[rank][w.buffer as usize][i] = version;
+                        truth[w.buffer as usize][i] = version;
+                    }
+                }
+            }
+        }
+    }
+
+    /// Every sequence of three groups over two buffers, with every read and write pattern,
+    /// on 1 to 4 ranks and ranges of 0 to 5 elements (so uneven parts and ranks without one).
+    #[test]
+    fn sends_and_receives_match_in_every_small_case() {
+        let reads = [
+            None,
+            Some((0, Pattern::OneToOne)),
+            Some((0, Pattern::Halo)),
+            Some((0, Pattern::All)),
+            Some((0, Pattern::Reversed)),
+            Some((1, Pattern::Halo)),
+        ];
+        let writes = [
+            (1, Pattern::OneToOne),
+            (0, Pattern::Reversed),
+            (1, Pattern::All),
+        ];
+        let mut one: Vec<Group> = Vec::new();
+        for r in reads {
+            for w in writes {
+                // One accessor per buffer: a group does not read and write one buffer.
+                if r.is_none_or(|(b, _)| b != w.0) {
+                    one.push((r, w));
+                }
+            }
+        }
+        let mut cases = 0;
+        for ranks in 1..=4 {
+            for n in 0..=5 {
+                for a in &one {
+                    for b in &one {
+                        for c in &one {
+                            simulate(ranks, n, &[*a, *b, *c]);
+                            cases += 1;
+                        }
+                    }
+                }
+            }
+        }
+        assert_eq!(cases, 4 * 6 * one.len().pow(3));
+    }
+
+    #[test]
+    fn the_map_of_a_stencil_stays_small() {
+        // A halo exchange, step after step: the map keeps one box per part and halo.
+        let (ranks, n) = (4, 64);
+        let mut map = Ownership::new(ranks);
+        let range = b1(0, n);
+        let parts: Vec<Box3> = (0..ranks).map(|r| rank_part(&range, ranks, r)).collect();
+        let mut most = 0;
+        for step in 0..100u32 {
+            let (src, dst) = (step % 2, 1 - step % 2);
+            let accesses = [
+                RankAccess {
+                    buffer: src,
+                    extent: [n, 1, 1],
+                    mode: Mode::Read,
+                    per_rank: parts.iter().map(|p| pattern(Pattern::Halo, p, n)).collect(),
+                },
+                RankAccess {
+                    buffer: dst,
+                    extent: [n, 1, 1],
+                    mode: Mode::Write,
+                    per_rank: parts
+                        .iter()
+                        .map(|p| pattern(Pattern::OneToOne, p, n))
+                        .collect(),
+                },
+            ];
+            let plan = map.plan(&accesses).unwrap();
+            if step >= 2 {
+                assert_eq!(plan.len(), 2 * (ranks - 1), "one message per halo");
+            }
+            most = most.max(map.fragments());
+        }
+        assert!(most <= 4 * ranks, "{most} fragments");
+    }
+
+    #[test]
+    fn rank_parts_cover_the_range_once() {
+        for n in 0..10 {
+            for ranks in 1..6 {
+                let parts: Vec<Box3> = (0..ranks).map(|r| rank_part(&b1(0, n), ranks, r)).collect();
+                let total: usize = parts.iter().map(Box3::volume).sum();
+                assert_eq!(total, n);
+                let sizes: Vec<usize> = parts.iter().map(Box3::volume).collect();
+                assert!(sizes.iter().max().unwrap() - sizes.iter().min().unwrap() <= 1);
+            }
+        }
+    }
+
+    #[test]
+    fn history_round_trips() {
+        let h = vec![(1, "a".to_string()), (u64::MAX, "step ünï".to_string())];
+        assert_eq!(decode_history(&encode_history(&h)), h);
+    }
+}

@@ -1,0 +1,355 @@
+//! The distributed flow with ranks played by threads of one process, over an in-memory
+//! transport: results equal to one rank's for every rank count (uneven parts, ranks without
+//! one), exactly the messages the declared accesses imply, divergent graphs reported, a
+//! panicking kernel ending the job.
+#![allow(clippy::single_range_in_vec_init)]
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+use ember::flow::dist::Transport;
+use ember::flow::{map, Buffer, Flow, FlowError, FlowOptions, Mode};
+
+type Done = Box<dyn FnOnce(Vec<u8>) + Send>;
+
+enum Slot {
+    Arrived(Vec<u8>),
+    Waiting(usize, Done),
+}
+
+/// Mailboxes shared by the ranks of one job, keyed by (from, to, tag).
+#[derive(Default)]
+struct Hub {
+    slots: Mutex<HashMap<(usize, usize, u64), Slot>>,
+    aborts: Mutex<Vec<(usize, String)>>,
+}
+
+struct Local {
+    rank: usize,
+    ranks: usize,
+    hub: Arc<Hub>,
+}
+
+impl Transport for Local {
+    fn rank(&self) -> usize {
+        self.rank
+    }
+    fn ranks(&self) -> usize {
+        self.ranks
+    }
+    fn send(&self, to: usize, tag: u64, bytes: Vec<u8>) {
+        let key = (self.rank, to, tag);
+        let mut slots = self.hub.slots.lock().unwrap();
+        match slots.remove(&key) {
+            Some(Slot::Waiting(_len, done)) => {
+                // Delivered at the size it has, as over MPI: a divergent plan can expect
+                // another size, and the flow's check reports it.
+                drop(slots);
+                done(bytes);
+            }
+            Some(Slot::Arrived(_)) => panic!("tag reused: {key:?}"),
+            None => {
+                slots.insert(key, Slot::Arrived(bytes));
+            }
+        }
+    }
+    fn receive(&self, from: usize, tag: u64, len: usize, done: Done) {
+        let key = (from, self.rank, tag);
+        let mut slots = self.hub.slots.lock().unwrap();
+        match slots.remove(&key) {
+            Some(Slot::Arrived(bytes)) => {
+                drop(slots);
+                done(bytes);
+            }
+            Some(Slot::Waiting(..)) => panic!("receive posted twice: {key:?}"),
+            None => {
+                slots.insert(key, Slot::Waiting(len, done));
+            }
+        }
+    }
+    fn abort(&self, message: &str) {
+        self.hub
+            .aborts
+            .lock()
+            .unwrap()
+            .push((self.rank, message.to_string()));
+    }
+}
+
+/// Runs `program(flow)` on `ranks` threads, each a rank with its own pool and flow; returns
+/// what each returned, in rank order, and the hub (for the aborts).
+fn job<R: Send>(
+    ranks: usize,
+    mode: Mode,
+    program: impl Fn(&Flow) -> R + Sync,
+) -> (Vec<R>, Arc<Hub>) {
+    let hub = Arc::new(Hub::default());
+    let out = std::thread::scope(|s| {
+        let handles: Vec<_> = (0..ranks)
+            .map(|rank| {
+                let (hub, program) = (hub.clone(), &program);
+                s.spawn(move || {
+                    let pool = ember::Pool::builder().threads(2).build().unwrap();
+                    let transport = Arc::new(Local { rank, ranks, hub });
+                    let options = FlowOptions {
+                        mode,
+                        horizon_every: 8,
+                    };
+                    let flow = Flow::distributed(&pool, options, transport);
+                    program(&flow)
+                })
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().unwrap()).collect()
+    });
+    (out, hub)
+}
+
+/// A 2-D Jacobi sweep on alternating buffers (halo reads), then a transpose (every rank
+/// reads from every other): the final grid and this rank's bytes sent.
+fn program(flow: &Flow, n: usize, steps: usize) -> (Vec<f64>, u64) {
+    let bufs = [
+        Buffer::new(flow, [n, n], |[i, j]| {
+            ((i * 31 + j * 17) % 97) as f64 / 97.0
+        }),
+        Buffer::new(flow, [n, n], |_| 0.0),
+    ];
+    for s in 0..steps {
+        let (src, dst) = (&bufs[s % 2], &bufs[(s + 1) % 2]);
+        flow.submit(|cg| {
+            let src = src.read(cg, map::neighbourhood([1, 1]));
+            let dst = dst.write(cg, map::one_to_one());
+            cg.label(format!("jacobi {s}"))
+                .parallel_for([n, n], move |chunk| {
+                    let (src, mut dst) = (chunk.read(&src), chunk.write(&dst));
+                    for [i, j] in chunk.items() {
+                        dst[[i, j]] = if i == 0 || j == 0 || i + 1 == n || j + 1 == n {
+                            src[[i, j]]
+                        } else {
+                            0.25 * (src[[i - 1, j]]
+                                + src[[i + 1, j]]
+                                + src[[i, j - 1]]
+                                + src[[i, j + 1]])
+                        };
+                    }
+                });
+        })
+        .unwrap();
+    }
+    let (src, dst) = (&bufs[steps % 2], &bufs[(steps + 1) % 2]);
+    flow.submit(|cg| {
+        let src = src.read(cg, map::transposed());
+        let dst = dst.write(cg, map::one_to_one());
+        cg.label("transpose").parallel_for([n, n], move |chunk| {
+            let (src, mut dst) = (chunk.read(&src), chunk.write(&dst));
+            for [i, j] in chunk.items() {
+                dst[[i, j]] = src[[j, i]] * 2.0 + 1.0;
+            }
+        });
+    })
+    .unwrap();
+    flow.wait().unwrap();
+    let sent = flow.transfer_stats().bytes_sent;
+    (flow.read_back(dst).unwrap(), sent)
+}
+
+fn one_process(n: usize, steps: usize) -> Vec<f64> {
+    let pool = ember::Pool::builder().threads(2).build().unwrap();
+    let flow = Flow::new(&pool, FlowOptions::default());
+    program(&flow, n, steps).0
+}
+
+#[test]
+fn every_rank_count_computes_what_one_process_does() {
+    // n = 7 rows over 2, 3, 4 ranks: uneven parts; n = 3 over 4 ranks: a rank without one.
+    for (n, steps) in [(7, 4), (3, 2), (12, 5)] {
+        let expected = one_process(n, steps);
+        for ranks in 1..=4 {
+            for mode in [Mode::Inline, Mode::DoubleBuffered] {
+                let (results, hub) = job(ranks, mode, |flow| program(flow, n, steps));
+                for (rank, (grid, _)) in results.iter().enumerate() {
+                    assert!(
+                        grid == &expected,
+                        "n={n} ranks={ranks} rank {rank} {mode:?}"
+                    );
+                }
+                assert!(hub.aborts.lock().unwrap().is_empty());
+                assert!(
+                    hub.slots.lock().unwrap().is_empty(),
+                    "a message nobody took"
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn halo_steps_move_exactly_the_rows_the_neighbours_read() {
+    // Each step, rank r reads one row above and below its part from its neighbours: two
+    // rows per boundary between ranks with parts, each `n` doubles; the first step reads
+    // the initial data, which every rank has.
+    let (n, steps) = (16, 6);
+    for ranks in 1..=4 {
+        let (results, hub) = job(ranks, Mode::DoubleBuffered, |flow| {
+            let bufs = [
+                Buffer::new(flow, [n, n], |[i, j]| (i + j) as f64),
+                Buffer::new(flow, [n, n], |_| 0.0),
+            ];
+            for s in 0..steps {
+                let (src, dst) = (&bufs[s % 2], &bufs[(s + 1) % 2]);
+                flow.submit(|cg| {
+                    let src = src.read(cg, map::neighbourhood([1, 0]));
+                    let dst = dst.write(cg, map::one_to_one());
+                    cg.parallel_for([n, n], move |chunk| {
+                        let (src, mut dst) = (chunk.read(&src), chunk.write(&dst));
+                        for [i, j] in chunk.items() {
+                            dst[[i, j]] =
+                                src[[i.saturating_sub(1), j]] + src[[(i + 1).min(n - 1), j]];
+                        }
+                    });
+                })
+                .unwrap();
+            }
+            flow.wait().unwrap();
+            flow.transfer_stats()
+        });
+        let total: u64 = results.iter().map(|s| s.bytes_sent).sum();
+        let received: u64 = results.iter().map(|s| s.bytes_received).sum();
+        let boundaries = (ranks - 1) as u64;
+        let expected = (steps as u64 - 1) * boundaries * 2 * (n as u64) * 8;
+        assert_eq!(total, expected, "ranks={ranks}");
+        assert_eq!(received, expected, "ranks={ranks}");
+        assert!(
+            hub.slots.lock().unwrap().is_empty(),
+            "a message nobody took"
+        );
+    }
+}
+
+#[test]
+fn ranks_that_submit_different_graphs_get_an_error_naming_the_first_difference() {
+    for ranks in [2, 3] {
+        let (results, _) = job(ranks, Mode::DoubleBuffered, |flow| {
+            let n = 8;
+            let bufs = [
+                Buffer::new(flow, [n], |[i]| i as u32),
+                Buffer::new(flow, [n], |_| 0u32),
+            ];
+            let steps = std::cell::Cell::new(0);
+            let step = |label: &str, halo: usize| {
+                let s = steps.replace(steps.get() + 1);
+                let (a, b) = (&bufs[s % 2], &bufs[(s + 1) % 2]);
+                flow.submit(|cg| {
+                    let a = a.read(cg, map::neighbourhood([halo]));
+                    let b = b.write(cg, map::one_to_one());
+                    cg.label(label).parallel_for([n], move |chunk| {
+                        let (a, mut b) = (chunk.read(&a), chunk.write(&b));
+                        for [i] in chunk.items() {
+                            b[[i]] = a[[i]] + 1;
+                        }
+                    });
+                })
+                .unwrap();
+            };
+            step("first", 1);
+            // The last rank reads a wider halo in its second group, of data the others
+            // wrote: messages of other sizes than the others send, and some never sent.
+            let last = flow.rank().0 + 1 == flow.rank().1;
+            step("second", if last { 2 } else { 1 });
+            step("third", 1);
+            let first = flow.wait();
+            let again = flow.read_back(&bufs[0]).map(|_| ());
+            (first, again)
+        });
+        for (rank, (first, again)) in results.into_iter().enumerate() {
+            for result in [first, again] {
+                match result {
+                    Err(FlowError::Diverged { task, detail }) => {
+                        assert_eq!(task, 1, "rank {rank}: {detail}");
+                        assert!(detail.contains("`second`"), "{detail}");
+                    }
+                    other => panic!("rank {rank}: {other:?}"),
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn a_rank_with_an_extra_group_is_reported_too() {
+    let (results, _) = job(2, Mode::Inline, |flow| {
+        let a = Buffer::new(flow, [4], |_| 0u8);
+        let write = |label: &str| {
+            flow.submit(|cg| {
+                let a = a.read_write(cg, map::one_to_one());
+                cg.label(label).parallel_for([4], move |chunk| {
+                    let mut a = chunk.write(&a);
+                    for [i] in chunk.items() {
+                        a[[i]] += 1;
+                    }
+                });
+            })
+            .unwrap();
+        };
+        write("shared");
+        if flow.rank().0 == 1 {
+            write("only on rank 1");
+        }
+        flow.wait()
+    });
+    for r in results {
+        match r {
+            Err(FlowError::Diverged { task, detail }) => {
+                assert_eq!(task, 1);
+                assert!(detail.contains("rank 0: none"), "{detail}");
+                assert!(detail.contains("`only on rank 1`"), "{detail}");
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+}
+
+#[test]
+fn a_panicking_kernel_ends_the_job_through_the_transport() {
+    let (results, hub) = job(2, Mode::DoubleBuffered, |flow| {
+        let a = Buffer::new(flow, [6], |_| 0i32);
+        flow.submit(|cg| {
+            let a = a.write(cg, map::one_to_one());
+            cg.parallel_for([6], move |chunk| {
+                let _a = chunk.write(&a);
+                let [r] = chunk.range();
+                assert!(r.start < 3, "rank 1 broke at item {}", r.start);
+            });
+        })
+        .unwrap();
+        flow.wait()
+    });
+    assert!(results[0].is_ok());
+    assert!(matches!(
+        results[1],
+        Err(FlowError::Failed { panicked: 1.., .. })
+    ));
+    let aborts = hub.aborts.lock().unwrap();
+    // One abort per panicking chunk of rank 1, each with the panic's message.
+    assert!(!aborts.is_empty());
+    for (rank, message) in aborts.iter() {
+        assert_eq!(*rank, 1);
+        assert!(message.contains("rank 1 broke at item"), "{message}");
+    }
+}
+
+#[test]
+fn parts_that_write_the_same_elements_on_two_ranks_are_refused() {
+    let (results, _) = job(2, Mode::Inline, |flow| {
+        let a = Buffer::new(flow, [4], |_| 0u8);
+        flow.submit(|cg| {
+            let a = a.read_write(cg, map::all());
+            cg.parallel_for([4], move |chunk| {
+                let _a = chunk.write(&a);
+            });
+        })
+    });
+    for r in results {
+        assert!(matches!(r, Err(FlowError::Declaration(m)) if m.contains("both write")));
+    }
+}
