@@ -334,10 +334,8 @@ pub(crate) struct PoolConfig {
     /// `PoolBuilder::spin`, clamped to `PoolBuilder::MAX_SPIN`.
     pub(crate) spin: Duration,
     /// `Tuning::awake_budget`.
-    #[allow(dead_code)] // read once the wake decisions ask the budget
     pub(crate) awake_budget: bool,
     /// `Tuning::machine_budget`, the environment read.
-    #[allow(dead_code)] // read once the wake decisions ask the budget
     pub(crate) machine_budget: bool,
 }
 

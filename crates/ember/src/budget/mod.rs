@@ -12,9 +12,6 @@
 //! wake-up to the core a parking worker gives back. `machine.rs` is the shared-memory
 //! segment behind `EMBER_MACHINE_BUDGET=1`.
 
-// Until the wake decisions ask the budget, only its tests and models use it.
-#![allow(dead_code)]
-
 #[cfg(all(target_os = "linux", not(loom)))]
 pub(crate) mod machine;
 
@@ -90,7 +87,7 @@ pub(crate) struct Membership {
 
 impl Membership {
     /// The budget joined.
-    pub(crate) fn budget(&self) -> &Budget {
+    pub(crate) fn budget(&self) -> &Arc<Budget> {
         &self.budget
     }
 
@@ -150,12 +147,8 @@ impl Budget {
             .clone()
     }
 
-    /// The cores this budget shares out.
-    pub(crate) fn cores(&self) -> usize {
-        self.cores
-    }
-
     /// Pools that joined and have not left.
+    #[cfg(test)]
     pub(crate) fn pools(&self) -> usize {
         self.pools.load(Ordering::Relaxed)
     }

@@ -482,6 +482,13 @@ impl PoolBuilder {
             Tracer::new(self.trace, self.name.clone(), threads),
             AlarmThread::new(&self.name, self.stack_size, cpus.clone()),
         ));
+        if registry.config.awake_budget {
+            let member: std::sync::Weak<dyn crate::budget::Member> =
+                Arc::downgrade(&registry) as std::sync::Weak<Registry>;
+            registry
+                .sleep
+                .join_budget(member, registry.config.machine_budget);
+        }
         let gate = Arc::new(StartGate::default());
         // A panic out of the loop below (`std::thread::Builder::spawn` panics where it cannot
         // set the stack size) must not leave the started workers at the gate for ever.
