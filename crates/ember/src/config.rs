@@ -333,9 +333,11 @@ pub(crate) struct PoolConfig {
     pub(crate) sequential_joins: bool,
     /// `PoolBuilder::spin`, clamped to `PoolBuilder::MAX_SPIN`.
     pub(crate) spin: Duration,
-    /// `Tuning::awake_budget`.
+    /// `Tuning::awake_budget` (pools join no budget under loom).
+    #[cfg_attr(loom, allow(dead_code))]
     pub(crate) awake_budget: bool,
     /// `Tuning::machine_budget`, the environment read.
+    #[cfg_attr(loom, allow(dead_code))]
     pub(crate) machine_budget: bool,
 }
 

@@ -12,6 +12,9 @@
 //! wake-up to the core a parking worker gives back. `machine.rs` is the shared-memory
 //! segment behind `EMBER_MACHINE_BUDGET=1`.
 
+// Under loom only the models join a budget: pools are built without one.
+#![cfg_attr(loom, allow(dead_code))]
+
 #[cfg(all(target_os = "linux", not(loom)))]
 pub(crate) mod machine;
 

@@ -482,6 +482,8 @@ impl PoolBuilder {
             Tracer::new(self.trace, self.name.clone(), threads),
             AlarmThread::new(&self.name, self.stack_size, cpus.clone()),
         ));
+        // The budget is the process's; the loom models drive pools without it.
+        #[cfg(not(loom))]
         if registry.config.awake_budget {
             let member: std::sync::Weak<dyn crate::budget::Member> =
                 Arc::downgrade(&registry) as std::sync::Weak<Registry>;
