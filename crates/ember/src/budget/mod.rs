@@ -187,16 +187,20 @@ impl Budget {
     /// The process's awake workers and how many of its pools have one, as each pool's
     /// sleeper set says now.
     pub(crate) fn awake(&self) -> (usize, usize) {
-        let members = lock(&self.members);
+        // Upgraded under the lock, counted and dropped after it: the pool whose last
+        // reference is dropped here leaves the budget, which takes the lock.
+        let live: Vec<Arc<dyn Member>> = lock(&self.members)
+            .iter()
+            .filter_map(|e| e.member.upgrade())
+            .collect();
         let mut total = 0;
         let mut pools = 0;
-        for e in members.iter() {
-            if let Some(m) = e.member.upgrade() {
-                let a = m.awake();
-                total += a;
-                pools += usize::from(a > 0);
-            }
+        for m in &live {
+            let a = m.awake();
+            total += a;
+            pools += usize::from(a > 0);
         }
+        drop(live);
         (total, pools)
     }
 
