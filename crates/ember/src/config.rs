@@ -44,7 +44,8 @@ pub struct Tuning {
     /// `None`: the default, on where private steals exist and for one worker.
     lazy_joins: Option<bool>,
     sequential_joins: bool,
-    awake_budget: bool,
+    /// `None`: on exactly when the machine-wide budget is.
+    awake_budget: Option<bool>,
     /// `None`: from `EMBER_MACHINE_BUDGET`.
     machine_budget: Option<bool>,
 }
@@ -56,7 +57,7 @@ impl Default for Tuning {
             defer_wakeups: Some(Duration::from_nanos(DEFAULT_DEFER_NS)),
             lazy_joins: None,
             sequential_joins: false,
-            awake_budget: true,
+            awake_budget: None,
             machine_budget: None,
         }
     }
@@ -258,7 +259,9 @@ impl Tuning {
     }
 
     /// Whether the pool shares the process's awake-core budget with the process's other
-    /// pools (default `true`; `wake/README.md`, "Budget").
+    /// pools (`wake/README.md`, "Budget"). Default: off, unless the machine-wide budget is
+    /// on ([`machine_budget`](Self::machine_budget), or `EMBER_MACHINE_BUDGET=1` for an
+    /// unmodified binary), which needs it.
     ///
     /// While two or more pools of the process have awake workers, a wake-up that would take
     /// the awake workers of all of them past the cores the process may use is withheld,
@@ -267,21 +270,28 @@ impl Tuning {
     /// in its process behaves as if it had no budget. `false` leaves the pool out: its
     /// wake-ups are never withheld, and its workers count for nobody.
     ///
+    /// The hazard, and why it is off by default: a withheld wake-up whose job is still
+    /// queued after the bound is made by a timer thread. Where jobs run longer than the
+    /// bound, that thread's switches come on top of the wake-up it deferred, so the pools
+    /// can switch more than without a budget (`crates/ember-lab/MEASUREMENTS.md`,
+    /// "The awake-core budget (several pools)").
+    ///
     /// ```
     /// let alone = ember::Tuning::new().awake_budget(false);
     /// let pool = ember::Pool::builder().threads(2).tuning(alone).build().unwrap();
     /// assert_eq!(pool.join(|| 1, || 2), (1, 2));
     /// ```
     pub fn awake_budget(mut self, on: bool) -> Self {
-        self.awake_budget = on;
+        self.awake_budget = Some(on);
         self
     }
 
     /// Whether the pool's awake workers also count against the other processes of the
     /// machine that joined the machine-wide budget, and theirs against it (Linux only).
     /// Default: on if the environment has `EMBER_MACHINE_BUDGET=1`, off if it is unset or
-    /// `0`; another value is refused by `build`. It takes effect with
-    /// [`awake_budget`](Self::awake_budget).
+    /// `0`; another value is refused by `build`. It turns
+    /// [`awake_budget`](Self::awake_budget) on unless that is set to `false`, which leaves
+    /// the pool out of both.
     ///
     /// The processes share a segment of shared memory, one per user (mode 0600). Each
     /// publishes its count as a lease of 100 ms that it renews at its wake-up decisions; a
@@ -373,8 +383,8 @@ impl PoolConfig {
             lazy_joins,
             sequential_joins: tuning.sequential_joins && lazy_joins,
             spin,
-            awake_budget: tuning.awake_budget,
-            machine_budget: tuning.awake_budget && machine_budget,
+            awake_budget: tuning.awake_budget.unwrap_or(machine_budget),
+            machine_budget: tuning.awake_budget.unwrap_or(true) && machine_budget,
         })
     }
 

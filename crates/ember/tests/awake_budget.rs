@@ -7,10 +7,12 @@ use std::time::Duration;
 
 use ember::{Pool, Tuning};
 
+/// A pool that shares the process's awake-core budget (opt-in).
 fn pool(threads: usize, name: &str) -> Pool {
     Pool::builder()
         .threads(threads)
         .name(name)
+        .tuning(Tuning::new().awake_budget(true))
         .build()
         .expect("pool")
 }

@@ -34,9 +34,9 @@ pub enum EmberPolicy {
     Deferred1ms,
     /// The default policy with `pin_workers(true)` (the successor-hold table).
     Pinned,
-    /// The default policy with `awake_budget(false)`: the pool ignores the others
-    /// (producer-consumer).
-    NoBudget,
+    /// The default policy with `awake_budget(true)`: the pool shares the process's
+    /// awake-core budget with the others (producer-consumer).
+    Budget,
 }
 
 impl EmberPolicy {
@@ -70,7 +70,7 @@ impl EmberPolicy {
             EmberPolicy::NoDefer => systems::EMBER_NO_DEFER,
             EmberPolicy::Deferred1ms => systems::EMBER_DEFERRED_1MS,
             EmberPolicy::Pinned => systems::EMBER_PINNED,
-            EmberPolicy::NoBudget => systems::EMBER_NO_BUDGET,
+            EmberPolicy::Budget => systems::EMBER_BUDGET,
         }
     }
 
@@ -83,7 +83,7 @@ impl EmberPolicy {
             EmberPolicy::SequentialJoins => t.sequential_joins_unchecked(true),
             EmberPolicy::NoDefer => t.defer_wakeups(false),
             EmberPolicy::Deferred1ms => t.defer_wakeups_for(std::time::Duration::from_millis(1)),
-            EmberPolicy::NoBudget => t.awake_budget(false),
+            EmberPolicy::Budget => t.awake_budget(true),
             EmberPolicy::Default
             | EmberPolicy::Biased
             | EmberPolicy::Searching
@@ -111,7 +111,7 @@ impl EmberPolicy {
             | EmberPolicy::SequentialJoins
             | EmberPolicy::NoDefer
             | EmberPolicy::Deferred1ms
-            | EmberPolicy::NoBudget => b,
+            | EmberPolicy::Budget => b,
             EmberPolicy::Pinned => b.pin_workers(true),
         }
     }

@@ -32,10 +32,10 @@
 //! alone costs when those threads share the cores. `avoidable_ctx_switches` is, per round, a
 //! row's switches minus the floor's in the same round: what a scheduler can remove.
 //!
-//! `ember-no-budget` is ember's default with `Tuning::awake_budget(false)`: beside `ember`, it
-//! shows what the awake-core budget shared by the pools does. With `--processes` every child
-//! runs with `EMBER_MACHINE_BUDGET=1`, so the `ember` rows share one budget across the
-//! processes and `ember-no-budget` stays out of it. `unfairness_pct` is, per round, the
+//! `ember-budget` is ember's default with `Tuning::awake_budget(true)`: beside `ember`, it
+//! shows what the awake-core budget shared by the pools does. With `--processes` its children
+//! run with `EMBER_MACHINE_BUDGET=1`, so they share one budget across the processes, as
+//! unmodified binaries would. `unfairness_pct` is, per round, the
 //! slowest pool's completion time over the fastest's, minus one, in percent (balanced work
 //! stealing's unfairness, EuroSys 2012).
 //!
@@ -269,7 +269,7 @@ fn rows(batch: usize) -> Vec<(&'static System, String, Feed)> {
         batched(systems::RAYON_BATCH, Feed::Rayon { batch }),
         named(systems::BIASED_WORK_QUEUE, Feed::BiasedWorkQueue),
         named(systems::EMBER, Feed::Ember(EmberPolicy::Default)),
-        named(systems::EMBER_NO_BUDGET, Feed::Ember(EmberPolicy::NoBudget)),
+        named(systems::EMBER_BUDGET, Feed::Ember(EmberPolicy::Budget)),
         named(systems::FLOOR, Feed::Floor),
     ]
 }
@@ -424,9 +424,16 @@ fn run_processes(feed: Feed, s: Setup, tally: &Tally) {
             std::process::Command::new(&exe)
                 .arg("--pc-child")
                 .arg(child_spec(feed, s, p))
-                // The machine-wide budget, as an unmodified binary joins it; the
-                // `ember-no-budget` rows stay out of it through their tuning.
-                .env("EMBER_MACHINE_BUDGET", "1")
+                // The machine-wide budget, as an unmodified binary joins it: only for the
+                // `ember-budget` rows, so that the others keep their defaults.
+                .env(
+                    "EMBER_MACHINE_BUDGET",
+                    if matches!(feed, Feed::Ember(EmberPolicy::Budget)) {
+                        "1"
+                    } else {
+                        "0"
+                    },
+                )
                 .stdout(std::process::Stdio::piped())
                 .spawn()
                 .expect("start a pool process")
@@ -542,7 +549,7 @@ mod tests {
                 "rayon-batch20",
                 "biased-work-queue",
                 "ember",
-                "ember-no-budget",
+                "ember-budget",
                 "floor"
             ]
         );

@@ -53,7 +53,7 @@ impl Feed {
             "ember" => Feed::Ember(
                 *EmberPolicy::ALL
                     .iter()
-                    .chain(&[EmberPolicy::NoBudget])
+                    .chain(&[EmberPolicy::Budget])
                     .find(|p| format!("{p:?}") == arg)?,
             ),
             "floor" => Feed::Floor,
