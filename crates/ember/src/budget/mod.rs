@@ -353,7 +353,7 @@ mod timer {
         t.started.get_or_init(|| {
             let budget = Arc::clone(budget);
             let spawned = std::thread::Builder::new()
-                .name("ember-budget".into())
+                .name("ember-budget-timer".into())
                 .spawn(move || run(&budget));
             // Without the thread a withheld wake-up is still made by the next worker
             // that parks; the process's pools then keep waking at once (`admits`
