@@ -50,6 +50,7 @@ registry! {
     EMBER_PINNED = "ember-pinned", Ember, "ember::Pool, default policy, pin_workers(true): worker i pinned to the i-th allowed processor";
     EMBER_SEQ_JOINS = "ember-seq-joins", Ember, "ember::Pool, default policy, sequential_joins(true): a join made while no worker wants work, below three kept halves, runs its closures as two calls (opt-in: the halves must not wait for each other)";
     EMBER_OFFERED = "ember-offered", Ember, "ember::Pool, default policy, lazy_joins(false): every join offers its second half on the deque at once (the default keeps it private while no worker wants work)";
+    EMBER_BUDGET = "ember-budget", Ember, "ember::Pool, default policy, awake_budget(true): the pool's wake-ups count against the process's (and the machine's) other pools";
     EMBER_BIASED_CONSUMERS = "ember-biased-consumers", Ember, "ember::biased::spawn_consumers over a crossbeam channel";
     FLOW_INLINE = "inline", Ember, "ember::flow, dependencies inferred on the submitting thread";
     FLOW_LOCKSTEP = "lockstep", Ember, "ember::flow, scheduler thread holding the submission lock while it analyses";
@@ -72,7 +73,7 @@ registry! {
     BOUNDED_MPMC = "bounded-mpmc", Peer, "crossbeam ArrayQueue (Vyukov bounded MPMC)";
     CHASE_LEV = "chase-lev", Peer, "one crossbeam-deque per worker, stealing when empty";
     SPMC = "spmc", Peer, "ember-containers' SPMC batch queue";
-    FLOOR = "floor", Floor, "the same threads doing the same work with no queue: what time slicing alone costs";
+    FLOOR = "floor", Floor, "the same threads doing the same work with no queue (each consumer its share of the items): what time slicing alone costs";
     SINGLE_THREADED = "single-threaded", Floor, "the work on one thread, no pool";
     SERIAL = "serial", Floor, "the recursion called directly, no join";
     SERIAL_RIGHT_FIRST = "serial-right-first", Floor, "the tree-sum recursion called directly, right subtree first: what the tree's memory layout alone is worth";

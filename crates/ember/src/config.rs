@@ -12,6 +12,7 @@
 use std::time::Duration;
 
 use crate::wake::{WakePolicy, DEFAULT_DEFER_NS};
+use crate::BuildError;
 
 /// Switches of ember's protocols that trade one cost against another, for experiments and
 /// for workloads that know what they need. The defaults are what a pool should run with;
@@ -43,6 +44,10 @@ pub struct Tuning {
     /// `None`: the default, on where private steals exist and for one worker.
     lazy_joins: Option<bool>,
     sequential_joins: bool,
+    /// `None`: on exactly when the machine-wide budget is.
+    awake_budget: Option<bool>,
+    /// `None`: from `EMBER_MACHINE_BUDGET`.
+    machine_budget: Option<bool>,
 }
 
 impl Default for Tuning {
@@ -52,6 +57,8 @@ impl Default for Tuning {
             defer_wakeups: Some(Duration::from_nanos(DEFAULT_DEFER_NS)),
             lazy_joins: None,
             sequential_joins: false,
+            awake_budget: None,
+            machine_budget: None,
         }
     }
 }
@@ -250,6 +257,71 @@ impl Tuning {
         self.sequential_joins = on;
         self
     }
+
+    /// Whether the pool shares the process's awake-core budget with the process's other
+    /// pools (`wake/README.md`, "Budget"). Default: off, unless the machine-wide budget is
+    /// on ([`machine_budget`](Self::machine_budget), or `EMBER_MACHINE_BUDGET=1` for an
+    /// unmodified binary), which needs it.
+    ///
+    /// While two or more pools of the process have awake workers, a wake-up that would take
+    /// the awake workers of all of them past the cores the process may use is withheld,
+    /// unless the pool has no awake worker. A withheld wake-up is made by the next worker
+    /// that parks in another pool, or 1 ms later if its job is still queued. A pool alone
+    /// in its process behaves as if it had no budget. `false` leaves the pool out: its
+    /// wake-ups are never withheld, and its workers count for nobody.
+    ///
+    /// The hazard, and why it is off by default: a withheld wake-up whose job is still
+    /// queued after the bound is made by a timer thread. Where jobs run longer than the
+    /// bound, that thread's switches come on top of the wake-up it deferred, so the pools
+    /// can switch more than without a budget (`crates/ember-lab/MEASUREMENTS.md`,
+    /// "The awake-core budget (several pools)").
+    ///
+    /// ```
+    /// let alone = ember::Tuning::new().awake_budget(false);
+    /// let pool = ember::Pool::builder().threads(2).tuning(alone).build().unwrap();
+    /// assert_eq!(pool.join(|| 1, || 2), (1, 2));
+    /// ```
+    pub fn awake_budget(mut self, on: bool) -> Self {
+        self.awake_budget = Some(on);
+        self
+    }
+
+    /// Whether the pool's awake workers also count against the other processes of the
+    /// machine that joined the machine-wide budget, and theirs against it (Linux only).
+    /// Default: on if the environment has `EMBER_MACHINE_BUDGET=1`, off if it is unset or
+    /// `0`; another value is refused by `build`. It turns
+    /// [`awake_budget`](Self::awake_budget) on unless that is set to `false`, which leaves
+    /// the pool out of both.
+    ///
+    /// The processes share a segment of shared memory, one per user (mode 0600). Each
+    /// publishes its count as a lease of 100 ms that it renews at its wake-up decisions; a
+    /// process killed while it holds one costs the others nothing once it expires. A process
+    /// counts the others whose CPUs overlap its own, against the cores it may use. A
+    /// segment of another layout, or not private to the user, is ignored with a warning on
+    /// stderr. `machine_budget(true)` off Linux is refused by `build`.
+    ///
+    /// ```
+    /// let tuning = ember::Tuning::new().machine_budget(false);
+    /// let pool = ember::Pool::builder().threads(2).tuning(tuning).build().unwrap();
+    /// assert_eq!(pool.install(|| 2 + 2), 4);
+    /// ```
+    pub fn machine_budget(mut self, on: bool) -> Self {
+        self.machine_budget = Some(on);
+        self
+    }
+}
+
+/// What `EMBER_MACHINE_BUDGET` asks for: `Ok(None)` if unset.
+fn machine_budget_var() -> Result<Option<bool>, BuildError> {
+    match std::env::var("EMBER_MACHINE_BUDGET") {
+        Err(std::env::VarError::NotPresent) => Ok(None),
+        Ok(v) if v == "1" => Ok(Some(true)),
+        Ok(v) if v == "0" || v.is_empty() => Ok(Some(false)),
+        Ok(value) => Err(BuildError::MachineBudgetVar { value }),
+        Err(std::env::VarError::NotUnicode(v)) => Err(BuildError::MachineBudgetVar {
+            value: v.to_string_lossy().into_owned(),
+        }),
+    }
 }
 
 /// Everything a pool's protocols read, decided once by `PoolBuilder::build` from the builder
@@ -271,6 +343,12 @@ pub(crate) struct PoolConfig {
     pub(crate) sequential_joins: bool,
     /// `PoolBuilder::spin`, clamped to `PoolBuilder::MAX_SPIN`.
     pub(crate) spin: Duration,
+    /// `Tuning::awake_budget` (pools join no budget under loom).
+    #[cfg_attr(loom, allow(dead_code))]
+    pub(crate) awake_budget: bool,
+    /// `Tuning::machine_budget`, the environment read.
+    #[cfg_attr(loom, allow(dead_code))]
+    pub(crate) machine_budget: bool,
 }
 
 impl PoolConfig {
@@ -280,7 +358,14 @@ impl PoolConfig {
         workers: usize,
         wake: WakePolicy,
         spin: Duration,
-    ) -> Self {
+    ) -> Result<Self, BuildError> {
+        let machine_budget = match tuning.machine_budget {
+            Some(on) => on,
+            None => machine_budget_var()?.unwrap_or(false),
+        };
+        if machine_budget && !cfg!(target_os = "linux") {
+            return Err(BuildError::MachineBudgetUnsupported);
+        }
         // One worker has no thief: offering a half costs a push and a fenced pop for nobody,
         // and keeping it private changes nothing else. Several workers keep halves private
         // where a worker about to sleep can still steal them, behind the heavy barrier
@@ -288,7 +373,7 @@ impl PoolConfig {
         let lazy_joins = tuning
             .lazy_joins
             .unwrap_or(workers == 1 || crate::sync::asymmetric::available());
-        PoolConfig {
+        Ok(PoolConfig {
             workers,
             wake,
             delay_kick: tuning.delay_kick,
@@ -298,7 +383,9 @@ impl PoolConfig {
             lazy_joins,
             sequential_joins: tuning.sequential_joins && lazy_joins,
             spin,
-        }
+            awake_budget: tuning.awake_budget.unwrap_or(machine_budget),
+            machine_budget: tuning.awake_budget.unwrap_or(true) && machine_budget,
+        })
     }
 
     /// The configuration the loom models drive: `workers` workers under `wake`, every
@@ -313,6 +400,8 @@ impl PoolConfig {
             lazy_joins: false,
             sequential_joins: false,
             spin: Duration::ZERO,
+            awake_budget: false,
+            machine_budget: false,
         }
     }
 }

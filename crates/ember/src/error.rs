@@ -52,6 +52,15 @@ pub enum BuildError {
         /// The name it was given.
         name: String,
     },
+    /// `EMBER_MACHINE_BUDGET` is set to something other than `1`, `0` or nothing
+    /// ([`Tuning::machine_budget`](crate::Tuning::machine_budget)).
+    MachineBudgetVar {
+        /// What it is set to.
+        value: String,
+    },
+    /// [`Tuning::machine_budget(true)`](crate::Tuning::machine_budget) (or
+    /// `EMBER_MACHINE_BUDGET=1`) where the machine-wide budget does not exist: off Linux.
+    MachineBudgetUnsupported,
     /// The operating system refused to start worker `index`.
     Spawn {
         /// The worker that could not be started (those before it were stopped again).
@@ -71,6 +80,8 @@ impl BuildError {
             BuildError::NumThreadsVar { .. } => "NumThreadsVar",
             BuildError::GlobalPoolExists => "GlobalPoolExists",
             BuildError::ThreadName { .. } => "ThreadName",
+            BuildError::MachineBudgetVar { .. } => "MachineBudgetVar",
+            BuildError::MachineBudgetUnsupported => "MachineBudgetUnsupported",
             BuildError::Spawn { .. } => "Spawn",
         }
     }
@@ -116,6 +127,16 @@ impl fmt::Display for BuildError {
                 f,
                 "worker {index}'s thread name {name:?} contains a NUL byte, which the \
                  operating system cannot take; name threads without '\\0'"
+            ),
+            BuildError::MachineBudgetVar { value } => write!(
+                f,
+                "EMBER_MACHINE_BUDGET={value:?} is neither 1 (join the machine-wide awake-worker \
+                 budget) nor 0 (do not); set one of them, or unset it"
+            ),
+            BuildError::MachineBudgetUnsupported => write!(
+                f,
+                "the machine-wide awake-worker budget exists on Linux only; drop \
+                 Tuning::machine_budget(true) or EMBER_MACHINE_BUDGET=1 here"
             ),
             BuildError::Spawn { index, source } => write!(
                 f,

@@ -166,6 +166,7 @@
 #![deny(clippy::undocumented_unsafe_blocks, unsafe_op_in_unsafe_fn)]
 
 pub mod biased;
+mod budget;
 mod config;
 mod error;
 pub mod flow;

@@ -34,6 +34,9 @@ pub enum EmberPolicy {
     Deferred1ms,
     /// The default policy with `pin_workers(true)` (the successor-hold table).
     Pinned,
+    /// The default policy with `awake_budget(true)`: the pool shares the process's
+    /// awake-core budget with the others (producer-consumer).
+    Budget,
 }
 
 impl EmberPolicy {
@@ -67,6 +70,7 @@ impl EmberPolicy {
             EmberPolicy::NoDefer => systems::EMBER_NO_DEFER,
             EmberPolicy::Deferred1ms => systems::EMBER_DEFERRED_1MS,
             EmberPolicy::Pinned => systems::EMBER_PINNED,
+            EmberPolicy::Budget => systems::EMBER_BUDGET,
         }
     }
 
@@ -79,6 +83,7 @@ impl EmberPolicy {
             EmberPolicy::SequentialJoins => t.sequential_joins_unchecked(true),
             EmberPolicy::NoDefer => t.defer_wakeups(false),
             EmberPolicy::Deferred1ms => t.defer_wakeups_for(std::time::Duration::from_millis(1)),
+            EmberPolicy::Budget => t.awake_budget(true),
             EmberPolicy::Default
             | EmberPolicy::Biased
             | EmberPolicy::Searching
@@ -105,7 +110,8 @@ impl EmberPolicy {
             EmberPolicy::Offered
             | EmberPolicy::SequentialJoins
             | EmberPolicy::NoDefer
-            | EmberPolicy::Deferred1ms => b,
+            | EmberPolicy::Deferred1ms
+            | EmberPolicy::Budget => b,
             EmberPolicy::Pinned => b.pin_workers(true),
         }
     }

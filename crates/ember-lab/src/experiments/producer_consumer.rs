@@ -26,11 +26,18 @@
 //! producer's, since both are the workload's own work; the rest of the process's CPU is the
 //! scheduling overhead.
 //!
-//! The `floor` row is not a pool: each producer thread does its production work while one
-//! consumer thread per pool does all the consumer work, with no queue and no hand-off between
-//! them. Its context switches are what the kernel's time slicing alone costs when those
-//! threads share the cores. `avoidable_ctx_switches` is, per round, a row's switches minus the
-//! floor's in the same round: what a scheduler can remove.
+//! The `floor` row is not a pool: per pool, the producer thread does its production work
+//! while `threads` consumer threads each do their share of the consumer work, with no queue
+//! and no hand-off between them. Its context switches are what the kernel's time slicing
+//! alone costs when those threads share the cores. `avoidable_ctx_switches` is, per round, a
+//! row's switches minus the floor's in the same round: what a scheduler can remove.
+//!
+//! `ember-budget` is ember's default with `Tuning::awake_budget(true)`: beside `ember`, it
+//! shows what the awake-core budget shared by the pools does. With `--processes` its children
+//! run with `EMBER_MACHINE_BUDGET=1`, so they share one budget across the processes, as
+//! unmodified binaries would. `unfairness_pct` is, per round, the
+//! slowest pool's completion time over the fastest's, minus one, in percent (balanced work
+//! stealing's unfairness, EuroSys 2012).
 //!
 //! The pools run as threads of one process, or with `--processes` as child processes of this
 //! binary (started with the hidden `--pc-child` flag; the harness adds their `getrusage` and
@@ -122,9 +129,28 @@ pub struct Setup {
 pub struct Tally {
     useful_ns: AtomicU64,
     wakeups: AtomicU64,
+    /// Each pool's completion time (ns), in the order they finished.
+    completions: std::sync::Mutex<Vec<u64>>,
 }
 
 impl Tally {
+    fn completed(&self, ns: u64) {
+        self.completions
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .push(ns);
+    }
+
+    /// The slowest pool's completion time over the fastest's, minus one, in percent.
+    fn unfairness_pct(&self) -> Option<f64> {
+        let c = self
+            .completions
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let (min, max) = (c.iter().min()?, c.iter().max()?);
+        (*min > 0).then(|| (*max as f64 / *min as f64 - 1.0) * 100.0)
+    }
+
     fn produce(&self, s: &Setup) {
         timed(&self.useful_ns, || work(s.produce));
     }
@@ -153,6 +179,7 @@ impl Experiment for ProducerConsumer {
             "migrations",
             "wall_s",
             "overhead_cpu_s",
+            "unfairness_pct",
         ]
     }
 
@@ -242,6 +269,7 @@ fn rows(batch: usize) -> Vec<(&'static System, String, Feed)> {
         batched(systems::RAYON_BATCH, Feed::Rayon { batch }),
         named(systems::BIASED_WORK_QUEUE, Feed::BiasedWorkQueue),
         named(systems::EMBER, Feed::Ember(EmberPolicy::Default)),
+        named(systems::EMBER_BUDGET, Feed::Ember(EmberPolicy::Budget)),
         named(systems::FLOOR, Feed::Floor),
     ]
 }
@@ -333,7 +361,10 @@ fn run(feed: Feed, s: Setup) -> Metrics {
                 let tally = tally.clone();
                 thread::Builder::new()
                     .name(format!("pc-producer-{p}"))
-                    .spawn_scoped(scope, move || one_pool(feed, s, p, tally))
+                    .spawn_scoped(scope, move || {
+                        let took = one_pool(feed, s, p, tally.clone());
+                        tally.completed(took.as_nanos() as u64);
+                    })
                     .expect("spawn producer");
             }
         });
@@ -343,6 +374,9 @@ fn run(feed: Feed, s: Setup) -> Metrics {
         "useful_cpu_s".into(),
         tally.useful_ns.load(Ordering::Relaxed) as f64 * 1e-9,
     );
+    if let Some(u) = tally.unfairness_pct() {
+        m.insert("unfairness_pct".into(), u);
+    }
     if matches!(feed, Feed::Ember(_)) {
         m.insert(
             "wakeups".into(),
@@ -390,6 +424,16 @@ fn run_processes(feed: Feed, s: Setup, tally: &Tally) {
             std::process::Command::new(&exe)
                 .arg("--pc-child")
                 .arg(child_spec(feed, s, p))
+                // The machine-wide budget, as an unmodified binary joins it: only for the
+                // `ember-budget` rows, so that the others keep their defaults.
+                .env(
+                    "EMBER_MACHINE_BUDGET",
+                    if matches!(feed, Feed::Ember(EmberPolicy::Budget)) {
+                        "1"
+                    } else {
+                        "0"
+                    },
+                )
                 .stdout(std::process::Stdio::piped())
                 .spawn()
                 .expect("start a pool process")
@@ -400,28 +444,31 @@ fn run_processes(feed: Feed, s: Setup, tally: &Tally) {
         assert!(out.status.success(), "pool process failed: {}", out.status);
         let text = String::from_utf8_lossy(&out.stdout);
         let mut f = text.split_whitespace().map(|x| x.parse::<u64>());
-        match (f.next(), f.next()) {
-            (Some(Ok(useful)), Some(Ok(wakeups))) => {
+        match (f.next(), f.next(), f.next()) {
+            (Some(Ok(useful)), Some(Ok(wakeups)), Some(Ok(took))) => {
                 tally.useful_ns.fetch_add(useful, Ordering::Relaxed);
                 tally.wakeups.fetch_add(wakeups, Ordering::Relaxed);
+                tally.completed(took);
             }
             _ => panic!("pool process reported {text:?}"),
         }
     }
 }
 
-/// Entry point of a `--pc-child` process: runs one pool and prints `useful_ns wakeups`.
+/// Entry point of a `--pc-child` process: runs one pool and prints `useful_ns wakeups
+/// completion_ns`.
 pub fn child_main(spec: &str) -> std::process::ExitCode {
     let Some((feed, s, pool)) = parse_child_spec(spec) else {
         eprintln!("ember-lab: bad --pc-child spec {spec:?}");
         return std::process::ExitCode::from(2);
     };
     let tally = Arc::new(Tally::default());
-    one_pool(feed, s, pool, tally.clone());
+    let took = one_pool(feed, s, pool, tally.clone());
     println!(
-        "{} {}",
+        "{} {} {}",
         tally.useful_ns.load(Ordering::Relaxed),
-        tally.wakeups.load(Ordering::Relaxed)
+        tally.wakeups.load(Ordering::Relaxed),
+        took.as_nanos()
     );
     std::process::ExitCode::SUCCESS
 }
@@ -448,6 +495,7 @@ mod tests {
         for (_, name, feed) in sweep_rows(20) {
             let m = run(feed, tiny());
             assert!(m["useful_cpu_s"] >= 0.0, "{name}");
+            assert!(m["unfairness_pct"] >= 0.0, "{name}");
             assert_eq!(m.contains_key("wakeups"), matches!(feed, Feed::Ember(_)));
         }
     }
@@ -493,7 +541,7 @@ mod tests {
         assert_eq!(g[1].params["shape"], "sweep");
         let names: Vec<_> = g[0].trials.iter().map(|t| t.system.as_str()).collect();
         assert_eq!(
-            names[..7],
+            names[..8],
             [
                 "crossbeam",
                 "crossbeam-batch20",
@@ -501,6 +549,7 @@ mod tests {
                 "rayon-batch20",
                 "biased-work-queue",
                 "ember",
+                "ember-budget",
                 "floor"
             ]
         );

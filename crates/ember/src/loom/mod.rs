@@ -27,10 +27,12 @@
 //! | `task.rs` | forward permits, the successor list and events (`task/node.rs`, `task/successors.rs`, `task/event.rs`) | none |
 //! | `flow_queue.rs` | the flow's submission queues (`flow/queue.rs`) | none |
 //! | `biased.rs` | the standalone biased consumers' hand-off and close (`biased/`) | none |
+//! | `budget.rs` | the awake-core budget's accounting and its rule for a pool with nobody awake (`budget/mod.rs`) | `mutant_idle_pool_refused` |
 //!
 
 mod biased;
 mod broadcast;
+mod budget;
 mod deferred;
 mod delay_kick;
 mod fifo;

@@ -446,6 +446,8 @@ impl PoolBuilder {
         if let WakePolicy::Biased { batch: 0 } = self.wake {
             return Err(BuildError::ZeroBatch);
         }
+        // Resolved (and refused) before the handlers are taken: no user code drops here.
+        let config = PoolConfig::resolve(&self.tuning, threads, self.wake, self.spin)?;
         let handlers = Handlers {
             panic: self.panic_handler,
             start: self.start_handler,
@@ -473,7 +475,6 @@ impl PoolBuilder {
         } else {
             None
         };
-        let config = PoolConfig::resolve(&self.tuning, threads, self.wake, self.spin);
         let registry = Arc::new(Registry::new(
             stealers,
             config,
@@ -481,6 +482,15 @@ impl PoolBuilder {
             Tracer::new(self.trace, self.name.clone(), threads),
             AlarmThread::new(&self.name, self.stack_size, cpus.clone()),
         ));
+        // The budget is the process's; the loom models drive pools without it.
+        #[cfg(not(loom))]
+        if registry.config.awake_budget {
+            let member: std::sync::Weak<dyn crate::budget::Member> =
+                Arc::downgrade(&registry) as std::sync::Weak<Registry>;
+            registry
+                .sleep
+                .join_budget(member, registry.config.machine_budget);
+        }
         let gate = Arc::new(StartGate::default());
         // A panic out of the loop below (`std::thread::Builder::spawn` panics where it cannot
         // set the stack size) must not leave the started workers at the gate for ever.

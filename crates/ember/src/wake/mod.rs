@@ -21,6 +21,7 @@
 #![doc = include_str!("README.md")]
 
 mod biased;
+mod budget;
 mod deferred;
 mod notes;
 mod searching;
@@ -181,6 +182,9 @@ pub(crate) struct Sleep {
     trace_epoch: Option<std::time::Instant>,
     /// No more workers than the process has processors (`wide_stretch`).
     fits_the_machine: bool,
+    /// The pool's place in the awake-core budget, if it joined (`budget.rs`; README,
+    /// "Budget"). Set once, before any worker starts.
+    budget: std::sync::OnceLock<budget::BudgetLink>,
 }
 
 impl Sleep {
@@ -229,6 +233,7 @@ impl Sleep {
             trace_epoch,
             fits_the_machine: workers
                 <= std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get),
+            budget: std::sync::OnceLock::new(),
         }
     }
 
@@ -426,6 +431,9 @@ impl Sleep {
             false
         } else {
             self.release_alarm();
+            // The core this worker gives back may make a wake-up the budget withheld from
+            // another pool (README, "Budget", step 4).
+            self.core_released();
             let counters = &self.counters[index];
             counters.parks.store(
                 counters.parks.load(Ordering::Relaxed) + 1,
@@ -560,7 +568,7 @@ impl Sleep {
 
     /// Wakes the most recently parked worker, if any.
     fn wake_latest_if_any(&self) {
-        if self.sleepers.len() == 0 {
+        if self.sleepers.len() == 0 || !self.budget_allows() {
             return;
         }
         if let Some(index) = self.sleepers.pop_latest() {

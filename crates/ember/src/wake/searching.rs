@@ -46,6 +46,12 @@ impl Sleep {
     #[cold]
     fn wake_searchers(&self, target: usize, most: usize) {
         for _ in 0..most {
+            // The awake-core budget may withhold this wake-up (README, "Budget").
+            if !self.budget_allows_when(|| {
+                self.sleepers.len() != 0 && self.num_searching.load(Ordering::SeqCst) < target
+            }) {
+                return;
+            }
             let woken = self.sleepers.pop_latest_if(
                 || self.num_searching.load(Ordering::SeqCst) < target,
                 |index| {
@@ -72,6 +78,15 @@ impl Sleep {
         let mut chosen = [0; FAN_OUT];
         let mut count = 0;
         for turn in 1..=FAN_OUT {
+            // The awake-core budget may withhold the rest of the fan-out (README, "Budget").
+            if !self.budget_allows_when(|| {
+                self.sleepers.len() != 0
+                    && self.num_searching.load(Ordering::SeqCst)
+                        + self.promised.load(Ordering::SeqCst)
+                        < jobs
+            }) {
+                break;
+            }
             let share = std::cell::Cell::new(0);
             let woken = self.sleepers.pop_latest_if(
                 || {

@@ -50,7 +50,12 @@ impl Feed {
             },
             "bwq" => Feed::BiasedWorkQueue,
             "biased-consumers" => Feed::BiasedConsumers,
-            "ember" => Feed::Ember(*EmberPolicy::ALL.iter().find(|p| format!("{p:?}") == arg)?),
+            "ember" => Feed::Ember(
+                *EmberPolicy::ALL
+                    .iter()
+                    .chain(&[EmberPolicy::Budget])
+                    .find(|p| format!("{p:?}") == arg)?,
+            ),
             "floor" => Feed::Floor,
             _ => return None,
         })
@@ -79,8 +84,15 @@ fn join_all(handles: Vec<thread::JoinHandle<()>>) {
     }
 }
 
-/// The producer of pool `p`: creates the pool, feeds it, waits, tears it down.
-pub fn one_pool(feed: Feed, s: Setup, p: usize, tally: Arc<Tally>) {
+/// The producer of pool `p`: creates the pool, feeds it, waits, tears it down. Returns how
+/// long that took: the pool's completion time, which the unfairness compares.
+pub fn one_pool(feed: Feed, s: Setup, p: usize, tally: Arc<Tally>) -> std::time::Duration {
+    let start = std::time::Instant::now();
+    feed_pool(feed, s, p, tally);
+    start.elapsed()
+}
+
+fn feed_pool(feed: Feed, s: Setup, p: usize, tally: Arc<Tally>) {
     let name = format!("pc{p}");
     match feed {
         Feed::Crossbeam { batch } => {
@@ -140,9 +152,13 @@ pub fn one_pool(feed: Feed, s: Setup, p: usize, tally: Arc<Tally>) {
             assert_eq!(handled, s.items as u64, "biased consumers lost items");
         }
         Feed::Floor => {
+            // `threads` consumers, consumer i taking items i, i + threads, …: each its share,
+            // with no queue between them and the producer.
+            let next = Arc::new(std::sync::atomic::AtomicUsize::new(0));
             let t = tally.clone();
-            let hs = consumers(1, &name, move || {
-                for _ in 0..s.items {
+            let hs = consumers(s.threads, &name, move || {
+                let i = next.fetch_add(1, Ordering::Relaxed);
+                for _ in (i..s.items).step_by(s.threads) {
                     t.consume(&s);
                 }
             });

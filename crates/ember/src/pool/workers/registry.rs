@@ -140,6 +140,23 @@ pub(crate) struct Registry {
     pub(in crate::pool) alarm_thread: AlarmThread,
 }
 
+/// The pool as the awake-core budget sees it (`budget/mod.rs`).
+impl crate::budget::Member for Registry {
+    fn awake(&self) -> usize {
+        self.sleep.awake()
+    }
+
+    /// Made if a job is queued after a `SeqCst` fence, which pairs with the push's. A job
+    /// pushed behind the light barrier is not seen that way without a heavy one, so a pool
+    /// with light pushes makes it whatever its queues say: one spurious wake-up at worst.
+    fn wake_withheld(&self) {
+        std::sync::atomic::fence(Ordering::SeqCst);
+        if self.sleep.light_join_pushes() || self.has_work() {
+            self.sleep.make_withheld_wake();
+        }
+    }
+}
+
 impl Registry {
     /// The registry of a pool configured by `config` (`PoolBuilder::build`, or a loom
     /// model), whose workers' deques `stealers` reads.

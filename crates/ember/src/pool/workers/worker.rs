@@ -588,6 +588,12 @@ impl WorkerThread {
         if !(searching || waiting) || self.spin.is_zero() || !self.spin_governor.should_spin() {
             return None;
         }
+        // Searchers over the awake-core budget give their core back first: no spin, straight
+        // to the sleep steps, whose last look still sees every queued job (`wake/README.md`,
+        // "Budget", step 5). A pool alone in its process reads one flag.
+        if searching && self.registry.sleep.over_budget() {
+            return None;
+        }
         // A timed wait (`join_timeout`, `wait_idle_timeout`) spins no longer than it waits.
         let spin_end = Instant::now() + self.spin_now();
         let deadline = wait_deadline.map_or(spin_end, |wait_deadline| spin_end.min(wait_deadline));

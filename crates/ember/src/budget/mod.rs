@@ -1,0 +1,508 @@
+//! The awake-core budget shared by the pools of a process, and opt-in by the processes of a
+//! machine (`wake/README.md`, "Budget").
+//!
+//! Each pool joins the process's [`Budget`] when it is built ([`Budget::join`]) and leaves it
+//! when it is dropped. The budget counts nothing itself: a pool's awake workers are those not
+//! listed in its sleeper set, which each pool keeps anyway, and the budget adds them up when
+//! somebody asks. So a pool alone in its process pays nothing for the budget; a wake-up
+//! decision in a process of several pools reads every pool's count.
+//!
+//! `rule` is the decision itself; [`Budget::admits`] feeds it; [`Budget::withhold`] keeps a
+//! wake-up it refused for at most the bound; [`Budget::core_released`] hands a withheld
+//! wake-up to the core a parking worker gives back. `machine.rs` is the shared-memory
+//! segment behind `EMBER_MACHINE_BUDGET=1`.
+
+// Under loom only the models join a budget: pools are built without one.
+#![cfg_attr(loom, allow(dead_code))]
+
+#[cfg(all(target_os = "linux", not(loom)))]
+pub(crate) mod machine;
+
+use crate::sync::atomic::{AtomicUsize, Ordering};
+use crate::sync::{lock, Mutex};
+use std::sync::Arc;
+use std::sync::Weak;
+
+/// The most a withheld wake-up waits: after this it is made anyway, if its job is still
+/// queued (README, "Budget", step 4).
+pub(crate) const WITHHELD_BOUND_NS: u64 = 1_000_000;
+
+/// What the budget asks of a pool.
+pub(crate) trait Member: Send + Sync {
+    /// Workers not listed as sleepers: running, searching, or blocked in user code.
+    fn awake(&self) -> usize;
+    /// Makes a wake-up the budget withheld, if a job is still queued and a worker sleeps.
+    fn wake_withheld(&self);
+}
+
+/// The decision: may a pool with `mine` awake workers wake one more, while the pools (of the
+/// process, or of the machine) have `total` awake workers, `pools_awake` of them with at
+/// least one, against `cores`?
+///
+/// A pool with none awake always may (step 1): otherwise its queued job could wait with
+/// nobody to run it. While fewer than two pools are awake the budget has no one to share
+/// with, and the pool behaves as it would alone (step 2).
+#[inline]
+pub(crate) fn rule(mine: usize, total: usize, pools_awake: usize, cores: usize) -> bool {
+    mine == 0 || pools_awake < 2 || total < cores
+}
+
+struct Entry {
+    id: usize,
+    member: Weak<dyn Member>,
+}
+
+/// A withheld wake-up: whose, and when it is made anyway.
+struct Withheld {
+    id: usize,
+    member: Weak<dyn Member>,
+    due_ns: u64,
+}
+
+/// The budget of one process.
+pub(crate) struct Budget {
+    /// Pools that joined and have not left.
+    pools: AtomicUsize,
+    members: Mutex<Vec<Entry>>,
+    next_id: AtomicUsize,
+    /// The cores the process may use.
+    cores: usize,
+    /// Wake-ups withheld, oldest first; `withheld_len` mirrors its length for a lock-free
+    /// look on a parking worker's path.
+    withheld: Mutex<Vec<Withheld>>,
+    withheld_len: AtomicUsize,
+    #[cfg(not(loom))]
+    timer: timer::Timer,
+    #[cfg(all(target_os = "linux", not(loom)))]
+    machine: std::sync::OnceLock<Option<machine::Segment>>,
+    /// Step 1 of the rule, which only the loom mutant turns off
+    /// (`mutant_idle_pool_refused`).
+    #[cfg(loom)]
+    exempt_idle: bool,
+}
+
+/// A pool's place in the budget; dropping it leaves.
+pub(crate) struct Membership {
+    budget: Arc<Budget>,
+    id: usize,
+    machine: bool,
+}
+
+impl Membership {
+    /// The budget joined.
+    pub(crate) fn budget(&self) -> &Arc<Budget> {
+        &self.budget
+    }
+
+    /// Whether this pool counts against other processes too.
+    pub(crate) fn machine(&self) -> bool {
+        self.machine
+    }
+
+    /// This pool's id in the budget.
+    pub(crate) fn id(&self) -> usize {
+        self.id
+    }
+}
+
+impl Drop for Membership {
+    fn drop(&mut self) {
+        self.budget.leave(self.id);
+    }
+}
+
+impl Budget {
+    /// A budget of `cores`.
+    pub(crate) fn new(cores: usize) -> Self {
+        Budget {
+            pools: AtomicUsize::new(0),
+            members: Mutex::new(Vec::new()),
+            next_id: AtomicUsize::new(0),
+            cores: cores.max(1),
+            withheld: Mutex::new(Vec::new()),
+            withheld_len: AtomicUsize::new(0),
+            #[cfg(not(loom))]
+            timer: timer::Timer::default(),
+            #[cfg(all(target_os = "linux", not(loom)))]
+            machine: std::sync::OnceLock::new(),
+            #[cfg(loom)]
+            exempt_idle: true,
+        }
+    }
+
+    /// Turns step 1 of the rule off (the loom mutant).
+    #[cfg(loom)]
+    pub(crate) fn set_exempt_idle(&mut self, on: bool) {
+        self.exempt_idle = on;
+    }
+
+    /// The process's budget: the cores it may use are `available_parallelism`, which on
+    /// Linux is the affinity mask narrowed by the cgroup's CPU quota.
+    #[cfg(not(loom))]
+    pub(crate) fn process() -> Arc<Budget> {
+        static PROCESS: std::sync::OnceLock<Arc<Budget>> = std::sync::OnceLock::new();
+        PROCESS
+            .get_or_init(|| {
+                Arc::new(Budget::new(
+                    std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get),
+                ))
+            })
+            .clone()
+    }
+
+    /// Pools that joined and have not left.
+    #[cfg(test)]
+    pub(crate) fn pools(&self) -> usize {
+        self.pools.load(Ordering::Relaxed)
+    }
+
+    /// Adds `member` to the budget; with `machine`, this process also joins the machine's
+    /// segment (refused: see [`machine_segment`](Self::machine_segment)).
+    pub(crate) fn join(self: &Arc<Self>, member: Weak<dyn Member>, machine: bool) -> Membership {
+        let id = self.next_id.fetch_add(1, Ordering::Relaxed);
+        lock(&self.members).push(Entry { id, member });
+        self.pools.fetch_add(1, Ordering::SeqCst);
+        Membership {
+            budget: Arc::clone(self),
+            id,
+            machine,
+        }
+    }
+
+    fn leave(&self, id: usize) {
+        lock(&self.members).retain(|e| e.id != id);
+        self.pools.fetch_sub(1, Ordering::SeqCst);
+        let mut withheld = lock(&self.withheld);
+        withheld.retain(|w| w.id != id);
+        self.withheld_len.store(withheld.len(), Ordering::Relaxed);
+    }
+
+    /// Whether a wake-up decision must ask the budget: two or more pools in the process, or
+    /// a pool counting against the machine. One relaxed load.
+    #[inline]
+    pub(crate) fn shared(&self, membership_machine: bool) -> bool {
+        membership_machine || self.pools.load(Ordering::Relaxed) >= 2
+    }
+
+    /// The process's awake workers and how many of its pools have one, as each pool's
+    /// sleeper set says now.
+    pub(crate) fn awake(&self) -> (usize, usize) {
+        // Upgraded under the lock, counted and dropped after it: the pool whose last
+        // reference is dropped here leaves the budget, which takes the lock.
+        let live: Vec<Arc<dyn Member>> = lock(&self.members)
+            .iter()
+            .filter_map(|e| e.member.upgrade())
+            .collect();
+        let mut total = 0;
+        let mut pools = 0;
+        for m in &live {
+            let a = m.awake();
+            total += a;
+            pools += usize::from(a > 0);
+        }
+        drop(live);
+        (total, pools)
+    }
+
+    /// May a pool with `mine` awake workers wake one more? `machine`: count the other
+    /// processes of the machine too (and renew this process's lease).
+    pub(crate) fn admits(&self, mine: usize, machine: bool) -> bool {
+        #[cfg(loom)]
+        let mine = if self.exempt_idle { mine } else { mine.max(1) };
+        if mine == 0 || timer_failed() {
+            return true;
+        }
+        let (mut total, mut pools) = self.awake();
+        if machine {
+            let others = self.machine_others(total);
+            total += others;
+            pools += usize::from(others > 0);
+        }
+        rule(mine, total, pools, self.cores)
+    }
+
+    /// Whether the awake workers exceed the cores while two or more pools are awake: a
+    /// searcher then gives its core back (README, "Budget", step 3).
+    pub(crate) fn over(&self, machine: bool) -> bool {
+        let (mut total, mut pools) = self.awake();
+        if machine {
+            let others = self.machine_others(total);
+            total += others;
+            pools += usize::from(others > 0);
+        }
+        pools >= 2 && total > self.cores
+    }
+
+    /// Keeps pool `id`'s refused wake-up, to be made by the next worker that parks in
+    /// another pool or, at the latest, [`WITHHELD_BOUND_NS`] after `now_ns`. One per pool.
+    pub(crate) fn withhold(self: &Arc<Self>, id: usize, member: Weak<dyn Member>, now_ns: u64) {
+        let mut withheld = lock(&self.withheld);
+        if withheld.iter().any(|w| w.id == id) {
+            return;
+        }
+        let due_ns = now_ns + WITHHELD_BOUND_NS;
+        withheld.push(Withheld { id, member, due_ns });
+        self.withheld_len.store(withheld.len(), Ordering::SeqCst);
+        drop(withheld);
+        #[cfg(not(loom))]
+        timer::arm(self, due_ns);
+    }
+
+    /// A worker of pool `id` parks, giving its core back: the oldest wake-up withheld from
+    /// another pool is made now. A lock-free look when nothing is withheld.
+    #[inline]
+    pub(crate) fn core_released(&self, id: usize) {
+        if self.withheld_len.load(Ordering::Relaxed) != 0 {
+            self.hand_over(Some(id), u64::MAX, 1);
+        }
+    }
+
+    /// Makes up to `most` withheld wake-ups due by `now_ns` of pools other than `skip`;
+    /// returns the earliest deadline still withheld, if any.
+    fn hand_over(&self, skip: Option<usize>, now_ns: u64, most: usize) -> Option<u64> {
+        let mut made = Vec::new();
+        let next = {
+            let mut withheld = lock(&self.withheld);
+            let mut i = 0;
+            while i < withheld.len() && made.len() < most {
+                if Some(withheld[i].id) != skip && withheld[i].due_ns <= now_ns {
+                    made.push(withheld.remove(i).member);
+                } else {
+                    i += 1;
+                }
+            }
+            self.withheld_len.store(withheld.len(), Ordering::SeqCst);
+            withheld.iter().map(|w| w.due_ns).min()
+        };
+        for m in made {
+            if let Some(m) = m.upgrade() {
+                m.wake_withheld();
+            }
+        }
+        next
+    }
+
+    /// Wake-ups withheld now (tests).
+    #[cfg(test)]
+    pub(crate) fn withheld(&self) -> usize {
+        lock(&self.withheld).len()
+    }
+
+    /// The other processes' awake workers, publishing `mine` for them; 0 where the segment
+    /// is refused or off Linux.
+    #[cfg(all(target_os = "linux", not(loom)))]
+    fn machine_others(&self, mine: usize) -> usize {
+        match self.machine_segment() {
+            Some(s) => {
+                let now = machine::now_ms();
+                s.publish(mine, now);
+                s.others(now)
+            }
+            None => 0,
+        }
+    }
+
+    #[cfg(not(all(target_os = "linux", not(loom))))]
+    fn machine_others(&self, _mine: usize) -> usize {
+        0
+    }
+
+    /// The machine's segment, opened at the first call; `None`, with one warning on stderr,
+    /// where it is refused (another layout, not private, no shared memory).
+    #[cfg(all(target_os = "linux", not(loom)))]
+    pub(crate) fn machine_segment(&self) -> Option<&machine::Segment> {
+        self.machine
+            .get_or_init(|| match machine::Segment::open(&machine::default_name()) {
+                Ok(s) => Some(s),
+                Err(why) => {
+                    eprintln!(
+                        "ember: EMBER_MACHINE_BUDGET: the machine-wide budget is off in this process: {why}"
+                    );
+                    None
+                }
+            })
+            .as_ref()
+    }
+}
+
+/// The withheld wake-ups' deadline: one thread per process, started at the first withheld
+/// wake-up, asleep while none is withheld.
+#[cfg(not(loom))]
+mod timer {
+    use std::sync::{Arc, Condvar, Mutex, OnceLock};
+    use std::time::Duration;
+
+    #[derive(Default)]
+    pub(super) struct Timer {
+        /// The earliest deadline armed and not yet served (0: none).
+        due: Mutex<u64>,
+        cv: Condvar,
+        started: OnceLock<()>,
+    }
+
+    /// Makes `budget`'s withheld wake-ups due at `due_ns`, starting its thread if need be.
+    pub(super) fn arm(budget: &Arc<super::Budget>, due_ns: u64) {
+        let t = &budget.timer;
+        {
+            let mut due = crate::sync::lock(&t.due);
+            if *due == 0 || due_ns < *due {
+                *due = due_ns;
+                t.cv.notify_one();
+            }
+        }
+        t.started.get_or_init(|| {
+            let budget = Arc::clone(budget);
+            let spawned = std::thread::Builder::new()
+                .name("ember-budget-timer".into())
+                .spawn(move || run(&budget));
+            // Without the thread a withheld wake-up is still made by the next worker
+            // that parks; the process's pools then keep waking at once (`admits`
+            // refuses nothing once `timer_failed` is seen).
+            if spawned.is_err() {
+                super::TIMER_FAILED.store(true, std::sync::atomic::Ordering::Relaxed);
+            }
+        });
+    }
+
+    fn run(budget: &super::Budget) {
+        let t = &budget.timer;
+        loop {
+            let mut due = crate::sync::lock(&t.due);
+            while *due == 0 {
+                due = t.cv.wait(due).unwrap_or_else(|p| p.into_inner());
+            }
+            let now = crate::sync::clock::now_ns();
+            if *due > now {
+                let wait = Duration::from_nanos(*due - now);
+                drop(
+                    t.cv.wait_timeout(due, wait)
+                        .unwrap_or_else(|p| p.into_inner()),
+                );
+                continue;
+            }
+            *due = 0;
+            drop(due);
+            // Wake-ups made from here run user code nowhere: `wake_withheld` only unparks.
+            if let Some(next) = budget.hand_over(None, now, usize::MAX) {
+                let mut due = crate::sync::lock(&t.due);
+                if *due == 0 || next < *due {
+                    *due = next;
+                }
+            }
+        }
+    }
+}
+
+/// Set if the timer thread could not be started: the budget then withholds nothing.
+#[cfg(not(loom))]
+static TIMER_FAILED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+#[cfg(not(loom))]
+fn timer_failed() -> bool {
+    TIMER_FAILED.load(std::sync::atomic::Ordering::Relaxed)
+}
+
+#[cfg(loom)]
+fn timer_failed() -> bool {
+    false
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::atomic::AtomicUsize as StdUsize;
+
+    struct Fake {
+        awake: StdUsize,
+        woken: StdUsize,
+    }
+
+    impl Member for Fake {
+        fn awake(&self) -> usize {
+            self.awake.load(Ordering::SeqCst)
+        }
+        fn wake_withheld(&self) {
+            self.woken.fetch_add(1, Ordering::SeqCst);
+        }
+    }
+
+    fn fake(awake: usize) -> std::sync::Arc<Fake> {
+        std::sync::Arc::new(Fake {
+            awake: StdUsize::new(awake),
+            woken: StdUsize::new(0),
+        })
+    }
+
+    fn weak(f: &std::sync::Arc<Fake>) -> Weak<dyn Member> {
+        let w: Weak<Fake> = std::sync::Arc::downgrade(f);
+        w
+    }
+
+    #[test]
+    fn the_rule() {
+        // A pool with nobody awake always gets a worker.
+        assert!(rule(0, 100, 5, 2));
+        // Alone, a pool is not limited.
+        assert!(rule(3, 3, 1, 2));
+        // Shared: up to the cores.
+        assert!(rule(1, 1, 2, 2) || rule(1, 2, 2, 2));
+        assert!(rule(1, 1, 2, 2));
+        assert!(!rule(1, 2, 2, 2));
+        assert!(!rule(2, 5, 3, 4));
+    }
+
+    #[test]
+    fn pools_are_counted_in_and_out() {
+        let budget = Arc::new(Budget::new(2));
+        let (a, b, c) = (fake(1), fake(2), fake(0));
+        let ma = budget.join(weak(&a), false);
+        assert!(!budget.shared(false));
+        assert!(budget.shared(true));
+        let mb = budget.join(weak(&b), false);
+        let mc = budget.join(weak(&c), false);
+        assert_eq!(budget.pools(), 3);
+        assert!(budget.shared(false));
+        assert_eq!(budget.awake(), (3, 2));
+        assert!(!budget.admits(1, false));
+        assert!(budget.admits(0, false));
+        assert!(budget.over(false));
+        drop(mb);
+        assert_eq!(budget.awake(), (1, 1));
+        assert!(budget.admits(1, false));
+        assert!(!budget.over(false));
+        drop((ma, mc));
+        assert_eq!(budget.pools(), 0);
+        assert_eq!(budget.awake(), (0, 0));
+    }
+
+    #[test]
+    fn a_withheld_wake_up_goes_to_the_next_core_given_back_elsewhere() {
+        let budget = Arc::new(Budget::new(2));
+        let (a, b) = (fake(1), fake(1));
+        let ma = budget.join(weak(&a), false);
+        let mb = budget.join(weak(&b), false);
+        budget.withhold(ma.id(), weak(&a), crate::sync::clock::now_ns());
+        budget.withhold(ma.id(), weak(&a), crate::sync::clock::now_ns());
+        assert_eq!(budget.withheld(), 1, "one per pool");
+        // A's own worker parking gives nothing to A: it had a worker awake to spare.
+        budget.core_released(ma.id());
+        assert_eq!(a.woken.load(Ordering::SeqCst), 0);
+        budget.core_released(mb.id());
+        assert_eq!(a.woken.load(Ordering::SeqCst), 1);
+        assert_eq!(budget.withheld(), 0);
+        drop((ma, mb));
+    }
+
+    #[test]
+    fn a_pool_that_leaves_takes_its_withheld_wake_up_with_it() {
+        let budget = Arc::new(Budget::new(2));
+        let (a, b) = (fake(1), fake(1));
+        let ma = budget.join(weak(&a), false);
+        let mb = budget.join(weak(&b), false);
+        budget.withhold(ma.id(), weak(&a), 0);
+        drop(ma);
+        assert_eq!(budget.withheld(), 0);
+        budget.core_released(mb.id());
+        assert_eq!(a.woken.load(Ordering::SeqCst), 0);
+    }
+}
