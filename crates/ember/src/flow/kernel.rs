@@ -322,9 +322,11 @@ impl<'a, const D: usize> Window<'a, D> {
     fn run_elsewhere(&self, p0: usize, p1: usize, p2: usize, len: usize) -> usize {
         let p = [p0, p1, p2];
         let start = &p[..D];
-        let mut end = p;
-        end[D - 1] += len;
-        let fits = |b: &Box3| len == 0 || (b.contains_point(p) && end[D - 1] <= b.hi[D - 1]);
+        // Checked: a run past `usize::MAX` lies in no box (a wrapped end would pass).
+        let end = p[D - 1].checked_add(len);
+        let fits = |b: &Box3| {
+            len == 0 || (b.contains_point(p) && end.is_some_and(|end| end <= b.hi[D - 1]))
+        };
         if !self.boxes.iter().any(fits) {
             panic!(
                 "elements {start:?} and the {} after it along the last dimension do not lie \
@@ -376,14 +378,16 @@ impl<'a, const D: usize> Window<'a, D> {
     #[inline(never)]
     fn block_elsewhere(&self, p0: usize, p1: usize, p2: usize, count: usize, len: usize) -> usize {
         let p = [p0, p1, p2];
-        let mut last = p;
-        last[D - 2] += count - 1;
-        last[D - 1] += len - 1;
-        if !self
-            .boxes
-            .iter()
-            .any(|b| b.contains_point(p) && b.contains_point(last))
-        {
+        // Checked: a block past `usize::MAX` lies in no box (a wrapped corner would pass).
+        let mut last = Some(p);
+        for (d, n) in [(D - 2, count), (D - 1, len)] {
+            last = last.and_then(|mut q| {
+                q[d] = q[d].checked_add(n - 1)?;
+                Some(q)
+            });
+        }
+        let inside = |b: &Box3| last.is_some_and(|q| b.contains_point(p) && b.contains_point(q));
+        if !self.boxes.iter().any(inside) {
             panic!(
                 "the {count} rows of {len} elements from {:?} do not lie in one box of the \
                  region this chunk declared for the buffer",
@@ -699,5 +703,44 @@ mod tests {
         assert!(std::panic::catch_unwind(|| w.block([0, 0], 3, 1)).is_err());
         assert!(std::panic::catch_unwind(|| w.block([1, 1], 1, 2)).is_err());
         assert!(std::panic::catch_unwind(|| w.block([1, 0], 4, 1)).is_err());
+    }
+
+    /// The message of the panic `f` raises.
+    fn panic_message(f: impl FnOnce() + std::panic::UnwindSafe) -> String {
+        let payload = std::panic::catch_unwind(f).expect_err("no panic");
+        payload
+            .downcast_ref::<String>()
+            .cloned()
+            .or_else(|| payload.downcast_ref::<&str>().map(|s| s.to_string()))
+            .unwrap_or_default()
+    }
+
+    #[test]
+    fn runs_and_blocks_past_the_end_of_the_index_space_are_refused() {
+        // Starting in the second box sends each check to its slow path, whose end must not
+        // wrap round to pass: a release build has no overflow check to catch it.
+        let boxes = [
+            Box3 {
+                lo: [0, 0, 0],
+                hi: [2, 2, 1],
+            },
+            Box3 {
+                lo: [4, 1, 0],
+                hi: [5, 3, 1],
+            },
+        ];
+        let w = Window::<2>::new(&boxes, [6, 3, 1]);
+        let run = panic_message(|| {
+            w.run([4, 1], usize::MAX);
+        });
+        assert!(run.contains("do not lie"), "{run}");
+        let block = panic_message(|| {
+            w.block([4, 1], usize::MAX, 1);
+        });
+        assert!(block.contains("do not lie"), "{block}");
+        let wide = panic_message(|| {
+            w.block([4, 1], 1, usize::MAX);
+        });
+        assert!(wide.contains("do not lie"), "{wide}");
     }
 }
