@@ -42,9 +42,12 @@ enum Command {
 }
 
 /// The tags MPI guarantees (`MPI_TAG_UB` is at least 32767): the flow's 64-bit tags are
-/// taken modulo this. Two messages of one pair share an MPI tag only 16,384 messages apart,
-/// and MPI matches messages of one sender and tag in order, so they cannot be confused
-/// unless that many are in flight between two ranks at once.
+/// taken modulo this, so two messages of one pair share an MPI tag 16,384 messages apart.
+/// The hazard: receives are posted when their group is submitted and sends run in
+/// dependency order, so a program that submits 16,384 or more messages between two ranks
+/// ahead of their execution can have a later message matched to an earlier receive. Keep
+/// fewer than that in flight per pair (`wait` between batches) until tags are routed by
+/// their full value.
 const TAGS: u64 = 32768;
 
 /// Every MPI call is made holding this lock.

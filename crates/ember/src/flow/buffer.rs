@@ -293,7 +293,9 @@ impl<T: Pod + Send + Sync, const D: usize> Buffer<T, D> {
     }
 
     /// Declares that each chunk writes the region `mapper` maps it to, without reading it
-    /// first (whatever it held is overwritten, or kept where the kernel does not write).
+    /// first. Whatever it held is overwritten. Where the kernel does not write, one process
+    /// keeps the old value; on a distributed flow the value there is undefined, since the
+    /// writing rank's copy becomes the current one.
     pub fn write(&self, cg: &mut CommandGroup, mapper: impl RangeMapper) -> WriteAccessor<T, D> {
         let slot = cg.typed(self.typed(AccessMode::Write, mapper));
         WriteAccessor::new(cg.group, slot, self.storage.clone())
