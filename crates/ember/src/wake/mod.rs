@@ -105,7 +105,8 @@ pub(crate) struct WakeState {
     /// since (Searching): the job it finds first is where it fans out (README, "Fan-out").
     woken: bool,
     /// The wake-ups this worker was handed to make, if `woken` (README, "Fan-out").
-    share: usize,
+    /// A `u32` beside the flags keeps the state two words, which every `join` copies.
+    share: u32,
     /// This worker is listed in `Sleep::light_pushers` (README, "Light pushes"): it may have
     /// pushed a `join` half with a light barrier since it last went to sleep.
     light_pushes: bool,
@@ -462,7 +463,8 @@ impl Sleep {
             // A waker picked us and counted us as a searcher.
             me.searching = true;
             me.woken = true;
-            me.share = note - 1;
+            // At most `u32::MAX`: the fan-out caps the shares it hands out.
+            me.share = (note - 1) as u32;
         } else if work && was_searching {
             // The last look found work after all: search again (counted once: no waker
             // counted us), so that taking the work runs the last-searcher hand-off in

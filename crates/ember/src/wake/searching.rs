@@ -94,7 +94,10 @@ impl Sleep {
                         + self.promised.load(Ordering::SeqCst);
                     let left = jobs.saturating_sub(covered);
                     let rest = left.saturating_sub(1);
-                    share.set(if turn == FAN_OUT { rest } else { rest / 2 });
+                    let whole = if turn == FAN_OUT { rest } else { rest / 2 };
+                    // A wakee keeps its share in a `u32`; past that, fewer wake-ups are
+                    // promised, which only leaves more to the wakers that follow.
+                    share.set(whole.min(u32::MAX as usize));
                     left > 0
                 },
                 |index| {
@@ -239,7 +242,7 @@ impl Sleep {
         if me.woken && !forget_share {
             // Our share is ours to make now, or nobody's: the promise ends before the count
             // drops, so the last searcher finds every promise of the others ended.
-            self.promised.fetch_sub(me.share, Ordering::SeqCst);
+            self.promised.fetch_sub(me.share as usize, Ordering::SeqCst);
             me.share = 0;
         }
         me.woken = false;
