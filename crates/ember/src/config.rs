@@ -359,9 +359,11 @@ impl PoolConfig {
         wake: WakePolicy,
         spin: Duration,
     ) -> Result<Self, BuildError> {
-        let machine_budget = match tuning.machine_budget {
-            Some(on) => on,
-            None => machine_budget_var()?.unwrap_or(false),
+        let machine_budget = match (tuning.awake_budget, tuning.machine_budget) {
+            // A pool left out of the budget reads no variable of the budget's.
+            (Some(false), _) => false,
+            (_, Some(on)) => on,
+            (_, None) => machine_budget_var()?.unwrap_or(false),
         };
         if machine_budget && !cfg!(target_os = "linux") {
             return Err(BuildError::MachineBudgetUnsupported);

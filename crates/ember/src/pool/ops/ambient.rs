@@ -54,12 +54,25 @@ pub(crate) fn global() -> &'static Pool {
             eprintln!("ember: {error}; the global pool uses one thread per CPU");
             None
         });
-        let mut builder = PoolBuilder::new().name("ember-global");
-        if let Some(threads) = threads {
-            builder = builder.threads(threads);
-        }
-        builder
+        let builder = || {
+            let builder = PoolBuilder::new().name("ember-global");
+            match threads {
+                Some(threads) => builder.threads(threads),
+                None => builder,
+            }
+        };
+        builder()
             .build()
+            .or_else(|error| match error {
+                // As for `EMBER_NUM_THREADS`: a typo in the environment is said, not fatal.
+                BuildError::MachineBudgetVar { .. } | BuildError::MachineBudgetUnsupported => {
+                    eprintln!("ember: {error}; the global pool shares no machine-wide budget");
+                    builder()
+                        .tuning(crate::Tuning::new().machine_budget(false))
+                        .build()
+                }
+                error => Err(error),
+            })
             .unwrap_or_else(|error| panic!("ember: could not build the global pool: {error}"))
     })
 }
