@@ -9,36 +9,14 @@
 
 use std::ops::ControlFlow;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Mutex, OnceLock};
+use std::sync::Mutex;
 
 use ember::prelude::*;
-use ember::Pool;
 use proptest::collection::vec;
 use proptest::prelude::*;
 
 mod common;
-use common::{on_pools, pools_of};
-
-/// Every policy with 1, 2 and 4 workers, built once for all the properties.
-fn pools() -> &'static [(String, Pool)] {
-    static POOLS: OnceLock<Vec<(String, Pool)>> = OnceLock::new();
-    POOLS.get_or_init(|| pools_of(&[1, 2, 4]))
-}
-
-/// Runs `parallel` on every pool and checks it gives `expected`.
-fn on_every_pool<R: PartialEq + std::fmt::Debug + Send>(
-    expected: &R,
-    parallel: impl Fn() -> R + Sync,
-) {
-    on_pools(pools(), expected, parallel);
-}
-
-/// Runs `check` on every pool.
-fn check_on_every_pool(check: impl Fn(&str) + Sync) {
-    for (name, pool) in pools() {
-        pool.install(|| check(name));
-    }
-}
+use common::{check_on_every_pool, every_pool, on_every_pool};
 
 fn min_len() -> impl Strategy<Value = usize> {
     prop_oneof![Just(0usize), 1usize..64, 64usize..6_000]
@@ -314,7 +292,7 @@ impl Drop for SumOnDrop<'_> {
 fn find_first_stops_the_pieces_to_the_right_of_a_match() {
     // A match near the start: pieces to its right stop (or never start), so far fewer
     // items than the whole are looked at. Counting, not timing.
-    for (name, pool) in pools() {
+    for (name, pool) in every_pool() {
         let looked = AtomicU64::new(0);
         let found = pool.install(|| {
             (0..1_000_000u32)

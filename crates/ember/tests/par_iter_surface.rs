@@ -9,36 +9,12 @@
 //! property files do. Where the parallel answer may legitimately differ (`take_any`,
 //! `*_any_while`, `while_some`), the property checks what every answer must satisfy.
 
-use std::sync::OnceLock;
-
 use ember::prelude::*;
-use ember::Pool;
 use proptest::collection::vec;
 use proptest::prelude::*;
 
 mod common;
-use common::{on_pools, pools_of};
-
-/// Every policy with 1, 2 and 4 workers, built once for all the properties.
-fn pools() -> &'static [(String, Pool)] {
-    static POOLS: OnceLock<Vec<(String, Pool)>> = OnceLock::new();
-    POOLS.get_or_init(|| pools_of(&[1, 2, 4]))
-}
-
-/// Runs `parallel` on every pool and checks it gives `expected`.
-fn on_every_pool<R: PartialEq + std::fmt::Debug + Send>(
-    expected: &R,
-    parallel: impl Fn() -> R + Sync,
-) {
-    on_pools(pools(), expected, parallel);
-}
-
-/// Runs `check` on every pool.
-fn check_on_every_pool(check: impl Fn(&str) + Sync) {
-    for (name, pool) in pools() {
-        pool.install(|| check(name));
-    }
-}
+use common::{check_on_every_pool, on_every_pool};
 
 fn max_len() -> impl Strategy<Value = usize> {
     prop_oneof![Just(usize::MAX), 1usize..8, 8usize..4_000]

@@ -10,29 +10,13 @@
 use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet, BinaryHeap, HashMap, HashSet, LinkedList, VecDeque};
 use std::panic::{self, AssertUnwindSafe};
-use std::sync::OnceLock;
 
 use ember::prelude::*;
-use ember::Pool;
 use proptest::collection::vec;
 use proptest::prelude::*;
 
 mod common;
-use common::{on_pools, pools_of};
-
-/// Every policy with 1, 2 and 4 workers, built once for all the properties.
-fn pools() -> &'static [(String, Pool)] {
-    static POOLS: OnceLock<Vec<(String, Pool)>> = OnceLock::new();
-    POOLS.get_or_init(|| pools_of(&[1, 2, 4]))
-}
-
-/// Runs `parallel` on every pool and checks it gives `expected`.
-fn on_every_pool<R: PartialEq + std::fmt::Debug + Send>(
-    expected: &R,
-    parallel: impl Fn() -> R + Sync,
-) {
-    on_pools(pools(), expected, parallel);
-}
+use common::{every_pool, on_every_pool};
 
 fn sorted<T: Ord>(mut v: Vec<T>) -> Vec<T> {
     v.sort();
@@ -317,7 +301,7 @@ proptest! {
 #[test]
 fn ranges_longer_than_usize_run_unindexed() {
     const OCTILLION: u128 = 1_000_000_000_000_000_000_000_000_000;
-    for (name, pool) in pools() {
+    for (name, pool) in every_pool() {
         pool.install(|| {
             // Every piece runs its integers in order, so only a hit near the start of the
             // first piece ends on a pool of one worker.

@@ -261,3 +261,25 @@ pub fn on_pools<R: PartialEq + std::fmt::Debug + Send>(
         assert_eq!(&got, expected, "on a pool with {name}");
     }
 }
+
+/// Every wake policy with 1, 2 and 4 workers, built once per test binary for all its
+/// properties.
+pub fn every_pool() -> &'static [(String, Pool)] {
+    static POOLS: std::sync::OnceLock<Vec<(String, Pool)>> = std::sync::OnceLock::new();
+    POOLS.get_or_init(|| pools_of(&[1, 2, 4]))
+}
+
+/// Runs `parallel` on every pool of [`every_pool`] and checks it gives `expected`.
+pub fn on_every_pool<R: PartialEq + std::fmt::Debug + Send>(
+    expected: &R,
+    parallel: impl Fn() -> R + Sync,
+) {
+    on_pools(every_pool(), expected, parallel);
+}
+
+/// Runs `check` on every pool of [`every_pool`], with the pool's name.
+pub fn check_on_every_pool(check: impl Fn(&str) + Sync) {
+    for (name, pool) in every_pool() {
+        pool.install(|| check(name));
+    }
+}
