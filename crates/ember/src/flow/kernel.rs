@@ -667,9 +667,9 @@ mod tests {
         }
     }
 
-    #[test]
-    fn a_window_finds_every_box_of_its_region() {
-        let boxes = [
+    /// A region of two boxes in a 6 × 3 buffer, with a gap between them.
+    fn two_boxes() -> [Box3; 2] {
+        [
             Box3 {
                 lo: [0, 0, 0],
                 hi: [2, 2, 1],
@@ -678,7 +678,12 @@ mod tests {
                 lo: [4, 1, 0],
                 hi: [5, 3, 1],
             },
-        ];
+        ]
+    }
+
+    #[test]
+    fn a_window_finds_every_box_of_its_region() {
+        let boxes = two_boxes();
         let w = Window::<2>::new(&boxes, [6, 3, 1]);
         for i in 0..6 {
             for j in 0..3 {
@@ -719,16 +724,7 @@ mod tests {
     fn runs_and_blocks_past_the_end_of_the_index_space_are_refused() {
         // Starting in the second box sends each check to its slow path, whose end must not
         // wrap round to pass: a release build has no overflow check to catch it.
-        let boxes = [
-            Box3 {
-                lo: [0, 0, 0],
-                hi: [2, 2, 1],
-            },
-            Box3 {
-                lo: [4, 1, 0],
-                hi: [5, 3, 1],
-            },
-        ];
+        let boxes = two_boxes();
         let w = Window::<2>::new(&boxes, [6, 3, 1]);
         let run = panic_message(|| {
             w.run([4, 1], usize::MAX);
