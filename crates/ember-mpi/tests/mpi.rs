@@ -99,7 +99,12 @@ fn a_panicking_rank_ends_the_job_with_its_message() {
         String::from_utf8_lossy(&out.stderr)
     );
     assert!(all.contains("deliberate failure in step 1"), "{all}");
-    assert!(all.contains("MPI_ABORT"), "{all}");
+    // ember's own line, not mpirun's MPI_ABORT banner: Open MPI builds differ in
+    // whether (and how well) they print that help text.
+    assert!(
+        all.contains("a kernel panicked") && all.contains("ending the job"),
+        "{all}"
+    );
 }
 
 #[test]
