@@ -177,11 +177,12 @@ pub fn write_chart(path: &Path, title: &str, curves: &[Curve]) -> Result<(), Str
             .draw()
             .map_err(|x| err(&x))?;
         chart
-            .draw_series(DashedLineSeries::new(
+            // The ideal line is thin and grey rather than dashed: plotters draws dashes with
+            // f32 `hypot`, whose symbol needs glibc 2.35, and the packed lab (scripts/wide.sh)
+            // must run on 2.34.
+            .draw_series(LineSeries::new(
                 c.workers.iter().map(|&w| (w as f64, w as f64 / base_w)),
-                5,
-                5,
-                BLACK.stroke_width(1),
+                BLACK.mix(0.35).stroke_width(1),
             ))
             .map_err(|x| err(&x))?;
         for system in c.times.keys() {
