@@ -355,10 +355,64 @@ pub(crate) struct DistState {
     pub rolling: u64,
     /// Checks made so far (their number picks their tags).
     pub checks: u64,
-    /// Ranks that have dropped their flow (they take part in no more checks).
-    pub finished: Vec<bool>,
-    /// Set once the ranks were found to differ: every later check reports it again.
-    pub diverged: Option<(u64, String)>,
+    /// Set once a check failed: the checks no longer pair up, so every later one reports
+    /// it again.
+    pub failed: Option<Failed>,
+}
+
+/// A failed check, kept to be reported again.
+#[derive(Clone, Debug)]
+pub(crate) enum Failed {
+    Diverged { task: u64, detail: String },
+    NotCollective { call: String, detail: String },
+}
+
+impl Failed {
+    fn error(&self) -> FlowError {
+        match self.clone() {
+            Failed::Diverged { task, detail } => FlowError::Diverged { task, detail },
+            Failed::NotCollective { call, detail } => FlowError::NotCollective { call, detail },
+        }
+    }
+}
+
+/// The call that makes a check: every rank must make the same ones in the same order.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Call {
+    /// [`Flow::wait`](super::Flow::wait).
+    Wait,
+    /// [`Flow::read_back`](super::Flow::read_back) of the buffer with this index.
+    ReadBack(u32),
+    /// Dropping the flow.
+    Drop,
+}
+
+impl Call {
+    fn code(self) -> u64 {
+        match self {
+            Call::Wait => 0,
+            Call::Drop => 1,
+            Call::ReadBack(buffer) => 2 + u64::from(buffer),
+        }
+    }
+
+    fn from_code(code: u64) -> Call {
+        match code {
+            0 => Call::Wait,
+            1 => Call::Drop,
+            c => Call::ReadBack(u32::try_from(c - 2).unwrap_or(u32::MAX)),
+        }
+    }
+}
+
+impl std::fmt::Display for Call {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Call::Wait => write!(f, "Flow::wait"),
+            Call::ReadBack(buffer) => write!(f, "Flow::read_back of buffer #{buffer}"),
+            Call::Drop => write!(f, "dropping the flow"),
+        }
+    }
 }
 
 impl Dist {
@@ -372,8 +426,7 @@ impl Dist {
                 history: Vec::new(),
                 rolling: 0,
                 checks: 0,
-                finished: vec![false; ranks],
-                diverged: None,
+                failed: None,
             }),
             stats: DistCounters::default(),
         }
@@ -389,18 +442,17 @@ impl Dist {
             .push((hash, label.unwrap_or("(no label)").to_string()));
     }
 
-    /// Compares every rank's command groups so far (see the module doc). `last`: this
-    /// rank's flow is being dropped and takes part in no later check.
-    pub(crate) fn check(&self, last: bool) -> Result<(), FlowError> {
+    /// Compares, with every other rank, the call that makes this check and the command
+    /// groups submitted so far (see the module doc). It blocks only on the other ranks'
+    /// checks of the same number, which every rank makes before anything of its call that
+    /// could wait for another rank.
+    pub(crate) fn check(&self, call: Call) -> Result<(), FlowError> {
         let mut st = super::lock(&self.state);
-        if let Some((task, detail)) = &st.diverged {
-            return Err(FlowError::Diverged {
-                task: *task,
-                detail: detail.clone(),
-            });
+        if let Some(failed) = &st.failed {
+            return Err(failed.error());
         }
         let (me, ranks) = (self.transport.rank(), self.transport.ranks());
-        let peers: Vec<usize> = (0..ranks).filter(|&r| r != me && !st.finished[r]).collect();
+        let peers: Vec<usize> = (0..ranks).filter(|&r| r != me).collect();
         let k = st.checks;
         st.checks += 1;
         if peers.is_empty() {
@@ -408,16 +460,26 @@ impl Dist {
             return Ok(());
         }
         let payload = encode_history(&st.history);
-        let header = [st.groups, st.rolling, last as u64, payload.len() as u64];
+        let header = [st.groups, st.rolling, call.code(), payload.len() as u64];
         let headers = self.exchange(&peers, control_tag(k, 0), words(&header), 32);
         let mut all = vec![(me, header)];
         for (p, bytes) in peers.iter().zip(headers) {
             all.push((*p, unwords::<4>(&bytes)));
         }
-        for (p, h) in &all {
-            if h[2] == 1 {
-                st.finished[*p] = true;
-            }
+        // Everyone saw the same headers, so everyone decides alike from here on.
+        all.sort_by_key(|(r, _)| *r);
+        if all.iter().any(|(_, h)| h[2] != header[2]) {
+            let detail = all
+                .iter()
+                .map(|(r, h)| format!("rank {r}: {}", Call::from_code(h[2])))
+                .collect::<Vec<_>>()
+                .join("; ");
+            let failed = Failed::NotCollective {
+                call: call.to_string(),
+                detail,
+            };
+            st.failed = Some(failed.clone());
+            return Err(failed.error());
         }
         let agree = all
             .iter()
@@ -426,13 +488,16 @@ impl Dist {
             st.history.clear();
             return Ok(());
         }
-        // Everyone saw the same headers, so everyone takes this second round.
-        let mut histories = vec![(me, st.history.clone())];
-        for (p, h) in all.iter().skip(1) {
-            let bytes = self.exchange_one(*p, control_tag(k, 1), payload.clone(), h[3] as usize);
-            histories.push((*p, decode_history(&bytes)));
+        let mut histories = Vec::new();
+        for (p, h) in &all {
+            if *p == me {
+                histories.push((me, st.history.clone()));
+            } else {
+                let bytes =
+                    self.exchange_one(*p, control_tag(k, 1), payload.clone(), h[3] as usize);
+                histories.push((*p, decode_history(&bytes)));
+            }
         }
-        histories.sort_by_key(|(r, _)| *r);
         let base = st.groups - st.history.len() as u64;
         let longest = histories.iter().map(|(_, h)| h.len()).max().unwrap_or(0);
         let first = (0..longest)
@@ -445,13 +510,14 @@ impl Dist {
             .iter()
             .map(|(r, h)| match h.get(first) {
                 Some((hash, label)) => format!("rank {r}: `{label}` (declaration {hash:016x})"),
-                None => format!("rank {r}: none"),
+                None => format!("rank {r}: none ({call} came first)"),
             })
             .collect::<Vec<_>>()
             .join("; ");
         let task = base + first as u64;
-        st.diverged = Some((task, detail.clone()));
-        Err(FlowError::Diverged { task, detail })
+        let failed = Failed::Diverged { task, detail };
+        st.failed = Some(failed.clone());
+        Err(failed.error())
     }
 
     /// Sends `bytes` to every peer under `tag` and returns theirs (`len` bytes each), in the

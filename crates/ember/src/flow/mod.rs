@@ -787,7 +787,9 @@ impl Flow {
             waiters: WaitList::new(),
         });
         if let Some(dist) = &self.dist {
-            dist.check(false)?;
+            // Before the group below: a rank whose others make another call must not
+            // submit it, or it would wait for data that no rank sends.
+            dist.check(dist::Call::ReadBack(buffer.id().index))?;
         }
         let guard = Mutex::new(Some(ReadBackGuard(out.clone())));
         // One item per rank: every rank reads the whole buffer.
@@ -829,7 +831,7 @@ impl Flow {
     pub fn wait(&self) -> Result<(), FlowError> {
         self.pool.check_not_waiting_for_itself("Flow::wait");
         if let Some(dist) = &self.dist {
-            dist.check(false)?;
+            dist.check(dist::Call::Wait)?;
         }
         self.shared
             .waiters
@@ -955,7 +957,7 @@ impl Drop for Flow {
     fn drop(&mut self) {
         if let Some(dist) = &self.dist {
             // Tells the other ranks that this one takes part in no more checks.
-            let _ = dist.check(true);
+            let _ = dist.check(dist::Call::Drop);
         }
         if let Engine::Threaded { queue, thread } = &mut self.engine {
             queue.close();
