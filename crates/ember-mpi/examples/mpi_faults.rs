@@ -6,6 +6,10 @@
 //!   `wait` reports the first divergent command group and the example exits non-zero.
 //! - `--case read-back-on-one-rank`: rank 0 calls `read_back` after the steps, the others
 //!   `wait`: every rank reports that the calls differ and exits non-zero, and none hangs.
+//! - `--case caught-panic`: the thread that owns the world panics and catches its panic
+//!   before the steps; the job goes on and ends as `fine` does.
+//! - `--case main-panic`: the last rank's thread that owns the world panics, uncaught,
+//!   after submitting the steps; the job ends with the panic's message and a non-zero exit.
 //! - `--case tag-wrap`: 16,385 messages from rank 1 to rank 0, so flow tags 0 to 32,768;
 //!   the first is sent after the last, whose tag is equal to its modulo 32,768 (the MPI
 //!   tags every MPI library has). Every rank checks the data that arrived and prints `ok`
@@ -32,6 +36,11 @@ fn main() -> ExitCode {
         .cloned()
         .unwrap_or_else(|| "fine".into());
     let world = World::init().expect("starting MPI");
+    if case == "caught-panic" {
+        let rank = world.rank();
+        let caught = std::panic::catch_unwind(|| panic!("rank {rank}: a deliberate panic, caught"));
+        assert!(caught.is_err());
+    }
     let result = if case == "tag-wrap" {
         tag_wrap(&world)
     } else {
@@ -81,6 +90,12 @@ fn steps(world: &World, case: &str) -> Result<String, Box<dyn Error>> {
                 });
         })
         .expect("submitting a step");
+    }
+    if case == "main-panic" && last {
+        panic!(
+            "rank {}: a deliberate panic on the main thread",
+            world.rank()
+        );
     }
     if case == "read-back-on-one-rank" && world.rank() == 0 {
         flow.read_back(&bufs[1])?;

@@ -21,7 +21,7 @@ use std::collections::HashMap;
 use std::ffi::c_int;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
-use std::thread::{JoinHandle, ThreadId};
+use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use crossbeam_channel::{Receiver, RecvTimeoutError, Sender};
@@ -136,9 +136,6 @@ impl Transport for MpiTransport {
     }
 }
 
-/// The thread that made the world: a panic there ends the job.
-static WORLD_THREAD: Mutex<Option<ThreadId>> = Mutex::new(None);
-
 /// MPI, initialised, with its progress thread: finalised on drop.
 pub(crate) struct MpiWorld {
     pub(crate) transport: Arc<MpiTransport>,
@@ -169,17 +166,6 @@ impl MpiWorld {
             }
             (rank as usize, size as usize)
         };
-        *WORLD_THREAD.lock().unwrap_or_else(|p| p.into_inner()) = Some(std::thread::current().id());
-        let previous = std::panic::take_hook();
-        std::panic::set_hook(Box::new(move |info| {
-            previous(info);
-            let on_world_thread = *WORLD_THREAD.lock().unwrap_or_else(|p| p.into_inner())
-                == Some(std::thread::current().id());
-            if on_world_thread {
-                eprintln!("rank {rank}: the main thread panicked; ending the job");
-                abort_job();
-            }
-        }));
         let (commands, rx) = crossbeam_channel::unbounded();
         let stop = Arc::new(AtomicBool::new(false));
         let progress = {
@@ -202,8 +188,20 @@ impl MpiWorld {
     }
 }
 
+/// Dropped while its owner unwinds from a panic that nothing caught on the way (the world
+/// is dropped by that unwinding), it ends the job: the other ranks would wait for what this
+/// one no longer sends. A panic caught below the frame that owns the world drops no world
+/// and ends nothing.
 impl Drop for MpiWorld {
     fn drop(&mut self) {
+        if std::thread::panicking() {
+            // The panic's message was printed by the panic hook before the unwinding began.
+            eprintln!(
+                "rank {}: the thread that owns the World panicked; ending the job",
+                self.transport.rank
+            );
+            abort_job();
+        }
         self.stop.store(true, Ordering::Release);
         // Wakes the progress thread if it sleeps on an empty channel.
         drop(self.transport.commands.send(Command::Wake));
@@ -211,7 +209,6 @@ impl Drop for MpiWorld {
             Some(Ok(clean)) => clean,
             _ => false,
         };
-        *WORLD_THREAD.lock().unwrap_or_else(|p| p.into_inner()) = None;
         if !clean {
             // Receives that will never be matched (ranks that diverged): finalising would
             // wait for them.

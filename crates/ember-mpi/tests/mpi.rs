@@ -1,6 +1,7 @@
 //! The examples on 1, 2 and 4 ranks under mpirun (feature `mpi`): results equal to one
 //! rank's, uneven parts, more ranks than rows, a panicking rank, divergent graphs, calls
-//! that not every rank makes, and more messages between two ranks than MPI has tags.
+//! that not every rank makes, panics on the thread that owns the world, and more messages
+//! between two ranks than MPI has tags.
 #![cfg(feature = "mpi")]
 
 mod common;
@@ -182,4 +183,27 @@ fn a_read_back_on_one_rank_is_an_error_on_every_rank_not_a_hang() {
             assert!(all.contains(&line), "{line}\nnot in\n{all}");
         }
     }
+}
+
+#[test]
+fn a_panic_caught_on_the_thread_that_owns_the_world_does_not_end_the_job() {
+    let (status, all) = fault(2, "caught-panic");
+    assert!(all.contains("a deliberate panic, caught"), "{all}");
+    assert!(status.success(), "{all}");
+    assert_eq!(all.matches(": ok, sum 1920").count(), 2, "{all}");
+}
+
+#[test]
+fn an_uncaught_panic_on_the_thread_that_owns_the_world_ends_the_job_with_its_message() {
+    let (status, all) = fault(2, "main-panic");
+    assert_ne!(status.code(), Some(124), "the job hung: {all}");
+    assert!(!status.success(), "{all}");
+    assert!(
+        all.contains("rank 1: a deliberate panic on the main thread"),
+        "{all}"
+    );
+    assert!(
+        all.contains("rank 1: the thread that owns the World panicked; ending the job"),
+        "{all}"
+    );
 }
