@@ -247,7 +247,9 @@ impl Routes {
         match self.early.remove(&(from, tag)) {
             Some(bytes) => Some((done, bytes)),
             None => {
-                self.waiting.insert((from, tag), done);
+                if self.waiting.insert((from, tag), done).is_some() {
+                    twice("receive", from, tag);
+                }
                 None
             }
         }
@@ -269,11 +271,23 @@ impl Routes {
         match self.waiting.remove(&(from, tag)) {
             Some(done) => Some((done, bytes)),
             None => {
-                self.early.insert((from, tag), bytes);
+                if self.early.insert((from, tag), bytes).is_some() {
+                    twice("message", from, tag);
+                }
                 None
             }
         }
     }
+}
+
+/// A flow never uses a tag twice on a pair; two flows of one world at once would, and
+/// one of the two receives would never be answered: the job ends instead.
+fn twice(what: &str, from: usize, tag: u64) -> ! {
+    eprintln!(
+        "ember-mpi: a second {what} of tag {tag} from rank {from} (two distributed flows of \
+         one World at a time?)"
+    );
+    abort_job()
 }
 
 /// The progress thread: posts commands, polls requests. Returns whether it ended with
