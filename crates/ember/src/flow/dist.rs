@@ -28,12 +28,14 @@
 //!   and hands a copy to the transport, which sends it without blocking. Both are ordinary
 //!   tasks of the local flow, before the group's chunks: the chunks that read a received box
 //!   wait for its copy-in, and computation the message does not feed runs meanwhile.
-//! - **Checks.** [`Flow::wait`](super::Flow::wait) and
-//!   [`Flow::read_back`](super::Flow::read_back) first compare, over the transport, how many
-//!   command groups every rank submitted and a hash of their declarations; ranks that
-//!   differ get [`FlowError::Diverged`] naming the first group that differs, instead of
-//!   waiting for messages that will not come. A kernel that panics on a distributed flow
-//!   ends the job through [`Transport::abort`].
+//! - **Checks.** [`Flow::wait`](super::Flow::wait),
+//!   [`Flow::read_back`](super::Flow::read_back) and dropping the flow are collective: each
+//!   first compares, over the transport, the call every rank makes, how many command groups
+//!   it submitted and a hash of their declarations. Ranks whose calls differ get
+//!   [`FlowError::NotCollective`] naming each rank's call; ranks whose groups differ get
+//!   [`FlowError::Diverged`] naming the first group that differs; neither waits for
+//!   messages that will not come. A kernel that panics on a distributed flow ends the job
+//!   through [`Transport::abort`].
 
 use std::collections::hash_map::DefaultHasher;
 use std::collections::HashMap;
@@ -47,7 +49,8 @@ use super::{Box3, FlowError};
 
 /// How the ranks of a distributed flow reach each other: point-to-point messages of bytes,
 /// matched by sender and tag. `ember-mpi` implements it over MPI; any transport works that
-/// delivers every message sent to a posted receive with the same sender and tag.
+/// delivers every message sent to the posted receive with the same sender and the same whole
+/// 64-bit tag, and to no other.
 ///
 /// Every method returns at once; messages are delivered later, from any thread.
 pub trait Transport: Send + Sync + 'static {
@@ -58,7 +61,8 @@ pub trait Transport: Send + Sync + 'static {
     /// Sends `bytes` to rank `to` under `tag`. The transport owns the bytes until sent.
     fn send(&self, to: usize, tag: u64, bytes: Vec<u8>);
     /// Asks for the message of `len` bytes that rank `from` sends under `tag`; `done` gets
-    /// it when it has arrived. Tags are unique per (sender, receiver) pair while in flight.
+    /// it when it has arrived. A flow never uses a tag twice on a (sender, receiver) pair,
+    /// and a message may arrive before its receive is posted.
     ///
     /// A message of another length (ranks that submitted different graphs) should be
     /// delivered as it is: the flow ignores it and its next check reports the divergence.

@@ -755,7 +755,10 @@ impl Flow {
     ///
     /// Returns [`FlowError::Failed`] if the copy could not be made because a task it waits
     /// for failed (the counts are those [`wait`](Self::wait) would report, and are reset
-    /// the same way).
+    /// the same way). On a [distributed](Self::distributed) flow every rank must call it, for
+    /// the same buffer, where the others do: it first checks that, and returns
+    /// [`FlowError::NotCollective`] or [`FlowError::Diverged`], submitting nothing, if not
+    /// (see [`dist`]).
     ///
     /// ```
     /// use ember::flow::{map, Buffer, Flow};
@@ -821,9 +824,10 @@ impl Flow {
     ///
     /// Returns [`FlowError::Failed`] if any kernel panicked (or any task was cancelled) since
     /// the previous `wait`; the counts start again from zero afterwards. On a
-    /// [distributed](Self::distributed) flow it first checks that every rank submitted the
-    /// same command groups, and returns [`FlowError::Diverged`] if not (see [`dist`]). Called on a worker of
-    /// another pool, that worker runs its own pool's jobs while it waits.
+    /// [distributed](Self::distributed) flow it first checks that every rank calls `wait`
+    /// here and submitted the same command groups, and returns [`FlowError::NotCollective`]
+    /// or [`FlowError::Diverged`] if not (see [`dist`]). Called on a worker of another pool,
+    /// that worker runs its own pool's jobs while it waits.
     ///
     /// # Panics
     /// When called from a job of the flow's pool (a kernel, say), directly or through
