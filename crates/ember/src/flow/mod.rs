@@ -960,7 +960,8 @@ fn schedule(mut scheduler: Scheduler, queue: &Arc<SubmissionQueue<Submission>>, 
 impl Drop for Flow {
     fn drop(&mut self) {
         if let Some(dist) = &self.dist {
-            // Tells the other ranks that this one takes part in no more checks.
+            // Dropping the flow is collective too: its check tells the other ranks, whose
+            // calls at the same check fail unless they drop theirs.
             let _ = dist.check(dist::Call::Drop);
         }
         if let Engine::Threaded { queue, thread } = &mut self.engine {
