@@ -621,7 +621,7 @@ pub(crate) fn rank_accesses(
         let regions = if part.is_empty() {
             vec![Vec::new(); typed.len()]
         } else {
-            super::chunk_regions(typed, part, dims)?
+            super::lower::chunk_regions(typed, part, dims)?
         };
         for (a, boxes) in out.iter_mut().zip(regions) {
             a.per_rank.push(boxes);
