@@ -9,18 +9,15 @@
 //! `mpirun -n N target/release/examples/jacobi`). Rank 0 checks the result against a
 //! sequential run, bit for bit, and the example exits non-zero if it differs.
 //!
-//! Flags: `--local` (a one-process flow even under MPI, for comparisons), `--n N` (default
-//! 256), `--steps S` (default 50). Every rank prints one line:
-//! `jacobi rank=R ranks=P n=N steps=S time_s=T bytes_sent=B messages_sent=M
-//! result=HASH`; rank 0 adds `matches_sequential=true`. `time_s` runs from the first
-//! submission until the result is back on every rank; `bytes_sent` counts the steps only
-//! (not the final read-back).
+//! Flags and the line every rank prints: `common/driver.rs` (defaults: `--n 256 --steps 50`).
 
 use std::ops::Range;
 use std::process::ExitCode;
-use std::time::Instant;
 
-use ember::flow::{map, Buffer, Flow, FlowOptions, Region};
+use ember::flow::{map, Buffer, Flow, Region};
+
+#[path = "common/driver.rs"]
+mod driver;
 
 fn init(n: usize, [i, j]: [usize; 2]) -> f64 {
     if i == 0 {
@@ -94,76 +91,11 @@ fn simulate(flow: &Flow, n: usize, steps: usize) -> Buffer<f64, 2> {
     bufs[steps % 2].clone()
 }
 
-fn flag(name: &str, default: usize) -> usize {
-    let args: Vec<String> = std::env::args().collect();
-    args.iter()
-        .position(|a| a == name)
-        .and_then(|i| args.get(i + 1))
-        .map(|v| {
-            v.parse()
-                .unwrap_or_else(|_| panic!("{name} takes a number"))
-        })
-        .unwrap_or(default)
-}
-
-/// FNV-1a over the bits of every value: one number to compare runs by.
-fn hash(values: &[f64]) -> u64 {
-    values.iter().fold(0xcbf2_9ce4_8422_2325, |h, v| {
-        v.to_bits()
-            .to_le_bytes()
-            .iter()
-            .fold(h, |h, b| (h ^ *b as u64).wrapping_mul(0x100_0000_01b3))
-    })
-}
-
 fn main() -> ExitCode {
-    let (n, steps) = (flag("--n", 256), flag("--steps", 50));
-    let world = ember_mpi::World::init().expect("starting MPI");
-    // `--local`: a plain one-process flow, whatever the build (what the lab compares with).
-    let local = std::env::args().any(|a| a == "--local");
-    let pool = ember_mpi::rank_pool(if local { 1 } else { world.ranks() });
-    let flow = if local {
-        Flow::new(&pool, FlowOptions::default())
-    } else {
-        world.flow(&pool, FlowOptions::default())
-    };
-    let start = Instant::now();
-    let last = simulate(&flow, n, steps);
-    if let Err(e) = flow.wait() {
-        eprintln!("rank {}: {e}", world.rank());
-        return ExitCode::FAILURE;
-    }
-    let stats = flow.transfer_stats();
-    let result = match flow.read_back(&last) {
-        Ok(r) => r,
-        Err(e) => {
-            eprintln!("rank {}: {e}", world.rank());
-            return ExitCode::FAILURE;
-        }
-    };
-    let time = start.elapsed().as_secs_f64();
-    let mut line = format!(
-        "jacobi rank={} ranks={} n={n} steps={steps} time_s={time:.6} bytes_sent={} \
-         messages_sent={} result={:016x}",
-        world.rank(),
-        world.ranks(),
-        stats.bytes_sent,
-        stats.messages_sent,
-        hash(&result)
-    );
-    let mut ok = true;
-    if world.rank() == 0 {
-        ok = result
-            .iter()
-            .map(|v| v.to_bits())
-            .eq(sequential(n, steps).iter().map(|v| v.to_bits()));
-        line += &format!(" matches_sequential={ok}");
-    }
-    println!("{line}");
-    drop(flow);
-    if ok {
-        ExitCode::SUCCESS
-    } else {
-        ExitCode::FAILURE
-    }
+    driver::run(driver::Example {
+        name: "jacobi",
+        defaults: (256, 50),
+        simulate,
+        sequential,
+    })
 }

@@ -1,17 +1,31 @@
-//! What a distributed job does when it goes wrong; the MPI tests run it.
+//! What a distributed job does when it goes wrong, or nearly; the MPI tests run it.
 //!
-//! `--case panic`: the last rank's kernel panics in the second step; the job ends with the
-//! panic's message and a non-zero exit (`MPI_Abort`), and no rank hangs.
-//! `--case diverge`: the last rank declares a wider halo in its second step; every rank's
-//! `wait` reports the first divergent command group and the example exits non-zero.
-//! `--case fine`: the same program without a fault (exits zero).
+//! - `--case panic`: the last rank's kernel panics in the second step; the job ends with
+//!   the panic's message and a non-zero exit (`MPI_Abort`), and no rank hangs.
+//! - `--case diverge`: the last rank declares a wider halo in its second step; every rank's
+//!   `wait` reports the first divergent command group and the example exits non-zero.
+//! - `--case read-back-on-one-rank`: rank 0 calls `read_back` after the steps, the others
+//!   `wait`: every rank reports that the calls differ and exits non-zero, and none hangs.
+//! - `--case caught-panic`: the thread that owns the world panics and catches its panic
+//!   before the steps; the job goes on and ends as `fine` does.
+//! - `--case main-panic`: the last rank's thread that owns the world panics, uncaught,
+//!   after submitting the steps; the job ends with the panic's message and a non-zero exit.
+//! - `--case tag-wrap`: 16,385 messages from rank 1 to rank 0, so flow tags 0 to 32,768;
+//!   the first is sent after the last, whose tag is equal to its modulo 32,768 (the MPI
+//!   tags every MPI library has). Every rank checks the data that arrived and prints `ok`
+//!   (on one rank nothing moves and it checks the same).
+//! - `--case fine`: the steps without a fault (exits zero).
 //!
 //! Run as one process (`cargo run -p ember-mpi --example mpi_faults -- --case panic`) or
 //! under `mpirun -n N` with the `mpi` feature.
 
+use std::error::Error;
+use std::ops::Range;
 use std::process::ExitCode;
+use std::sync::{Arc, Condvar, Mutex};
 
-use ember::flow::{map, Buffer, FlowOptions};
+use ember::flow::{map, Buffer, Flow, FlowOptions, Region};
+use ember_mpi::World;
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().collect();
@@ -21,7 +35,31 @@ fn main() -> ExitCode {
         .and_then(|i| args.get(i + 1))
         .cloned()
         .unwrap_or_else(|| "fine".into());
-    let world = ember_mpi::World::init().expect("starting MPI");
+    let world = World::init().expect("starting MPI");
+    if case == "caught-panic" {
+        let rank = world.rank();
+        let caught = std::panic::catch_unwind(|| panic!("rank {rank}: a deliberate panic, caught"));
+        assert!(caught.is_err());
+    }
+    let result = if case == "tag-wrap" {
+        tag_wrap(&world)
+    } else {
+        steps(&world, &case)
+    };
+    match result {
+        Ok(line) => {
+            println!("rank {}: ok, {line}", world.rank());
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("rank {}: {e}", world.rank());
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// Four halo steps over 16 elements, with the fault `case` names; the sum of the result.
+fn steps(world: &World, case: &str) -> Result<String, Box<dyn Error>> {
     let pool = ember_mpi::rank_pool(world.ranks());
     let flow = world.flow(&pool, FlowOptions::default());
     let last = world.rank() + 1 == world.ranks();
@@ -53,18 +91,213 @@ fn main() -> ExitCode {
         })
         .expect("submitting a step");
     }
-    match flow.wait().and_then(|()| flow.read_back(&bufs[0])) {
-        Ok(values) => {
-            println!(
-                "rank {}: ok, sum {}",
-                world.rank(),
-                values.iter().sum::<u64>()
-            );
-            ExitCode::SUCCESS
-        }
-        Err(e) => {
-            eprintln!("rank {}: {e}", world.rank());
-            ExitCode::FAILURE
+    if case == "main-panic" && last {
+        panic!(
+            "rank {}: a deliberate panic on the main thread",
+            world.rank()
+        );
+    }
+    if case == "read-back-on-one-rank" && world.rank() == 0 {
+        flow.read_back(&bufs[1])?;
+    }
+    flow.wait()?;
+    let values = flow.read_back(&bufs[0])?;
+    Ok(format!("sum {}", values.iter().sum::<u64>()))
+}
+
+/// Messages of rank 1 to rank 0 between the first and the last of the case `tag-wrap`: the
+/// first and the last are 16,384 apart, so their flow tags (twice their number on the pair:
+/// 0 and 32,768) are equal modulo 32,768, the tags MPI guarantees.
+const BETWEEN: usize = 16_383;
+
+/// Buffers the filling messages cycle through, one message each per round.
+const FILL: usize = 128;
+
+/// A flag that one thread raises and another waits for.
+#[derive(Default)]
+struct Flag(Mutex<bool>, Condvar);
+
+impl Flag {
+    fn raise(&self) {
+        *self.0.lock().unwrap() = true;
+        self.1.notify_all();
+    }
+
+    fn wait(&self) {
+        let mut up = self.0.lock().unwrap();
+        while !*up {
+            up = self.1.wait(up).unwrap();
         }
     }
+}
+
+/// Rank 0's part reads every row; every other rank's part, its own row only. So rank 0
+/// receives a message from every other rank, and no other rank waits for rank 0.
+fn rank_0_reads_all(ranks: usize) -> impl ember::flow::RangeMapper {
+    map::from_fn(move |[rows]: [Range<usize>; 1]| {
+        if rows.start == 0 {
+            Region::from(0..ranks)
+        } else {
+            Region::from(rows)
+        }
+    })
+}
+
+/// A group over one row per rank that writes, in row `i` of `dst`, the sum of the rows of
+/// `src` that row `i`'s part reads ([`rank_0_reads_all`]); `after` runs on rank 0's part.
+fn sum_rows(
+    flow: &Flow,
+    src: &Buffer<u64, 1>,
+    dst: &Buffer<u64, 1>,
+    label: &str,
+    after: impl Fn() + Send + Sync + 'static,
+) {
+    let ranks = flow.rank().1;
+    flow.submit(|cg| {
+        let src = src.read(cg, rank_0_reads_all(ranks));
+        let dst = dst.write(cg, map::one_to_one());
+        cg.label(label)
+            .chunks(1)
+            .parallel_for([ranks], move |chunk| {
+                let (src, mut dst) = (chunk.read(&src), chunk.write(&dst));
+                for [i] in chunk.items() {
+                    dst[[i]] = if i == 0 {
+                        (0..ranks).map(|r| src[[r]]).sum()
+                    } else {
+                        src[[i]]
+                    };
+                }
+                if chunk.range()[0].start == 0 {
+                    after();
+                }
+            });
+    })
+    .expect("submitting a sum");
+}
+
+/// The sums [`sum_rows`] gives of rows `base + row`.
+fn sums(base: u64, ranks: usize) -> Vec<u64> {
+    let all = (0..ranks as u64).map(|r| base + r).sum();
+    (0..ranks as u64)
+        .map(|r| if r == 0 { all } else { base + r })
+        .collect()
+}
+
+/// A group that writes `base + row` into every row of `dst`; `before` runs first on rank
+/// 1's part.
+fn write_rows(
+    flow: &Flow,
+    dst: &Buffer<u64, 1>,
+    base: u64,
+    label: &str,
+    before: impl Fn() + Send + Sync + 'static,
+) {
+    let ranks = flow.rank().1;
+    flow.submit(|cg| {
+        let dst = dst.write(cg, map::one_to_one());
+        cg.label(label)
+            .chunks(1)
+            .parallel_for([ranks], move |chunk| {
+                if chunk.range()[0].start == 1 {
+                    before();
+                }
+                let mut dst = chunk.write(&dst);
+                for [i] in chunk.items() {
+                    dst[[i]] = base + i as u64;
+                }
+            });
+    })
+    .expect("submitting a write");
+}
+
+/// The case `tag-wrap`. On rank 1 the writer of the first message waits, holding its send
+/// back, until the last message has been handed to the transport; rank 0 submits the
+/// receive of the last message only once the first has been delivered. So the last message
+/// arrives while the first one's receive is the only one posted that shares its tag modulo
+/// MPI's range, and the sums are wrong if the transport matched it there.
+fn tag_wrap(world: &World) -> Result<String, Box<dyn Error>> {
+    // Two workers: one waits in the held-back writer while the other runs the rest.
+    let pool = ember::Pool::builder().threads(2).build()?;
+    let options = FlowOptions {
+        // A horizon would make later groups wait for the held-back writer.
+        horizon_every: 0,
+        ..FlowOptions::default()
+    };
+    let flow = world.flow(&pool, options);
+    let ranks = world.ranks();
+    let buffer = || Buffer::new(&flow, [ranks], |_| 0u64);
+    let (first, first_sum, last, last_sum) = (buffer(), buffer(), buffer(), buffer());
+    let (sent_last, got_first) = (Arc::new(Flag::default()), Arc::new(Flag::default()));
+
+    let wait = sent_last.clone();
+    write_rows(&flow, &first, 1000, "first write", move || wait.wait());
+    // Message 0 of rank 1 to rank 0.
+    let raise = got_first.clone();
+    sum_rows(&flow, &first, &first_sum, "first read", move || {
+        raise.raise()
+    });
+
+    // Messages 1..=BETWEEN, in rounds of up to FILL.
+    let fill: Vec<Buffer<u64, 1>> = (0..FILL).map(|_| buffer()).collect();
+    let sink = buffer();
+    let mut left = BETWEEN;
+    while left > 0 {
+        let round = &fill[..left.min(FILL)];
+        left -= round.len();
+        flow.submit(|cg| {
+            let dst: Vec<_> = round
+                .iter()
+                .map(|b| b.write(cg, map::one_to_one()))
+                .collect();
+            cg.label("fill write")
+                .chunks(1)
+                .parallel_for([ranks], move |chunk| {
+                    for d in &dst {
+                        let mut d = chunk.write(d);
+                        for [i] in chunk.items() {
+                            d[[i]] = i as u64;
+                        }
+                    }
+                });
+        })?;
+        flow.submit(|cg| {
+            let src: Vec<_> = round
+                .iter()
+                .map(|b| b.read(cg, rank_0_reads_all(ranks)))
+                .collect();
+            let sink = sink.write(cg, map::one_to_one());
+            cg.label("fill read")
+                .chunks(1)
+                .parallel_for([ranks], move |chunk| {
+                    let [rows] = chunk.range();
+                    let total: u64 = src.iter().map(|s| chunk.read(s)[[rows.start]]).sum();
+                    let mut sink = chunk.write(&sink);
+                    for [i] in chunk.items() {
+                        sink[[i]] = total;
+                    }
+                });
+        })?;
+    }
+
+    write_rows(&flow, &last, 2000, "last write", || {});
+    if world.rank() == 0 {
+        // Rank 0 alone waits here, submitting nothing: it posts the last message's receive
+        // once the first message has been delivered (on one rank, once its group ran).
+        got_first.wait();
+    }
+    // Message BETWEEN + 1 of rank 1 to rank 0: on rank 1 its send does not wait for the
+    // first message's.
+    sum_rows(&flow, &last, &last_sum, "last read", || {});
+    // Runs on rank 1 after the send of the last message (it overwrites what that send read)
+    // and lets the first message's writer go on.
+    write_rows(&flow, &last, 3000, "release", move || sent_last.raise());
+
+    flow.wait()?;
+    let got = (flow.read_back(&first_sum)?, flow.read_back(&last_sum)?);
+    let want = (sums(1000, ranks), sums(2000, ranks));
+    if got != want {
+        return Err(format!("wrong data: the sums are {got:?}, not {want:?}").into());
+    }
+    let sent = flow.transfer_stats().messages_sent;
+    Ok(format!("{sent} messages sent"))
 }

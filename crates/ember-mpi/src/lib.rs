@@ -37,19 +37,25 @@
 //! # MPI threading level
 //!
 //! [`World::init`] asks for `MPI_THREAD_SERIALIZED` and refuses less: every MPI call is
-//! made by one progress thread (posting `MPI_Isend`/`MPI_Irecv`, polling them with
-//! `MPI_Test`), except `MPI_Init_thread` and `MPI_Finalize` on the thread that makes and
+//! made by one progress thread (posting `MPI_Isend`, taking what arrives with
+//! `MPI_Improbe`/`MPI_Imrecv`, polling them with `MPI_Test`), except `MPI_Init_thread` and `MPI_Finalize` on the thread that makes and
 //! drops the [`World`], and `MPI_Abort`; a lock keeps any two from overlapping.
 //!
 //! # Failure
 //!
 //! - A kernel that panics on any rank prints the panic's message with the rank and calls
-//!   `MPI_Abort` (exit code 1 for every rank); so does a panic of the thread that made the
-//!   world.
+//!   `MPI_Abort` (exit code 1 for every rank).
+//! - A panic that unwinds through the frame that owns the [`World`], dropping it, ends the
+//!   job the same way (the panic's message first): the other ranks would wait for this
+//!   one. A panic caught before it reaches that frame (`std::panic::catch_unwind`) drops
+//!   no world and ends nothing.
 //! - Ranks that submit different command groups get
-//!   [`FlowError::Diverged`](ember::flow::FlowError::Diverged) from `wait` or `read_back`.
-//!   A world dropped while any check found that aborts the job rather than finalize with
-//!   messages that will never arrive.
+//!   [`FlowError::Diverged`](ember::flow::FlowError::Diverged) from `wait` or `read_back`;
+//!   ranks that do not all make the same call there (one calls `read_back`, another `wait`
+//!   or drops its flow) get
+//!   [`FlowError::NotCollective`](ember::flow::FlowError::NotCollective). A world dropped
+//!   while receives are still posted (ranks that diverged) aborts the job rather than
+//!   finalize with messages that will never arrive.
 
 #[cfg(feature = "mpi")]
 use std::sync::Arc;

@@ -1,21 +1,27 @@
 //! The flow's transport over MPI: one progress thread makes every MPI call.
 //!
 //! The flow hands it sends (bytes it owns) and receives (a length and a callback) without
-//! waiting; the progress thread posts a send as `MPI_Isend` on `MPI_COMM_WORLD` and drops
-//! its bytes once `MPI_Test` says it completed. A receive is matched with `MPI_Improbe`
-//! (sender and tag) and then received with `MPI_Imrecv` into a buffer of the size that
-//! arrived, so a message of another size than expected — ranks that submitted different
-//! graphs — is delivered as it is (the flow ignores it and its check reports the
-//! divergence) instead of being an MPI truncation error that kills the job first. It polls while requests
-//! are outstanding (yielding, then sleeping in short waits for new commands) and sleeps
-//! while none are. `MPI_Init_thread`/`MPI_Finalize` run on the world's thread and
-//! `MPI_Abort` on whichever thread ends the job; a lock keeps every MPI call apart, so
-//! `MPI_THREAD_SERIALIZED` suffices.
+//! waiting. Every message travels under one MPI tag, [`MPI_TAG`], with the flow's 64-bit
+//! tag in its last eight bytes: the progress thread posts a send as `MPI_Isend` on
+//! `MPI_COMM_WORLD` and drops its bytes once `MPI_Test` says it completed. While any
+//! receive is posted it takes every message that has arrived, from any rank
+//! (`MPI_Improbe`, then `MPI_Imrecv` into a buffer of the size that arrived), reads its
+//! flow tag and hands it to the receive posted for that sender and tag, or keeps it until
+//! that receive is posted. So a message reaches the receive of its own full tag and no
+//! other, however many of a pair are in flight; and a message of another size than expected
+//! (ranks that submitted different graphs) is delivered as it is (the flow ignores it and
+//! its check reports the divergence) instead of being an MPI truncation error that kills
+//! the job first. It polls while requests or receives are outstanding (yielding, then
+//! sleeping in short waits for new commands) and sleeps while none are.
+//! `MPI_Init_thread`/`MPI_Finalize` run on the world's thread and `MPI_Abort` on whichever
+//! thread ends the job; a lock keeps every MPI call apart, so `MPI_THREAD_SERIALIZED`
+//! suffices.
 
+use std::collections::HashMap;
 use std::ffi::c_int;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
-use std::thread::{JoinHandle, ThreadId};
+use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use crossbeam_channel::{Receiver, RecvTimeoutError, Sender};
@@ -28,27 +34,24 @@ use super::InitError;
 type Done = Box<dyn FnOnce(Vec<u8>) + Send>;
 
 enum Command {
-    Send {
-        to: usize,
-        tag: u64,
-        bytes: Vec<u8>,
-    },
+    /// `bytes` ends with the flow's tag (see [`MPI_TAG`]).
+    Send { to: usize, bytes: Vec<u8> },
     /// Its length is not needed: the message is received at the size it has.
-    Receive {
-        from: usize,
-        tag: u64,
-        done: Done,
-    },
+    Receive { from: usize, tag: u64, done: Done },
+    /// Wakes the progress thread when the world is dropped.
+    Wake,
 }
 
-/// The tags MPI guarantees (`MPI_TAG_UB` is at least 32767): the flow's 64-bit tags are
-/// taken modulo this, so two messages of one pair share an MPI tag 16,384 messages apart.
-/// The hazard: receives are posted when their group is submitted and sends run in
-/// dependency order, so a program that submits 16,384 or more messages between two ranks
-/// ahead of their execution can have a later message matched to an earlier receive. Keep
-/// fewer than that in flight per pair (`wait` between batches) until tags are routed by
-/// their full value.
-const TAGS: u64 = 32768;
+/// The MPI tag of every message of the flow. MPI tags are few (`MPI_TAG_UB` may be as
+/// small as 32767) and the flow's tags are 64-bit numbers that never repeat on a pair, so
+/// they do not travel as MPI tags: each message carries its flow tag in its last
+/// [`TRAILER`] bytes (little-endian), and the receiving progress thread routes it by that
+/// full value, sender and tag, to its receive. Two messages of one pair are never
+/// confused, however many are in flight or in what order their sends run.
+const MPI_TAG: c_int = 0;
+
+/// The bytes of the flow tag at the end of every message.
+const TRAILER: usize = 8;
 
 /// Every MPI call is made holding this lock.
 static MPI_CALLS: Mutex<()> = Mutex::new(());
@@ -110,12 +113,9 @@ impl Transport for MpiTransport {
         self.ranks
     }
 
-    fn send(&self, to: usize, tag: u64, bytes: Vec<u8>) {
-        if self
-            .commands
-            .send(Command::Send { to, tag, bytes })
-            .is_err()
-        {
+    fn send(&self, to: usize, tag: u64, mut bytes: Vec<u8>) {
+        bytes.extend_from_slice(&tag.to_le_bytes());
+        if self.commands.send(Command::Send { to, bytes }).is_err() {
             // The progress thread is gone: the world was dropped before this flow.
             eprintln!("ember-mpi: a send after the World was dropped");
             abort_job();
@@ -144,9 +144,6 @@ pub(crate) struct MpiWorld {
     universe: Option<mpi::environment::Universe>,
 }
 
-/// The thread that made the world: a panic there ends the job.
-static WORLD_THREAD: Mutex<Option<ThreadId>> = Mutex::new(None);
-
 impl MpiWorld {
     pub(crate) fn init() -> Result<MpiWorld, InitError> {
         let (universe, provided) = {
@@ -169,17 +166,6 @@ impl MpiWorld {
             }
             (rank as usize, size as usize)
         };
-        *WORLD_THREAD.lock().unwrap_or_else(|p| p.into_inner()) = Some(std::thread::current().id());
-        let previous = std::panic::take_hook();
-        std::panic::set_hook(Box::new(move |info| {
-            previous(info);
-            let on_world_thread = *WORLD_THREAD.lock().unwrap_or_else(|p| p.into_inner())
-                == Some(std::thread::current().id());
-            if on_world_thread {
-                eprintln!("rank {rank}: the main thread panicked; ending the job");
-                abort_job();
-            }
-        }));
         let (commands, rx) = crossbeam_channel::unbounded();
         let stop = Arc::new(AtomicBool::new(false));
         let progress = {
@@ -202,21 +188,27 @@ impl MpiWorld {
     }
 }
 
+/// Dropped while its owner unwinds from a panic that nothing caught on the way (the world
+/// is dropped by that unwinding), it ends the job: the other ranks would wait for what this
+/// one no longer sends. A panic caught below the frame that owns the world drops no world
+/// and ends nothing.
 impl Drop for MpiWorld {
     fn drop(&mut self) {
+        if std::thread::panicking() {
+            // The panic's message was printed by the panic hook before the unwinding began.
+            eprintln!(
+                "rank {}: the thread that owns the World panicked; ending the job",
+                self.transport.rank
+            );
+            abort_job();
+        }
         self.stop.store(true, Ordering::Release);
         // Wakes the progress thread if it sleeps on an empty channel.
-        let wake = self.transport.commands.send(Command::Send {
-            to: usize::MAX,
-            tag: 0,
-            bytes: Vec::new(),
-        });
-        drop(wake);
+        drop(self.transport.commands.send(Command::Wake));
         let clean = match self.progress.take().map(JoinHandle::join) {
             Some(Ok(clean)) => clean,
             _ => false,
         };
-        *WORLD_THREAD.lock().unwrap_or_else(|p| p.into_inner()) = None;
         if !clean {
             // Receives that will never be matched (ranks that diverged): finalising would
             // wait for them.
@@ -237,25 +229,76 @@ struct Pending {
     /// The bytes sent, or the buffer received into; MPI reads or writes them until the
     /// request completes, so they stay here (their heap block never moves) until then.
     bytes: Vec<u8>,
-    done: Option<Done>,
+    /// The sender, for a receive.
+    from: Option<usize>,
 }
 
-/// A receive whose message has not been matched yet.
-struct Probe {
-    from: usize,
-    tag: u64,
-    done: Done,
+/// The receives the flow posted and the messages that came before theirs, by sender and
+/// full flow tag.
+#[derive(Default)]
+struct Routes {
+    waiting: HashMap<(usize, u64), Done>,
+    early: HashMap<(usize, u64), Vec<u8>>,
+}
+
+impl Routes {
+    /// A receive the flow posts: its message if it came already.
+    fn post(&mut self, from: usize, tag: u64, done: Done) -> Option<(Done, Vec<u8>)> {
+        match self.early.remove(&(from, tag)) {
+            Some(bytes) => Some((done, bytes)),
+            None => {
+                if self.waiting.insert((from, tag), done).is_some() {
+                    twice("receive", from, tag);
+                }
+                None
+            }
+        }
+    }
+
+    /// A message that arrived from `from`: its receive, if posted already.
+    fn arrived(&mut self, from: usize, mut bytes: Vec<u8>) -> Option<(Done, Vec<u8>)> {
+        let Some(at) = bytes.len().checked_sub(TRAILER) else {
+            eprintln!(
+                "ember-mpi: a message of {} bytes without its tag",
+                bytes.len()
+            );
+            abort_job();
+        };
+        let mut tag = [0; TRAILER];
+        tag.copy_from_slice(&bytes[at..]);
+        let tag = u64::from_le_bytes(tag);
+        bytes.truncate(at);
+        match self.waiting.remove(&(from, tag)) {
+            Some(done) => Some((done, bytes)),
+            None => {
+                if self.early.insert((from, tag), bytes).is_some() {
+                    twice("message", from, tag);
+                }
+                None
+            }
+        }
+    }
+}
+
+/// A flow never uses a tag twice on a pair; two flows of one world at once would, and
+/// one of the two receives would never be answered: the job ends instead.
+fn twice(what: &str, from: usize, tag: u64) -> ! {
+    eprintln!(
+        "ember-mpi: a second {what} of tag {tag} from rank {from} (two distributed flows of \
+         one World at a time?)"
+    );
+    abort_job()
 }
 
 /// The progress thread: posts commands, polls requests. Returns whether it ended with
 /// nothing outstanding.
 fn progress(commands: Receiver<Command>, stop: &AtomicBool) -> bool {
     let mut pending: Vec<Pending> = Vec::new();
-    let mut probes: Vec<Probe> = Vec::new();
+    let mut routes = Routes::default();
     let mut idle_rounds = 0u32;
     loop {
         // Take what the flow handed over: wait for it when nothing is outstanding.
-        let first = if pending.is_empty() && probes.is_empty() {
+        let first = if pending.is_empty() && routes.waiting.is_empty() {
             if stop.load(Ordering::Acquire) && commands.is_empty() {
                 return true;
             }
@@ -272,12 +315,16 @@ fn progress(commands: Receiver<Command>, stop: &AtomicBool) -> bool {
         };
         let mut batch: Vec<Command> = first.into_iter().collect();
         batch.extend(commands.try_iter());
+        let mut delivered = Vec::new();
         if !batch.is_empty() {
             let _calls = mpi_lock();
             for command in batch {
                 match command {
-                    Command::Receive { from, tag, done } => probes.push(Probe { from, tag, done }),
-                    send => pending.extend(post(send)),
+                    Command::Receive { from, tag, done } => {
+                        delivered.extend(routes.post(from, tag, done));
+                    }
+                    Command::Send { to, bytes } => pending.push(post(to, bytes)),
+                    Command::Wake => {}
                 }
             }
         }
@@ -285,17 +332,11 @@ fn progress(commands: Receiver<Command>, stop: &AtomicBool) -> bool {
         let mut matched = false;
         {
             let _calls = mpi_lock();
-            let mut i = 0;
-            while i < probes.len() {
-                if let Some(p) = matched_receive(&probes[i]) {
-                    let probe = probes.remove(i);
-                    pending.push(Pending {
-                        done: Some(probe.done),
-                        ..p
-                    });
+            // Messages are taken only while a receive waits: until then they wait in MPI.
+            if !routes.waiting.is_empty() {
+                while let Some(p) = arrival() {
+                    pending.push(p);
                     matched = true;
-                } else {
-                    i += 1;
                 }
             }
             let mut i = 0;
@@ -313,19 +354,23 @@ fn progress(commands: Receiver<Command>, stop: &AtomicBool) -> bool {
                 }
             }
         }
-        idle_rounds = if finished.is_empty() && !matched {
+        idle_rounds = if finished.is_empty() && !matched && delivered.is_empty() {
             idle_rounds.saturating_add(1)
         } else {
             0
         };
         for p in finished {
-            if let Some(done) = p.done {
-                done(p.bytes);
+            if let Some(from) = p.from {
+                delivered.extend(routes.arrived(from, p.bytes));
             }
         }
+        for (done, bytes) in delivered {
+            done(bytes);
+        }
         if stop.load(Ordering::Acquire) && commands.is_empty() {
-            // Sends complete on their own; receives left now will never be matched.
-            if probes.is_empty() && pending.iter().all(|p| p.done.is_none()) {
+            // Sends complete on their own; receives still waiting now will never be matched.
+            // Messages that arrived for no receive (ranks that diverged) are dropped.
+            if routes.waiting.is_empty() {
                 if pending.is_empty() {
                     return true;
                 }
@@ -336,15 +381,8 @@ fn progress(commands: Receiver<Command>, stop: &AtomicBool) -> bool {
     }
 }
 
-/// Posts a send; `None` for the wake-up the world's drop sends (and for receives, which
-/// are probed instead).
-fn post(command: Command) -> Option<Pending> {
-    let Command::Send { to, tag, bytes } = command else {
-        return None;
-    };
-    if to == usize::MAX {
-        return None;
-    }
+/// Posts a send of `bytes` (which end with their flow tag) to rank `to`.
+fn post(to: usize, bytes: Vec<u8>) -> Pending {
     // SAFETY: reads an MPI constant (an extern static set by the C shim).
     let mut request = unsafe { ffi::RSMPI_REQUEST_NULL };
     // SAFETY: MPI is initialised and the caller holds the MPI lock; the pointer and length
@@ -356,32 +394,32 @@ fn post(command: Command) -> Option<Pending> {
             count(bytes.len()),
             ffi::RSMPI_UINT8_T,
             to as c_int,
-            (tag % TAGS) as c_int,
+            MPI_TAG,
             ffi::RSMPI_COMM_WORLD,
             &mut request,
         );
     }
-    Some(Pending {
+    Pending {
         request,
         bytes,
-        done: None,
-    })
+        from: None,
+    }
 }
 
-/// If the message `probe` waits for has arrived (its envelope, at least), starts receiving
-/// it into a buffer of its size.
-fn matched_receive(probe: &Probe) -> Option<Pending> {
+/// If a message of the flow has arrived (its envelope, at least) from any rank, starts
+/// receiving it into a buffer of its size.
+fn arrival() -> Option<Pending> {
     let mut flag: c_int = 0;
     // SAFETY: reads an MPI constant (an extern static set by the C shim).
     let mut message = unsafe { ffi::RSMPI_MESSAGE_NULL };
     // SAFETY: `MPI_Status` is a plain C struct, valid zeroed.
     let mut status: ffi::MPI_Status = unsafe { std::mem::zeroed() };
     // SAFETY: MPI is initialised and the caller holds the MPI lock; every out-pointer is
-    // valid for its type.
+    // valid for its type; `RSMPI_ANY_SOURCE` is an MPI constant set by the C shim.
     unsafe {
         ffi::MPI_Improbe(
-            probe.from as c_int,
-            (probe.tag % TAGS) as c_int,
+            ffi::RSMPI_ANY_SOURCE,
+            MPI_TAG,
             ffi::RSMPI_COMM_WORLD,
             &mut flag,
             &mut message,
@@ -412,7 +450,7 @@ fn matched_receive(probe: &Probe) -> Option<Pending> {
     Some(Pending {
         request,
         bytes,
-        done: None,
+        from: Some(status.MPI_SOURCE as usize),
     })
 }
 

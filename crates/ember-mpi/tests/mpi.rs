@@ -1,5 +1,7 @@
 //! The examples on 1, 2 and 4 ranks under mpirun (feature `mpi`): results equal to one
-//! rank's, uneven parts, more ranks than rows, a panicking rank, divergent graphs.
+//! rank's, uneven parts, more ranks than rows, a panicking rank, divergent graphs, calls
+//! that not every rank makes, panics on the thread that owns the world, and more messages
+//! between two ranks than MPI has tags.
 #![cfg(feature = "mpi")]
 
 mod common;
@@ -10,7 +12,14 @@ use std::time::Duration;
 use common::{example, field, run};
 
 fn mpirun(ranks: usize, name: &str, args: &[&str]) -> Output {
-    let mut c = Command::new("mpirun");
+    mpirun_within(ranks, name, args, 300)
+}
+
+/// [`mpirun`] under `timeout`, which stops the job (mpirun passes the signal on to every
+/// rank) once it has run `limit_s` seconds: a hang ends as a failure with exit code 124.
+fn mpirun_within(ranks: usize, name: &str, args: &[&str], limit_s: u64) -> Output {
+    let mut c = Command::new("timeout");
+    c.args(["--kill-after=10", &limit_s.to_string(), "mpirun"]);
     c.args([
         "--allow-run-as-root",
         "--oversubscribe",
@@ -21,7 +30,19 @@ fn mpirun(ranks: usize, name: &str, args: &[&str]) -> Output {
     .args(args)
     // One worker per rank: up to 4 ranks share this machine's cores.
     .env("EMBER_NUM_THREADS", "1");
-    run(c, Duration::from_secs(300))
+    run(c, Duration::from_secs(limit_s + 60))
+}
+
+/// The fault example's `case` on `ranks` ranks, stopped after a minute if it hangs: its
+/// exit status and everything it printed.
+fn fault(ranks: usize, case: &str) -> (std::process::ExitStatus, String) {
+    let out = mpirun_within(ranks, "mpi_faults", &["--case", case], 60);
+    let all = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    (out.status, all)
 }
 
 /// Runs `name` on `ranks` ranks; checks every rank printed the same result and rank 0
@@ -131,5 +152,58 @@ fn the_fault_example_without_a_fault_succeeds_on_4_ranks() {
             .filter(|l| l.contains(": ok, sum 1920"))
             .count(),
         4
+    );
+}
+
+#[test]
+fn messages_whose_tags_are_equal_modulo_the_mpi_tag_range_reach_their_own_receives() {
+    // The case's check of the data fails if the first message's receive got the last one.
+    let (status, all) = fault(2, "tag-wrap");
+    assert!(status.success(), "{all}");
+    assert_eq!(all.matches(": ok, ").count(), 2, "{all}");
+}
+
+#[test]
+fn a_read_back_on_one_rank_is_an_error_on_every_rank_not_a_hang() {
+    for ranks in [2, 3] {
+        let (status, all) = fault(ranks, "read-back-on-one-rank");
+        assert_ne!(status.code(), Some(124), "the job hung: {all}");
+        assert!(!status.success(), "{all}");
+        let calls = (1..ranks).fold(
+            "rank 0: Flow::read_back of buffer #1".to_string(),
+            |s, r| format!("{s}; rank {r}: Flow::wait"),
+        );
+        for rank in 0..ranks {
+            let call = if rank == 0 {
+                "Flow::read_back of buffer #1"
+            } else {
+                "Flow::wait"
+            };
+            let line = format!("rank {rank}: {call} is collective, but the ranks made different calls here ({calls})");
+            assert!(all.contains(&line), "{line}\nnot in\n{all}");
+        }
+    }
+}
+
+#[test]
+fn a_panic_caught_on_the_thread_that_owns_the_world_does_not_end_the_job() {
+    let (status, all) = fault(2, "caught-panic");
+    assert!(all.contains("a deliberate panic, caught"), "{all}");
+    assert!(status.success(), "{all}");
+    assert_eq!(all.matches(": ok, sum 1920").count(), 2, "{all}");
+}
+
+#[test]
+fn an_uncaught_panic_on_the_thread_that_owns_the_world_ends_the_job_with_its_message() {
+    let (status, all) = fault(2, "main-panic");
+    assert_ne!(status.code(), Some(124), "the job hung: {all}");
+    assert!(!status.success(), "{all}");
+    assert!(
+        all.contains("rank 1: a deliberate panic on the main thread"),
+        "{all}"
+    );
+    assert!(
+        all.contains("rank 1: the thread that owns the World panicked; ending the job"),
+        "{all}"
     );
 }

@@ -353,3 +353,112 @@ fn parts_that_write_the_same_elements_on_two_ranks_are_refused() {
         assert!(matches!(r, Err(FlowError::Declaration(m)) if m.contains("both write")));
     }
 }
+
+/// [`job`] on two ranks, failing instead of hanging if the ranks do not all return: the
+/// non-collective calls below would wait for data no rank sends.
+fn job_that_ends<R: Send + 'static>(
+    program: impl Fn(&Flow, &[Buffer<u32, 1>; 2]) -> R + Send + Sync + 'static,
+) -> Vec<R> {
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let (results, _) = job(2, Mode::DoubleBuffered, |flow| {
+            let n = 6;
+            let bufs = [
+                Buffer::new(flow, [n], |[i]| i as u32),
+                Buffer::new(flow, [n], |_| 0u32),
+            ];
+            flow.submit(|cg| {
+                let a = bufs[0].read(cg, map::neighbourhood([1]));
+                let b = bufs[1].write(cg, map::one_to_one());
+                cg.label("step").parallel_for([n], move |chunk| {
+                    let (a, mut b) = (chunk.read(&a), chunk.write(&b));
+                    for [i] in chunk.items() {
+                        b[[i]] = a[[i]] + 1;
+                    }
+                });
+            })
+            .unwrap();
+            program(flow, &bufs)
+        });
+        let _ = tx.send(results);
+    });
+    rx.recv_timeout(std::time::Duration::from_secs(60))
+        .expect("the ranks still wait: a call that was not collective hung the job")
+}
+
+fn not_collective(result: Result<(), FlowError>) -> (String, String) {
+    match result {
+        Err(FlowError::NotCollective { call, detail }) => (call, detail),
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn a_read_back_on_one_rank_is_an_error_on_every_rank_not_a_hang() {
+    let results = job_that_ends(|flow, bufs| {
+        let first = if flow.rank().0 == 0 {
+            flow.read_back(&bufs[1]).map(drop)
+        } else {
+            flow.wait()
+        };
+        // The checks no longer pair up: every later call reports the same.
+        (not_collective(first), not_collective(flow.wait()))
+    });
+    let both = "rank 0: Flow::read_back of buffer #1; rank 1: Flow::wait";
+    for (rank, (first, again)) in results.into_iter().enumerate() {
+        let call = ["Flow::read_back of buffer #1", "Flow::wait"][rank];
+        assert_eq!(first.0, call);
+        assert!(first.1.contains(both), "{}", first.1);
+        assert_eq!(again, first);
+    }
+}
+
+#[test]
+fn a_read_back_while_the_other_rank_drops_its_flow_is_an_error() {
+    let results = job_that_ends(|flow, bufs| {
+        if flow.rank().0 == 0 {
+            Some(not_collective(flow.read_back(&bufs[0]).map(drop)))
+        } else {
+            None
+        }
+    });
+    let (call, detail) = results[0].clone().unwrap();
+    assert_eq!(call, "Flow::read_back of buffer #0");
+    assert!(detail.contains("rank 1: dropping the flow"), "{detail}");
+}
+
+#[test]
+fn read_backs_of_different_buffers_are_an_error() {
+    let results = job_that_ends(|flow, bufs| {
+        let rank = flow.rank().0;
+        not_collective(flow.read_back(&bufs[rank]).map(drop))
+    });
+    for (call, detail) in results {
+        assert!(call.starts_with("Flow::read_back of buffer #"), "{call}");
+        assert!(
+            detail.contains(
+                "rank 0: Flow::read_back of buffer #0; rank 1: Flow::read_back of buffer #1"
+            ),
+            "{detail}"
+        );
+    }
+}
+
+#[test]
+fn an_extra_wait_on_one_rank_names_the_call_where_the_others_went_on() {
+    let results = job_that_ends(|flow, bufs| {
+        flow.wait().unwrap();
+        if flow.rank().0 == 0 {
+            flow.wait().unwrap_err()
+        } else {
+            flow.read_back(&bufs[1]).unwrap_err()
+        }
+    });
+    for r in results {
+        let (_, detail) = not_collective(Err(r));
+        assert!(
+            detail.contains("rank 0: Flow::wait; rank 1: Flow::read_back of buffer #1"),
+            "{detail}"
+        );
+    }
+}

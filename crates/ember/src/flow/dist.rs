@@ -28,12 +28,14 @@
 //!   and hands a copy to the transport, which sends it without blocking. Both are ordinary
 //!   tasks of the local flow, before the group's chunks: the chunks that read a received box
 //!   wait for its copy-in, and computation the message does not feed runs meanwhile.
-//! - **Checks.** [`Flow::wait`](super::Flow::wait) and
-//!   [`Flow::read_back`](super::Flow::read_back) first compare, over the transport, how many
-//!   command groups every rank submitted and a hash of their declarations; ranks that
-//!   differ get [`FlowError::Diverged`] naming the first group that differs, instead of
-//!   waiting for messages that will not come. A kernel that panics on a distributed flow
-//!   ends the job through [`Transport::abort`].
+//! - **Checks.** [`Flow::wait`](super::Flow::wait),
+//!   [`Flow::read_back`](super::Flow::read_back) and dropping the flow are collective: each
+//!   first compares, over the transport, the call every rank makes, how many command groups
+//!   it submitted and a hash of their declarations. Ranks whose calls differ get
+//!   [`FlowError::NotCollective`] naming each rank's call; ranks whose groups differ get
+//!   [`FlowError::Diverged`] naming the first group that differs; neither waits for
+//!   messages that will not come. A kernel that panics on a distributed flow ends the job
+//!   through [`Transport::abort`].
 
 use std::collections::hash_map::DefaultHasher;
 use std::collections::HashMap;
@@ -47,7 +49,8 @@ use super::{Box3, FlowError};
 
 /// How the ranks of a distributed flow reach each other: point-to-point messages of bytes,
 /// matched by sender and tag. `ember-mpi` implements it over MPI; any transport works that
-/// delivers every message sent to a posted receive with the same sender and tag.
+/// delivers every message sent to the posted receive with the same sender and the same whole
+/// 64-bit tag, and to no other.
 ///
 /// Every method returns at once; messages are delivered later, from any thread.
 pub trait Transport: Send + Sync + 'static {
@@ -58,7 +61,8 @@ pub trait Transport: Send + Sync + 'static {
     /// Sends `bytes` to rank `to` under `tag`. The transport owns the bytes until sent.
     fn send(&self, to: usize, tag: u64, bytes: Vec<u8>);
     /// Asks for the message of `len` bytes that rank `from` sends under `tag`; `done` gets
-    /// it when it has arrived. Tags are unique per (sender, receiver) pair while in flight.
+    /// it when it has arrived. A flow never uses a tag twice on a (sender, receiver) pair,
+    /// and a message may arrive before its receive is posted.
     ///
     /// A message of another length (ranks that submitted different graphs) should be
     /// delivered as it is: the flow ignores it and its next check reports the divergence.
@@ -355,10 +359,64 @@ pub(crate) struct DistState {
     pub rolling: u64,
     /// Checks made so far (their number picks their tags).
     pub checks: u64,
-    /// Ranks that have dropped their flow (they take part in no more checks).
-    pub finished: Vec<bool>,
-    /// Set once the ranks were found to differ: every later check reports it again.
-    pub diverged: Option<(u64, String)>,
+    /// Set once a check failed: the checks no longer pair up, so every later one reports
+    /// it again.
+    pub failed: Option<Failed>,
+}
+
+/// A failed check, kept to be reported again.
+#[derive(Clone, Debug)]
+pub(crate) enum Failed {
+    Diverged { task: u64, detail: String },
+    NotCollective { call: String, detail: String },
+}
+
+impl Failed {
+    fn error(&self) -> FlowError {
+        match self.clone() {
+            Failed::Diverged { task, detail } => FlowError::Diverged { task, detail },
+            Failed::NotCollective { call, detail } => FlowError::NotCollective { call, detail },
+        }
+    }
+}
+
+/// The call that makes a check: every rank must make the same ones in the same order.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Call {
+    /// [`Flow::wait`](super::Flow::wait).
+    Wait,
+    /// [`Flow::read_back`](super::Flow::read_back) of the buffer with this index.
+    ReadBack(u32),
+    /// Dropping the flow.
+    Drop,
+}
+
+impl Call {
+    fn code(self) -> u64 {
+        match self {
+            Call::Wait => 0,
+            Call::Drop => 1,
+            Call::ReadBack(buffer) => 2 + u64::from(buffer),
+        }
+    }
+
+    fn from_code(code: u64) -> Call {
+        match code {
+            0 => Call::Wait,
+            1 => Call::Drop,
+            c => Call::ReadBack(u32::try_from(c - 2).unwrap_or(u32::MAX)),
+        }
+    }
+}
+
+impl std::fmt::Display for Call {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Call::Wait => write!(f, "Flow::wait"),
+            Call::ReadBack(buffer) => write!(f, "Flow::read_back of buffer #{buffer}"),
+            Call::Drop => write!(f, "dropping the flow"),
+        }
+    }
 }
 
 impl Dist {
@@ -372,8 +430,7 @@ impl Dist {
                 history: Vec::new(),
                 rolling: 0,
                 checks: 0,
-                finished: vec![false; ranks],
-                diverged: None,
+                failed: None,
             }),
             stats: DistCounters::default(),
         }
@@ -389,18 +446,17 @@ impl Dist {
             .push((hash, label.unwrap_or("(no label)").to_string()));
     }
 
-    /// Compares every rank's command groups so far (see the module doc). `last`: this
-    /// rank's flow is being dropped and takes part in no later check.
-    pub(crate) fn check(&self, last: bool) -> Result<(), FlowError> {
+    /// Compares, with every other rank, the call that makes this check and the command
+    /// groups submitted so far (see the module doc). It blocks only on the other ranks'
+    /// checks of the same number, which every rank makes before anything of its call that
+    /// could wait for another rank.
+    pub(crate) fn check(&self, call: Call) -> Result<(), FlowError> {
         let mut st = super::lock(&self.state);
-        if let Some((task, detail)) = &st.diverged {
-            return Err(FlowError::Diverged {
-                task: *task,
-                detail: detail.clone(),
-            });
+        if let Some(failed) = &st.failed {
+            return Err(failed.error());
         }
         let (me, ranks) = (self.transport.rank(), self.transport.ranks());
-        let peers: Vec<usize> = (0..ranks).filter(|&r| r != me && !st.finished[r]).collect();
+        let peers: Vec<usize> = (0..ranks).filter(|&r| r != me).collect();
         let k = st.checks;
         st.checks += 1;
         if peers.is_empty() {
@@ -408,16 +464,26 @@ impl Dist {
             return Ok(());
         }
         let payload = encode_history(&st.history);
-        let header = [st.groups, st.rolling, last as u64, payload.len() as u64];
+        let header = [st.groups, st.rolling, call.code(), payload.len() as u64];
         let headers = self.exchange(&peers, control_tag(k, 0), words(&header), 32);
         let mut all = vec![(me, header)];
         for (p, bytes) in peers.iter().zip(headers) {
             all.push((*p, unwords::<4>(&bytes)));
         }
-        for (p, h) in &all {
-            if h[2] == 1 {
-                st.finished[*p] = true;
-            }
+        // Everyone saw the same headers, so everyone decides alike from here on.
+        all.sort_by_key(|(r, _)| *r);
+        if all.iter().any(|(_, h)| h[2] != header[2]) {
+            let detail = all
+                .iter()
+                .map(|(r, h)| format!("rank {r}: {}", Call::from_code(h[2])))
+                .collect::<Vec<_>>()
+                .join("; ");
+            let failed = Failed::NotCollective {
+                call: call.to_string(),
+                detail,
+            };
+            st.failed = Some(failed.clone());
+            return Err(failed.error());
         }
         let agree = all
             .iter()
@@ -426,13 +492,16 @@ impl Dist {
             st.history.clear();
             return Ok(());
         }
-        // Everyone saw the same headers, so everyone takes this second round.
-        let mut histories = vec![(me, st.history.clone())];
-        for (p, h) in all.iter().skip(1) {
-            let bytes = self.exchange_one(*p, control_tag(k, 1), payload.clone(), h[3] as usize);
-            histories.push((*p, decode_history(&bytes)));
+        let mut histories = Vec::new();
+        for (p, h) in &all {
+            if *p == me {
+                histories.push((me, st.history.clone()));
+            } else {
+                let bytes =
+                    self.exchange_one(*p, control_tag(k, 1), payload.clone(), h[3] as usize);
+                histories.push((*p, decode_history(&bytes)));
+            }
         }
-        histories.sort_by_key(|(r, _)| *r);
         let base = st.groups - st.history.len() as u64;
         let longest = histories.iter().map(|(_, h)| h.len()).max().unwrap_or(0);
         let first = (0..longest)
@@ -445,13 +514,14 @@ impl Dist {
             .iter()
             .map(|(r, h)| match h.get(first) {
                 Some((hash, label)) => format!("rank {r}: `{label}` (declaration {hash:016x})"),
-                None => format!("rank {r}: none"),
+                None => format!("rank {r}: none ({call} came first)"),
             })
             .collect::<Vec<_>>()
             .join("; ");
         let task = base + first as u64;
-        st.diverged = Some((task, detail.clone()));
-        Err(FlowError::Diverged { task, detail })
+        let failed = Failed::Diverged { task, detail };
+        st.failed = Some(failed.clone());
+        Err(failed.error())
     }
 
     /// Sends `bytes` to every peer under `tag` and returns theirs (`len` bytes each), in the
@@ -551,7 +621,7 @@ pub(crate) fn rank_accesses(
         let regions = if part.is_empty() {
             vec![Vec::new(); typed.len()]
         } else {
-            super::chunk_regions(typed, part, dims)?
+            super::lower::chunk_regions(typed, part, dims)?
         };
         for (a, boxes) in out.iter_mut().zip(regions) {
             a.per_rank.push(boxes);

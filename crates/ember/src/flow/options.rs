@@ -106,6 +106,15 @@ pub enum FlowError {
         /// What each rank declared there (label and a hash of the declaration).
         detail: String,
     },
+    /// The ranks of a distributed flow made different collective calls at the same point:
+    /// [`Flow::wait`](super::Flow::wait), [`Flow::read_back`](super::Flow::read_back) (of
+    /// which buffer) and dropping the flow must come in the same order on every rank.
+    NotCollective {
+        /// The call this rank made.
+        call: String,
+        /// What each rank called there.
+        detail: String,
+    },
 }
 
 impl fmt::Display for FlowError {
@@ -143,6 +152,11 @@ impl fmt::Display for FlowError {
             FlowError::Diverged { task, detail } => write!(
                 f,
                 "the ranks submitted different graphs: command group #{task} differs ({detail})"
+            ),
+            FlowError::NotCollective { call, detail } => write!(
+                f,
+                "{call} is collective, but the ranks made different calls here ({detail}); \
+                 every rank must call wait and read_back, and drop the flow, in the same order"
             ),
         }
     }
