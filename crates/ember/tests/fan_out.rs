@@ -23,12 +23,11 @@ mod common;
 use common::{affinity, pin_to};
 
 const WORKERS: usize = 16;
-/// A chain takes 15 steps, a binary tree 7. The fan-out's binomial tree of shares takes 5:
-/// the spawner's wake-up, then wake-ups with shares of about a half, a quarter, an eighth
-/// and none of the rest at steps 2 to 5, and so on down (README, "Fan-out").
-/// Its wakers choose all their wakees before unparking any, so the tree does not depend on
-/// which wakee the kernel runs first; the margin is for jobs a waker counts before the
-/// spawner has pushed them all.
+/// A chain takes 15 steps, a binary tree 7. The fan-out takes 7 in three levels: the
+/// spawner's wake-up, then the first searcher's own wake-ups at steps 2 to 7, each handed a
+/// share of what those six cannot make (README, "Fan-out"). Its wakers choose all their
+/// wakees before unparking any, so the tree does not depend on which wakee the kernel runs
+/// first; the margin is for jobs a waker counts before the spawner has pushed them all.
 const MOST_STEPS: usize = 8;
 
 /// Blocks until `WORKERS` jobs have started, so that no worker can take two: each job needs a

@@ -304,26 +304,37 @@ fn mutant_waiter_counted_without_hand_off() {
 /// "Fan-out"), or the one it woke first woke the other. With `fan_out` off it wakes only one,
 /// as the last searcher's hand-off does, and the other sleeps on until that one runs.
 fn woken_searcher_fans_out(fan_out: bool) {
-    model_bounded(2, move || {
-        let mut sleep = Sleep::new(WakePolicy::Searching, 3);
-        sleep.fan_out = fan_out;
+    burst_reaches_sleepers_from_its_first_searcher::<3>(2, move |sleep| sleep.fan_out = fan_out);
+}
+
+/// A burst of `N` jobs, pushed at once on a pool of `N` sleeping workers, of which the push
+/// wakes one: when the first woken worker starts its job, no other worker still sleeps
+/// unwoken. `tweak` sets the model's knobs.
+fn burst_reaches_sleepers_from_its_first_searcher<const N: usize>(
+    preemptions: usize,
+    tweak: impl Fn(&mut Sleep) + Send + Sync + 'static,
+) {
+    let tweak = std::sync::Arc::new(tweak);
+    model_bounded(preemptions, move || {
+        let mut sleep = Sleep::new(WakePolicy::Searching, N);
+        tweak(&mut sleep);
         let world = Arc::new(World {
             sleep,
             queued: AtomicUsize::new(0),
             taken: AtomicUsize::new(0),
-            jobs: 3,
+            jobs: N,
         });
         // Worker `i` has returned from a sleep: it was woken (a worker's first sleep starts
         // the model, so nothing else ends it).
-        let woken: Arc<[AtomicUsize; 3]> = Arc::new(Default::default());
-        let handles: Vec<_> = (0..3)
+        let woken: Arc<[AtomicUsize; N]> = Arc::new(std::array::from_fn(|_| AtomicUsize::new(0)));
+        let handles: Vec<_> = (0..N)
             .map(|index| {
                 let world = Arc::clone(&world);
                 let woken = Arc::clone(&woken);
                 thread::spawn(move || {
                     let mut me = WakeState::default();
                     while !world.all_taken() {
-                        // The queue's count before our take: 3 only for the first job taken.
+                        // The queue's count before our take: `N` only for the first job taken.
                         let before = world.queued.load(Ordering::SeqCst);
                         if !world.try_take() {
                             world.sleep.sleep(
@@ -339,7 +350,7 @@ fn woken_searcher_fans_out(fan_out: bool) {
                         world
                             .sleep
                             .found_work(&mut me, |_| world.queued.load(Ordering::SeqCst));
-                        if before == 3 {
+                        if before == N {
                             // The first job taken: whoever sleeps now was woken and slept again.
                             let asleep = world.sleep.sleeping();
                             for other in asleep {
@@ -355,16 +366,16 @@ fn woken_searcher_fans_out(fan_out: bool) {
                 })
             })
             .collect();
-        // Every worker blocked first, then one push of three jobs.
-        while !(0..3).all(|index| world.sleep.parkers[index].is_parked()) {
+        // Every worker blocked first, then one push of `N` jobs.
+        while !(0..N).all(|index| world.sleep.parkers[index].is_parked()) {
             thread::yield_now();
         }
-        world.queued.fetch_add(3, Ordering::SeqCst);
+        world.queued.fetch_add(N, Ordering::SeqCst);
         world.sleep.notify_injected();
         for handle in handles {
             handle.join().unwrap();
         }
-        assert_eq!(world.taken.load(Ordering::SeqCst), 3);
+        assert_eq!(world.taken.load(Ordering::SeqCst), N);
     });
 }
 
@@ -379,10 +390,26 @@ fn mutant_woken_searcher_wakes_one() {
     woken_searcher_fans_out(false);
 }
 
+/// Four jobs on four sleeping workers: the first woken searcher, one step from the push
+/// that woke it, wakes the other three itself, with no shares, since a wide fan-out is
+/// within `FAN_OUT_STEPS` (README, "Fan-out", step 3). The mutant lowers the bound to three
+/// steps: the searcher may then wake two, handing one a share, and the fourth worker sleeps
+/// on, unwoken, until that one runs.
+#[test]
+fn loom_woken_searcher_wakes_as_wide_as_its_step_allows() {
+    burst_reaches_sleepers_from_its_first_searcher::<4>(1, |_| {});
+}
+
+#[test]
+#[ignore = "mutant: must fail (assertion), showing the model catches a fan-out narrower than its step allows"]
+fn mutant_fan_out_as_narrow_as_a_binary_tree() {
+    burst_reaches_sleepers_from_its_first_searcher::<4>(1, |sleep| sleep.model_fan_out_steps = 3);
+}
+
 /// A burst of four jobs on a pool of four sleeping workers, where each worker takes one job
 /// at most: the fourth worker is reached only through a share of the fan-out (README,
-/// "Fan-out"). The first woken worker wakes two, handing one of them a share of one; that
-/// one passes it on. Two steps guard the promise the share stands for: it ends with its
+/// "Fan-out"). The model lowers `FAN_OUT_STEPS` to three, so the first woken worker, one
+/// step from the push, wakes two, handing one of them a share of one; that one passes it on. Two steps guard the promise the share stands for: it ends with its
 /// holder's search, and a last searcher whose fan-out woke nobody makes the hand-off's
 /// wake-up whatever the promises say. Either is enough; the mutant drops both, and a leaked
 /// promise then keeps the fourth worker asleep with its job queued.
@@ -391,6 +418,7 @@ fn fan_out_shares_reach_every_worker(promise_guards: bool) {
     model_bounded(1, move || {
         let mut sleep = Sleep::new(WakePolicy::Searching, 4);
         sleep.promise_guards = promise_guards;
+        sleep.model_fan_out_steps = 3;
         let world = Arc::new(World {
             sleep,
             queued: AtomicUsize::new(0),

@@ -37,6 +37,7 @@ use crate::config::PoolConfig;
 use crate::park::{Parker, SleeperSet};
 use crate::sync::asymmetric::{self, Barrier};
 use crate::sync::atomic::{fence, AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use searching::WokenNote;
 
 /// Which workers a pool wakes when work appears.
 ///
@@ -105,8 +106,12 @@ pub(crate) struct WakeState {
     /// since (Searching): the job it finds first is where it fans out (README, "Fan-out").
     woken: bool,
     /// The wake-ups this worker was handed to make, if `woken` (README, "Fan-out").
-    /// A `u32` beside the flags keeps the state two words, which every `join` copies.
-    share: u32,
+    /// A `u16` and a `u8` beside the flags keep the state two words, which every `join`
+    /// copies.
+    share: u16,
+    /// How many steps of wake-ups this worker is from the first waker of its burst, if
+    /// `woken` (README, "Fan-out"): it bounds how many it wakes itself.
+    step: u8,
     /// This worker is listed in `Sleep::light_pushers` (README, "Light pushes"): it may have
     /// pushed a `join` half with a light barrier since it last went to sleep.
     light_pushes: bool,
@@ -144,9 +149,13 @@ pub(crate) struct Sleep {
     /// Workers counted as searching (Searching only), including those woken to search.
     num_searching: CachePadded<AtomicUsize>,
     /// Set by a waker that counted worker `i` in `num_searching` before unparking it: 0 if
-    /// none did, else one more than the share of the fan-out it was handed (README,
-    /// "Fan-out").
+    /// none did, else a `WokenNote`: the share of the fan-out it was handed and its step
+    /// (README, "Fan-out").
     woken_to_search: Box<[AtomicUsize]>,
+    /// How many steps from its burst's first waker worker `i`'s latest wake-up was: its own
+    /// step, if a waker woke it to search, plus the wake-ups it made since, or zero since it
+    /// last ran out of jobs of its own (README, "Fan-out"). Only worker `i` touches it.
+    searchers_woken: Box<[CachePadded<AtomicUsize>]>,
     /// Wake-ups that woken searchers were handed as their share of a fan-out and have not
     /// passed on yet (README, "Fan-out").
     promised: CachePadded<AtomicUsize>,
@@ -173,6 +182,9 @@ pub(crate) struct Sleep {
     /// ends with its holder's search, and a last searcher that wakes one whatever they say.
     #[cfg(all(test, loom))]
     pub(crate) promise_guards: bool,
+    /// `FAN_OUT_STEPS` in the models, which may lower it so that a few workers need shares.
+    #[cfg(all(test, loom))]
+    pub(crate) model_fan_out_steps: usize,
     /// Spawned jobs' owed wake-ups and their alarm (Searching with `defer_wakeups`, several
     /// workers, where the system has an alarm; `deferred.rs`).
     debts: Option<deferred::Debts>,
@@ -210,6 +222,9 @@ impl Sleep {
                 .collect(),
             num_searching: CachePadded::new(AtomicUsize::new(0)),
             woken_to_search: (0..workers).map(|_| AtomicUsize::new(0)).collect(),
+            searchers_woken: (0..workers)
+                .map(|_| CachePadded::new(AtomicUsize::new(0)))
+                .collect(),
             promised: CachePadded::new(AtomicUsize::new(0)),
             light_pushers: (0..workers)
                 .map(|_| CachePadded::new(AtomicBool::new(false)))
@@ -223,6 +238,8 @@ impl Sleep {
             fan_out: true,
             #[cfg(all(test, loom))]
             promise_guards: true,
+            #[cfg(all(test, loom))]
+            model_fan_out_steps: searching::FAN_OUT_STEPS,
             debts: config
                 .defer_ns
                 .filter(|_| workers > 1 && matches!(policy, WakePolicy::Searching))
@@ -463,8 +480,11 @@ impl Sleep {
             // A waker picked us and counted us as a searcher.
             me.searching = true;
             me.woken = true;
-            // At most `u32::MAX`: the fan-out caps the shares it hands out.
-            me.share = (note - 1) as u32;
+            let note = WokenNote::read(note);
+            me.share = note.share;
+            me.step = note.step;
+            // Its own wake-ups start one step further.
+            self.searchers_woken[index].store(note.step as usize, Ordering::Relaxed);
         } else if work && was_searching {
             // The last look found work after all: search again (counted once: no waker
             // counted us), so that taking the work runs the last-searcher hand-off in

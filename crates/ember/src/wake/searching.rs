@@ -2,10 +2,39 @@
 
 use super::{Sleep, WakeState};
 
-/// The most sleepers a woken searcher wakes when it finds work (README, "Fan-out"). With the
-/// shares it hands them, a burst reaches `n` sleepers in about `log2(n)` steps rather than `n`.
-pub(crate) const FAN_OUT: usize = 4;
+/// The steps of wake-ups a burst is meant to reach its sleepers in (README, "Fan-out"): a
+/// woken searcher `s` steps from the burst's first waker wakes at most this many minus `s`
+/// sleepers itself, and hands the rest out as shares. Wide rather than binary: a wake-up's
+/// latency (the wakee's start on another core) costs far more than making one more.
+pub(crate) const FAN_OUT_STEPS: usize = 7;
+/// The fewest sleepers a woken searcher may wake itself, however many steps from the first
+/// waker: two keep a large burst's tree of shares logarithmic in depth.
+const LEAST_WIDTH: usize = 2;
 use crate::sync::atomic::{fence, Ordering};
+
+/// What a waker leaves a searcher it woke (`Sleep::woken_to_search`): the share of wake-ups
+/// it hands it (README, "Fan-out") and its step (README, "Fan-out"). Stored as one word, never
+/// zero: the share plus one in the low bits, the step in the top byte.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) struct WokenNote {
+    pub(super) share: u16,
+    pub(super) step: u8,
+}
+
+impl WokenNote {
+    const STEP_SHIFT: u32 = usize::BITS - 8;
+
+    pub(super) fn word(self) -> usize {
+        (self.share as usize + 1) | ((self.step as usize) << Self::STEP_SHIFT)
+    }
+
+    pub(super) fn read(word: usize) -> Self {
+        WokenNote {
+            share: ((word & ((1 << Self::STEP_SHIFT) - 1)) - 1) as u16,
+            step: (word >> Self::STEP_SHIFT) as u8,
+        }
+    }
+}
 
 impl Sleep {
     /// A push: wake one sleeper, as a searcher, only if nobody is searching already.
@@ -33,51 +62,66 @@ impl Sleep {
     }
 
     /// Wakes the most recently parked worker and counts it as a searcher, unless somebody is
-    /// searching.
+    /// searching. The check and the count happen under the sleeper-set lock, so two wakers
+    /// racing here never count two. Its wakee is one step further from the burst's first
+    /// waker than the waker's latest wake-up, if the waker is a worker of the pool, and one
+    /// step from it otherwise (README, "Fan-out").
     #[cold]
     pub(super) fn wake_searcher(&self) {
-        self.wake_searchers(1, 1);
-    }
-
-    /// Wakes up to `most` sleepers, most recently parked first, each counted as a searcher,
-    /// while fewer than `target` workers search. Each check and count happen under the
-    /// sleeper-set lock, so two wakers racing here never take the count past `target`.
-    /// Each sleeper is unparked before the next is chosen: the first starts soonest.
-    #[cold]
-    fn wake_searchers(&self, target: usize, most: usize) {
-        for _ in 0..most {
-            // The awake-core budget may withhold this wake-up (README, "Budget").
-            if !self.budget_allows_when(|| {
-                self.sleepers.len() != 0 && self.num_searching.load(Ordering::SeqCst) < target
-            }) {
-                return;
+        let nobody_searches = || self.num_searching.load(Ordering::SeqCst) == 0;
+        // The awake-core budget may withhold this wake-up (README, "Budget").
+        if !self.budget_allows_when(|| self.sleepers.len() != 0 && nobody_searches()) {
+            return;
+        }
+        let me = self.current_worker();
+        let step = me.map_or(1, |me| self.searchers_woken[me].load(Ordering::Relaxed) + 1);
+        let note = WokenNote {
+            share: 0,
+            step: step.min(u8::MAX as usize) as u8,
+        };
+        let woken = self.sleepers.pop_latest_if(nobody_searches, |index| {
+            self.num_searching.fetch_add(1, Ordering::SeqCst);
+            self.woken_to_search[index].store(note.word(), Ordering::SeqCst);
+        });
+        if let Some(index) = woken {
+            if let Some(me) = me {
+                self.searchers_woken[me].store(step, Ordering::Relaxed);
             }
-            let woken = self.sleepers.pop_latest_if(
-                || self.num_searching.load(Ordering::SeqCst) < target,
-                |index| {
-                    self.num_searching.fetch_add(1, Ordering::SeqCst);
-                    self.woken_to_search[index].store(1, Ordering::SeqCst);
-                },
-            );
-            match woken {
-                Some(index) => self.unpark_listed(index),
-                None => return,
-            }
+            self.unpark_listed(index);
         }
     }
 
+    /// Worker `me` ran out of jobs of its own: its next wake-up starts counting steps afresh.
+    #[inline]
+    pub(crate) fn out_of_own_work(&self, me: usize) {
+        if self.searchers_woken[me].load(Ordering::Relaxed) != 0 {
+            self.searchers_woken[me].store(0, Ordering::Relaxed);
+        }
+    }
+
+    /// [`FAN_OUT_STEPS`], or a model's smaller bound, so that a few workers need shares.
+    #[inline(always)]
+    fn fan_out_steps(&self) -> usize {
+        #[cfg(all(test, loom))]
+        return self.model_fan_out_steps;
+        #[cfg(not(all(test, loom)))]
+        FAN_OUT_STEPS
+    }
+
     /// A woken searcher's fan-out (README, "Fan-out"): wakes sleepers for the `jobs` that
-    /// neither a searcher nor a promised wake-up covers, at most [`FAN_OUT`] of them, and
-    /// hands each a share of what is left to wake in turn: about a half to the first, a
-    /// quarter to the next, an eighth to the third, the rest to the last. The burst then spreads as a binomial tree.
-    /// All are chosen before the first is unparked, so the tree does not depend on which
-    /// wakee the kernel runs first, nor on whether one preempts its waker. Returns whether
-    /// it woke anybody.
+    /// neither a searcher nor a promised wake-up covers. A waker `step` steps from the first
+    /// waker wakes up to [`FAN_OUT_STEPS`] minus `step` itself (at least [`LEAST_WIDTH`]) and
+    /// hands out what is beyond them as shares: half the excess to the first wakee, half the
+    /// rest to the next, all that is left to the last. All are chosen before the first is
+    /// unparked, so the tree does not depend on which wakee the kernel runs first, nor on
+    /// whether one preempts its waker. Returns whether it woke anybody.
     #[cold]
-    fn fan_out(&self, jobs: usize) -> bool {
-        let mut chosen = [0; FAN_OUT];
+    fn fan_out(&self, jobs: usize, step: usize) -> bool {
+        let width = self.fan_out_steps().saturating_sub(step).max(LEAST_WIDTH);
+        let mut chosen = [0; FAN_OUT_STEPS];
+        let width = width.min(chosen.len());
         let mut count = 0;
-        for turn in 1..=FAN_OUT {
+        for turn in 1..=width {
             // The awake-core budget may withhold the rest of the fan-out (README, "Budget").
             if !self.budget_allows_when(|| {
                 self.sleepers.len() != 0
@@ -93,17 +137,27 @@ impl Sleep {
                     let covered = self.num_searching.load(Ordering::SeqCst)
                         + self.promised.load(Ordering::SeqCst);
                     let left = jobs.saturating_sub(covered);
+                    // Beyond this wakee's own job: what the turns after this one can wake
+                    // themselves needs no share.
                     let rest = left.saturating_sub(1);
-                    let whole = if turn == FAN_OUT { rest } else { rest / 2 };
-                    // A wakee keeps its share in a `u32`; past that, fewer wake-ups are
+                    let whole = if turn == width {
+                        rest
+                    } else {
+                        rest.saturating_sub(width - turn).div_ceil(2)
+                    };
+                    // A wakee keeps its share in a `u16`; past that, fewer wake-ups are
                     // promised, which only leaves more to the wakers that follow.
-                    share.set(whole.min(u32::MAX as usize));
+                    share.set(whole.min(u16::MAX as usize));
                     left > 0
                 },
                 |index| {
                     self.num_searching.fetch_add(1, Ordering::SeqCst);
                     self.promised.fetch_add(share.get(), Ordering::SeqCst);
-                    self.woken_to_search[index].store(share.get() + 1, Ordering::SeqCst);
+                    let note = WokenNote {
+                        share: share.get() as u16,
+                        step: (step + turn).min(u8::MAX as usize) as u8,
+                    };
+                    self.woken_to_search[index].store(note.word(), Ordering::SeqCst);
                 },
             );
             match woken {
@@ -111,6 +165,11 @@ impl Sleep {
                 None => break,
             }
             count += 1;
+        }
+        if count > 0 {
+            if let Some(me) = self.current_worker() {
+                self.searchers_woken[me].store(step + count, Ordering::Relaxed);
+            }
         }
         for &index in &chosen[..count] {
             self.unpark_listed(index);
@@ -151,7 +210,7 @@ impl Sleep {
 
     /// A searcher found work: it stops searching, and the last searcher to stop wakes one
     /// more if work is still visible, because pushes made while it searched woke nobody.
-    /// A searcher that was woken fans out instead: it wakes up to [`FAN_OUT`] more, while the
+    /// A searcher that was woken fans out instead: it wakes more (up to [`FAN_OUT_STEPS`]), while the
     /// searchers and the promised wake-ups cover fewer jobs than are visible, and makes the
     /// last searcher's wake-up if that woke nobody (README, "Fan-out").
     ///
@@ -203,7 +262,7 @@ impl Sleep {
         // search started by a worker itself is: these searchers are woken for jobs already
         // there, and stop at their first. The last searcher wakes one whatever the promises
         // say: a promise is a hint, the hand-off is the proof.
-        let woke = woken && self.fans_out() && self.fan_out(jobs);
+        let woke = woken && self.fans_out() && self.fan_out(jobs, me.step as usize);
         #[cfg(all(test, loom))]
         if !self.promise_guards {
             if last && !woken {
