@@ -1,0 +1,226 @@
+//! Where a burst's ramp goes. A pool of `n` parked workers (default: the machine's cores)
+//! gets a burst: one of its workers spawns `n` jobs that each spin 2 ms. For ember, traced,
+//! it prints each wake-up's latency (made by the waker → the wakee's `Wake` event), the
+//! time from that event to the wakee's first steal, the gap between one waker's consecutive
+//! wake-ups, when the burst's first wake-up came, and how many levels of wake-ups the burst
+//! took. For every system, the ramp: from just before the first spawn to the last job's
+//! start, median and 90th percentile over the bursts. Two rounds, rows interleaved.
+//!
+//! ```sh
+//! cargo run --release -p ember-lab --example ramp_probe -- [workers] [bursts]
+//! ```
+//!
+//! `RAMP_PROBE_TREE=1` also prints the first burst's wake-ups, one line each.
+//! The times on the trace's clock are converted with the pool's build instant, taken just
+//! before `build()`: a few microseconds early, so the first wake-up's time is rounded down.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use ember::{Pool, TraceKind, Tuning, WakePolicy};
+
+/// How long each job spins: long enough that no worker can take two before the burst spread.
+const JOB: Duration = Duration::from_millis(2);
+/// How long the pool idles before a burst: every worker parks.
+const IDLE: Duration = Duration::from_millis(60);
+
+fn spin_job(starts: &Mutex<Vec<Instant>>) {
+    let at = Instant::now();
+    starts.lock().expect("a job panicked").push(at);
+    while at.elapsed() < JOB {
+        std::hint::spin_loop();
+    }
+}
+
+/// The `p`-quantile of `v` (0.5: the median); NaN when empty.
+fn quantile(mut v: Vec<f64>, p: f64) -> f64 {
+    if v.is_empty() {
+        return f64::NAN;
+    }
+    v.sort_by(f64::total_cmp);
+    v[((v.len() - 1) as f64 * p) as usize]
+}
+
+fn micros(d: Duration) -> f64 {
+    d.as_secs_f64() * 1e6
+}
+
+/// What one ember pool's bursts showed, in µs (`levels`: wake-up levels of a burst).
+#[derive(Default)]
+struct Seen {
+    ramps: Vec<f64>,
+    latency: Vec<f64>,
+    to_steal: Vec<f64>,
+    gaps: Vec<f64>,
+    first: Vec<f64>,
+    levels: Vec<f64>,
+}
+
+fn ember_bursts(name: &str, built: Instant, pool: Pool, n: usize, bursts: usize) {
+    let mut seen = Seen::default();
+    let print_tree = std::env::var_os("RAMP_PROBE_TREE").is_some();
+    for burst in 0..=bursts {
+        std::thread::sleep(IDLE);
+        let _ = pool.trace();
+        let starts = Arc::new(Mutex::new(Vec::with_capacity(n)));
+        let for_jobs = Arc::clone(&starts);
+        let t0 = pool.install(|| {
+            let t0 = Instant::now();
+            ember::scope(|scope| {
+                for _ in 0..n {
+                    let starts = Arc::clone(&for_jobs);
+                    scope.spawn(move |_| spin_job(&starts));
+                }
+            });
+            t0
+        });
+        let events = pool.trace().events().to_vec();
+        if burst == 0 {
+            continue; // a warm-up: the pool starts some threads at its first spawns
+        }
+        let last = starts
+            .lock()
+            .expect("a job panicked")
+            .iter()
+            .map(|s| s.duration_since(t0))
+            .max()
+            .expect("no job ran");
+        seen.ramps.push(micros(last));
+        let start_ns = t0.duration_since(built).as_nanos() as u64;
+        let end_ns = (t0 + last).duration_since(built).as_nanos() as u64;
+        let mut wakes: Vec<_> = events
+            .iter()
+            .filter(|e| e.kind == TraceKind::Wake)
+            .filter(|e| {
+                e.woken_at_ns
+                    .is_some_and(|at| at + 30_000 >= start_ns && at <= end_ns)
+            })
+            .collect();
+        wakes.sort_by_key(|w| w.woken_at_ns);
+        let mut by_waker: HashMap<Option<usize>, Vec<u64>> = HashMap::new();
+        let mut level: HashMap<usize, usize> = HashMap::new();
+        for w in &wakes {
+            let at = w.woken_at_ns.expect("filtered on it");
+            seen.latency
+                .push(w.start_ns.saturating_sub(at) as f64 / 1e3);
+            let steal = events
+                .iter()
+                .filter(|e| e.kind == TraceKind::Steal && e.worker == w.worker)
+                .map(|e| e.start_ns)
+                .filter(|&s| s >= w.start_ns)
+                .min();
+            if let Some(steal) = steal {
+                seen.to_steal.push((steal - w.start_ns) as f64 / 1e3);
+            }
+            by_waker.entry(w.woken_by).or_default().push(at);
+            let depth = w.woken_by.and_then(|k| level.get(&k).copied()).unwrap_or(0) + 1;
+            level.insert(w.worker, depth);
+            if print_tree && burst == 1 {
+                println!(
+                    "  worker {:2} woken by {:?} at {:8.1} us, awake at {:8.1} us",
+                    w.worker,
+                    w.woken_by,
+                    (at as f64 - start_ns as f64) / 1e3,
+                    (w.start_ns as f64 - start_ns as f64) / 1e3
+                );
+            }
+        }
+        seen.levels
+            .push(level.values().copied().max().unwrap_or(0) as f64);
+        if let Some(first) = wakes.first().and_then(|w| w.woken_at_ns) {
+            seen.first.push(first.saturating_sub(start_ns) as f64 / 1e3);
+        }
+        for (_, ats) in by_waker {
+            for pair in ats.windows(2) {
+                seen.gaps.push((pair[1] - pair[0]) as f64 / 1e3);
+            }
+        }
+    }
+    println!(
+        "{name:<14} ramp_us median {:7.1} p90 {:7.1} | wake latency median {:5.1} p90 {:6.1} \
+         | to steal {:4.1} | waker gap median {:4.1} | first wake-up {:6.1} | levels {}",
+        quantile(seen.ramps.clone(), 0.5),
+        quantile(seen.ramps, 0.9),
+        quantile(seen.latency.clone(), 0.5),
+        quantile(seen.latency, 0.9),
+        quantile(seen.to_steal, 0.5),
+        quantile(seen.gaps, 0.5),
+        quantile(seen.first, 0.5),
+        quantile(seen.levels, 0.5),
+    );
+}
+
+fn rayon_bursts(n: usize, bursts: usize) {
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(n)
+        .build()
+        .expect("rayon's pool");
+    let mut ramps = Vec::new();
+    for burst in 0..=bursts {
+        std::thread::sleep(IDLE);
+        let starts = Arc::new(Mutex::new(Vec::with_capacity(n)));
+        let for_jobs = Arc::clone(&starts);
+        let t0 = pool.install(|| {
+            let t0 = Instant::now();
+            rayon::scope(|scope| {
+                for _ in 0..n {
+                    let starts = Arc::clone(&for_jobs);
+                    scope.spawn(move |_| spin_job(&starts));
+                }
+            });
+            t0
+        });
+        if burst == 0 {
+            continue;
+        }
+        let last = starts
+            .lock()
+            .expect("a job panicked")
+            .iter()
+            .map(|s| s.duration_since(t0))
+            .max()
+            .expect("no job ran");
+        ramps.push(micros(last));
+    }
+    println!(
+        "{:<14} ramp_us median {:7.1} p90 {:7.1}",
+        "rayon",
+        quantile(ramps.clone(), 0.5),
+        quantile(ramps, 0.9)
+    );
+}
+
+fn main() {
+    let args: Vec<usize> = std::env::args()
+        .skip(1)
+        .map(|a| a.parse().expect("usage: ramp_probe [workers] [bursts]"))
+        .collect();
+    let n = args
+        .first()
+        .copied()
+        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
+    let bursts = args.get(1).copied().unwrap_or(21).max(1);
+    println!("{n} workers, {bursts} bursts of {n} jobs of 2 ms");
+    let build = |policy: WakePolicy, tuning: Tuning| {
+        let built = Instant::now();
+        let pool = Pool::builder()
+            .threads(n)
+            .wake(policy)
+            .tuning(tuning)
+            .trace(true)
+            .build()
+            .expect("ember's pool");
+        (built, pool)
+    };
+    for round in 0..2 {
+        println!("round {round}");
+        let (built, pool) = build(WakePolicy::Searching, Tuning::new());
+        ember_bursts("ember", built, pool, n, bursts);
+        let (built, pool) = build(WakePolicy::Searching, Tuning::new().defer_wakeups(false));
+        ember_bursts("ember-nodefer", built, pool, n, bursts);
+        let (built, pool) = build(WakePolicy::Eager, Tuning::new());
+        ember_bursts("ember-eager", built, pool, n, bursts);
+        rayon_bursts(n, bursts);
+    }
+}
