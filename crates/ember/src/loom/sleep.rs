@@ -407,9 +407,10 @@ fn mutant_fan_out_as_narrow_as_a_binary_tree() {
 }
 
 /// A burst of four jobs on a pool of four sleeping workers, where each worker takes one job
-/// at most: the fourth worker is reached only through a share of the fan-out (README,
-/// "Fan-out"). The model lowers `FAN_OUT_STEPS` to three, so the first woken worker, one
-/// step from the push, wakes two, handing one of them a share of one; that one passes it on. Two steps guard the promise the share stands for: it ends with its
+/// at most (README, "Fan-out"). The model lowers `FAN_OUT_STEPS` to three, so the first
+/// woken worker, one step from the push, wakes two, handing one of them a share of one; the
+/// fourth worker is then reached by that one's fan-out, which its share held back nobody
+/// else's. Two steps guard the promise the share stands for: it ends with its
 /// holder's search, and a last searcher whose fan-out woke nobody makes the hand-off's
 /// wake-up whatever the promises say. Either is enough; the mutant drops both, and a leaked
 /// promise then keeps the fourth worker asleep with its job queued.

@@ -4,7 +4,7 @@
 
 use std::sync::Weak;
 
-use super::{Sleep, WakePolicy};
+use super::{Sleep, WakePolicy, WokenNote};
 use crate::budget::{Member, Membership};
 use crate::sync::atomic::Ordering;
 
@@ -95,7 +95,8 @@ impl Sleep {
                     |index| {
                         self.num_searching.fetch_add(1, Ordering::SeqCst);
                         // Woken to search, with no share of a fan-out to pass on.
-                        self.woken_to_search[index].store(1, Ordering::SeqCst);
+                        self.woken_to_search[index]
+                            .store(WokenNote { share: 0, step: 1 }.word(), Ordering::SeqCst);
                     },
                 );
                 if let Some(index) = woken {

@@ -152,10 +152,10 @@ pub(crate) struct Sleep {
     /// none did, else a `WokenNote`: the share of the fan-out it was handed and its step
     /// (README, "Fan-out").
     woken_to_search: Box<[AtomicUsize]>,
-    /// How many steps from its burst's first waker worker `i`'s latest wake-up was: its own
-    /// step, if a waker woke it to search, plus the wake-ups it made since, or zero since it
-    /// last ran out of jobs of its own (README, "Fan-out"). Only worker `i` touches it.
-    searchers_woken: Box<[CachePadded<AtomicUsize>]>,
+    /// Worker `i`'s latest step in a burst (README, "Fan-out"). Only worker `i` touches it.
+    latest_step: Box<[CachePadded<searching::LatestStep>]>,
+    /// When the pool's wake state was made: the clock of `latest_step`.
+    epoch: std::time::Instant,
     /// Wake-ups that woken searchers were handed as their share of a fan-out and have not
     /// passed on yet (README, "Fan-out").
     promised: CachePadded<AtomicUsize>,
@@ -222,9 +222,10 @@ impl Sleep {
                 .collect(),
             num_searching: CachePadded::new(AtomicUsize::new(0)),
             woken_to_search: (0..workers).map(|_| AtomicUsize::new(0)).collect(),
-            searchers_woken: (0..workers)
-                .map(|_| CachePadded::new(AtomicUsize::new(0)))
+            latest_step: (0..workers)
+                .map(|_| CachePadded::new(searching::LatestStep::default()))
                 .collect(),
+            epoch: std::time::Instant::now(),
             promised: CachePadded::new(AtomicUsize::new(0)),
             light_pushers: (0..workers)
                 .map(|_| CachePadded::new(AtomicBool::new(false)))
@@ -484,7 +485,7 @@ impl Sleep {
             me.share = note.share;
             me.step = note.step;
             // Its own wake-ups start one step further.
-            self.searchers_woken[index].store(note.step as usize, Ordering::Relaxed);
+            self.note_step(index, note.step as usize);
         } else if work && was_searching {
             // The last look found work after all: search again (counted once: no waker
             // counted us), so that taking the work runs the last-searcher hand-off in

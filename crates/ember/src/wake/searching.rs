@@ -10,7 +10,19 @@ pub(crate) const FAN_OUT_STEPS: usize = 7;
 /// The fewest sleepers a woken searcher may wake itself, however many steps from the first
 /// waker: two keep a large burst's tree of shares logarithmic in depth.
 const LEAST_WIDTH: usize = 2;
-use crate::sync::atomic::{fence, Ordering};
+use crate::sync::atomic::{fence, AtomicU64, AtomicUsize, Ordering};
+
+/// Wake-ups a worker makes within this long of its previous one belong to the same burst:
+/// their steps add up. Later ones start a burst afresh, one step from their waker.
+const BURST_WINDOW_US: u64 = 1_000;
+
+/// A worker's latest step in a burst (README, "Fan-out"): its own, if a waker woke it to
+/// search, or that of the latest wake-up it made, and when. Only its worker touches it.
+#[derive(Default)]
+pub(super) struct LatestStep {
+    step: AtomicUsize,
+    at_us: AtomicU64,
+}
 
 /// What a waker leaves a searcher it woke (`Sleep::woken_to_search`): the share of wake-ups
 /// it hands it (README, "Fan-out") and its step (README, "Fan-out"). Stored as one word, never
@@ -63,9 +75,9 @@ impl Sleep {
 
     /// Wakes the most recently parked worker and counts it as a searcher, unless somebody is
     /// searching. The check and the count happen under the sleeper-set lock, so two wakers
-    /// racing here never count two. Its wakee is one step further from the burst's first
-    /// waker than the waker's latest wake-up, if the waker is a worker of the pool, and one
-    /// step from it otherwise (README, "Fan-out").
+    /// racing here never count two. Its wakee is one step past the waker's latest step if
+    /// the waker is a worker of the pool that took that step within [`BURST_WINDOW_US`], one
+    /// step from the waker otherwise (README, "Fan-out").
     #[cold]
     pub(super) fn wake_searcher(&self) {
         let nobody_searches = || self.num_searching.load(Ordering::SeqCst) == 0;
@@ -74,7 +86,7 @@ impl Sleep {
             return;
         }
         let me = self.current_worker();
-        let step = me.map_or(1, |me| self.searchers_woken[me].load(Ordering::Relaxed) + 1);
+        let step = me.map_or(1, |me| self.next_step(me));
         let note = WokenNote {
             share: 0,
             step: step.min(u8::MAX as usize) as u8,
@@ -85,18 +97,34 @@ impl Sleep {
         });
         if let Some(index) = woken {
             if let Some(me) = me {
-                self.searchers_woken[me].store(step, Ordering::Relaxed);
+                self.note_step(me, step);
             }
             self.unpark_listed(index);
         }
     }
 
-    /// Worker `me` ran out of jobs of its own: its next wake-up starts counting steps afresh.
-    #[inline]
-    pub(crate) fn out_of_own_work(&self, me: usize) {
-        if self.searchers_woken[me].load(Ordering::Relaxed) != 0 {
-            self.searchers_woken[me].store(0, Ordering::Relaxed);
+    /// Microseconds since the pool's wake state was made.
+    fn now_us(&self) -> u64 {
+        self.epoch.elapsed().as_micros() as u64
+    }
+
+    /// The step of the next wake-up worker `me` makes: one past its latest, if that was
+    /// within [`BURST_WINDOW_US`], else one (README, "Fan-out").
+    fn next_step(&self, me: usize) -> usize {
+        let latest = &self.latest_step[me];
+        let at = latest.at_us.load(Ordering::Relaxed);
+        if self.now_us().saturating_sub(at) <= BURST_WINDOW_US {
+            latest.step.load(Ordering::Relaxed) + 1
+        } else {
+            1
         }
+    }
+
+    /// Worker `me` is now `step` steps from its burst's first waker.
+    pub(super) fn note_step(&self, me: usize, step: usize) {
+        let latest = &self.latest_step[me];
+        latest.step.store(step, Ordering::Relaxed);
+        latest.at_us.store(self.now_us(), Ordering::Relaxed);
     }
 
     /// [`FAN_OUT_STEPS`], or a model's smaller bound, so that a few workers need shares.
@@ -168,7 +196,7 @@ impl Sleep {
         }
         if count > 0 {
             if let Some(me) = self.current_worker() {
-                self.searchers_woken[me].store(step + count, Ordering::Relaxed);
+                self.note_step(me, step + count);
             }
         }
         for &index in &chosen[..count] {
@@ -307,5 +335,27 @@ impl Sleep {
         me.woken = false;
         // SeqCst RMW: it is ordered against a pusher's fenced read of the count (README).
         self.num_searching.fetch_sub(1, Ordering::SeqCst) == 1
+    }
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::WokenNote;
+
+    #[test]
+    fn a_note_reads_back_as_written_and_is_never_zero() {
+        for share in [0, 1, 255, 256, 0x7fff, u16::MAX - 1, u16::MAX] {
+            for step in [0, 1, 7, 8, 254, u8::MAX] {
+                let note = WokenNote { share, step };
+                assert_ne!(note.word(), 0);
+                assert_eq!(WokenNote::read(note.word()), note);
+            }
+        }
+    }
+
+    #[test]
+    #[cfg(target_pointer_width = "64")]
+    fn the_wake_state_stays_two_words() {
+        assert!(std::mem::size_of::<super::super::WakeState>() <= 2 * std::mem::size_of::<usize>());
     }
 }

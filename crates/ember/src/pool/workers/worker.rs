@@ -567,7 +567,6 @@ impl WorkerThread {
         // deferred wake-ups, the next owe, after however long, reads the clock afresh.
         self.count_wanting(true);
         self.registry.sleep.forget_stamp(self.index);
-        self.registry.sleep.out_of_own_work(self.index);
         // A worker waiting for its own `join`'s stolen half (or any awaited condition) spins
         // for it without taking a searcher's place. Its wait ends when the thief finishes.
         // A searcher slot it held would keep an idle worker from spinning for pushed work;
