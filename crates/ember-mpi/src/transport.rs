@@ -19,7 +19,7 @@
 
 use std::collections::HashMap;
 use std::ffi::c_int;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
@@ -65,6 +65,8 @@ pub(crate) struct MpiTransport {
     rank: usize,
     ranks: usize,
     commands: Sender<Command>,
+    /// Flows made so far on this world: the next one's number.
+    flows: AtomicU64,
 }
 
 impl MpiTransport {
@@ -111,6 +113,10 @@ impl Transport for MpiTransport {
 
     fn ranks(&self) -> usize {
         self.ranks
+    }
+
+    fn open_flow(&self) -> u64 {
+        self.flows.fetch_add(1, Ordering::Relaxed)
     }
 
     fn send(&self, to: usize, tag: u64, mut bytes: Vec<u8>) {
@@ -180,6 +186,7 @@ impl MpiWorld {
                 rank,
                 ranks,
                 commands,
+                flows: AtomicU64::new(0),
             }),
             progress: Some(progress),
             stop,

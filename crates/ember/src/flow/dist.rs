@@ -58,6 +58,13 @@ pub trait Transport: Send + Sync + 'static {
     fn rank(&self) -> usize;
     /// How many ranks run the program.
     fn ranks(&self) -> usize;
+    /// The number of a new flow on this transport: `0` for the first, then `1`, `2`, and so
+    /// on (a counter the transport keeps). [`Flow::distributed`](super::Flow::distributed)
+    /// calls it once; every rank makes the same flows in the same order, so a flow has the
+    /// same number on every rank. The flow puts it in the high bits of every tag it uses
+    /// (see [`FLOW_TAG_SHIFT`]), so the messages of two flows of one transport never meet
+    /// each other's receives.
+    fn open_flow(&self) -> u64;
     /// Sends `bytes` to rank `to` under `tag`. The transport owns the bytes until sent.
     fn send(&self, to: usize, tag: u64, bytes: Vec<u8>);
     /// Asks for the message of `len` bytes that rank `from` sends under `tag`; `done` gets
@@ -72,6 +79,11 @@ pub trait Transport: Send + Sync + 'static {
     /// cannot end the job) leaves the failure to the flow's ordinary reporting.
     fn abort(&self, message: &str);
 }
+
+/// A flow's tags are its number (modulo 2^16) shifted left by this many bits, plus the
+/// message's number on the flow: below 2^48, so at most 2^47 data messages per (sender,
+/// receiver) pair on one flow.
+pub const FLOW_TAG_SHIFT: u32 = 48;
 
 /// The counters of a distributed flow, from
 /// [`Flow::transfer_stats`](super::Flow::transfer_stats).
@@ -337,6 +349,8 @@ pub(crate) fn declaration_hash(
 /// command group is planned and handed to the scheduler in one order.
 pub(crate) struct Dist {
     pub transport: Arc<dyn Transport>,
+    /// This flow's number on its transport, in the high bits of every tag it uses.
+    flow_bits: u64,
     pub state: Mutex<DistState>,
     pub stats: DistCounters,
 }
@@ -422,8 +436,10 @@ impl std::fmt::Display for Call {
 impl Dist {
     pub(crate) fn new(transport: Arc<dyn Transport>) -> Self {
         let ranks = transport.ranks();
+        let flow = transport.open_flow() % (1 << (64 - FLOW_TAG_SHIFT));
         Dist {
             transport,
+            flow_bits: flow << FLOW_TAG_SHIFT,
             state: Mutex::new(DistState {
                 ownership: Ownership::new(ranks),
                 groups: 0,
@@ -524,9 +540,20 @@ impl Dist {
         Err(failed.error())
     }
 
-    /// Sends `bytes` to every peer under `tag` and returns theirs (`len` bytes each), in the
+    /// The tag that message `tag` of this flow (a data or control tag) travels under: the
+    /// flow's number in the high bits.
+    pub(crate) fn tag(&self, tag: u64) -> u64 {
+        debug_assert!(
+            tag < 1 << FLOW_TAG_SHIFT,
+            "tag {tag} overflows into the flow bits"
+        );
+        self.flow_bits | tag
+    }
+
+    /// Sends `bytes` to every peer under `tag` (of this flow) and returns theirs (`len` bytes each), in the
     /// order of `peers`.
     fn exchange(&self, peers: &[usize], tag: u64, bytes: Vec<u8>, len: usize) -> Vec<Vec<u8>> {
+        let tag = self.tag(tag);
         let (tx, rx) = mpsc::channel();
         for (i, &p) in peers.iter().enumerate() {
             let tx = tx.clone();

@@ -252,6 +252,7 @@ impl Flow {
     /// impl Transport for Alone {
     ///     fn rank(&self) -> usize { 0 }
     ///     fn ranks(&self) -> usize { 1 }
+    ///     fn open_flow(&self) -> u64 { 0 }
     ///     fn send(&self, _: usize, _: u64, _: Vec<u8>) { unreachable!() }
     ///     fn receive(&self, _: usize, _: u64, _: usize, _: Box<dyn FnOnce(Vec<u8>) + Send>) {
     ///         unreachable!()
