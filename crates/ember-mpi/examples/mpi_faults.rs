@@ -14,6 +14,10 @@
 //!   the first is sent after the last, whose tag is equal to its modulo 32,768 (the MPI
 //!   tags every MPI library has). Every rank checks the data that arrived and prints `ok`
 //!   (on one rank nothing moves and it checks the same).
+//! - `--case drop-in-flight`: on rank 0 the writer of a buffer the other ranks read a halo
+//!   of sleeps; the program reads back an unrelated buffer and drops its flow, its pool and
+//!   its world while that halo is still to be sent. Dropping the flow waits for its messages,
+//!   so every rank prints `ok` and the job exits zero.
 //! - `--case fine`: the steps without a fault (exits zero).
 //!
 //! Run as one process (`cargo run -p ember-mpi --example mpi_faults -- --case panic`) or
@@ -41,10 +45,10 @@ fn main() -> ExitCode {
         let caught = std::panic::catch_unwind(|| panic!("rank {rank}: a deliberate panic, caught"));
         assert!(caught.is_err());
     }
-    let result = if case == "tag-wrap" {
-        tag_wrap(&world)
-    } else {
-        steps(&world, &case)
+    let result = match case.as_str() {
+        "tag-wrap" => tag_wrap(&world),
+        "drop-in-flight" => drop_in_flight(&world),
+        _ => steps(&world, &case),
     };
     match result {
         Ok(line) => {
@@ -300,4 +304,45 @@ fn tag_wrap(world: &World) -> Result<String, Box<dyn Error>> {
     }
     let sent = flow.transfer_stats().messages_sent;
     Ok(format!("{sent} messages sent"))
+}
+
+/// The case `drop-in-flight`: the flow and the pool are dropped, and then the world, while
+/// rank 0's halo for the other ranks is still held back by its sleeping writer.
+fn drop_in_flight(world: &World) -> Result<String, Box<dyn Error>> {
+    // Two workers: one sleeps in rank 0's writer while the other runs the read-back.
+    let pool = ember::Pool::builder().threads(2).build()?;
+    let flow = world.flow(&pool, FlowOptions::default());
+    let n = 4 * world.ranks();
+    let held = Buffer::new(&flow, [n], |_| 0u64);
+    let unrelated = Buffer::new(&flow, [n], |[i]| i as u64);
+    let out = Buffer::new(&flow, [n], |_| 0u64);
+    flow.submit(|cg| {
+        let held = held.write(cg, map::one_to_one());
+        cg.label("slow write")
+            .chunks(1)
+            .parallel_for([n], move |chunk| {
+                if chunk.range()[0].start == 0 {
+                    std::thread::sleep(std::time::Duration::from_secs(3));
+                }
+                let mut held = chunk.write(&held);
+                for [i] in chunk.items() {
+                    held[[i]] = i as u64;
+                }
+            });
+    })?;
+    flow.submit(|cg| {
+        let held = held.read(cg, map::neighbourhood([1]));
+        let out = out.write(cg, map::one_to_one());
+        cg.label("halo read").parallel_for([n], move |chunk| {
+            let (held, mut out) = (chunk.read(&held), chunk.write(&out));
+            for [i] in chunk.items() {
+                out[[i]] = held[[i.saturating_sub(1)]] + held[[(i + 1).min(n - 1)]];
+            }
+        });
+    })?;
+    // Reads nothing the halo read writes: it returns while the halo is still held back.
+    let sum: u64 = flow.read_back(&unrelated)?.iter().sum();
+    drop(flow);
+    drop(pool);
+    Ok(format!("sum {sum}"))
 }

@@ -207,3 +207,12 @@ fn an_uncaught_panic_on_the_thread_that_owns_the_world_ends_the_job_with_its_mes
         "{all}"
     );
 }
+
+#[test]
+fn dropping_a_flow_with_messages_in_flight_ends_the_job_cleanly() {
+    // Without waiting for its messages, the dropped world of the reading rank would give up
+    // on its open receive and end the job, and rank 0 would send after its world is gone.
+    let (status, all) = fault(2, "drop-in-flight");
+    assert!(status.success(), "{all}");
+    assert_eq!(all.matches(": ok, sum ").count(), 2, "{all}");
+}

@@ -465,7 +465,17 @@ impl Drop for Flow {
         if let Some(dist) = &self.dist {
             // Dropping the flow is collective too: its check tells the other ranks, whose
             // calls at the same check fail unless they drop theirs.
-            let _ = dist.check(dist::Call::Drop);
+            let agreed = dist.check(dist::Call::Drop).is_ok();
+            // Once every rank agreed on every group, every receive of this flow has its
+            // send on another rank, which waits here for its own: the flow's messages all
+            // arrive, and none is left in flight for the transport after the flow. After a
+            // failed check some may never come: the transport deals with those. Dropped on
+            // a worker of its own pool, the flow could wait for itself and does not wait.
+            if agreed && !self.pool.would_wait_for_itself() {
+                self.shared
+                    .waiters
+                    .wait(&|| lock(&self.shared.outcomes).pending == 0, None);
+            }
         }
         if let Engine::Threaded { queue, thread } = &mut self.engine {
             queue.close();
