@@ -18,6 +18,10 @@
 //!   of sleeps; the program reads back an unrelated buffer and drops its flow, its pool and
 //!   its world while that halo is still to be sent. Dropping the flow waits for its messages,
 //!   so every rank prints `ok` and the job exits zero.
+//! - `--case unreceived-send`: the ranks diverge so that rank 0 sends a large message that
+//!   no rank receives; rank 0 hands it to the transport only after the checks are over, and
+//!   the other ranks end first. The job ends with a non-zero exit, saying why, and does not
+//!   hang.
 //! - `--case fine`: the steps without a fault (exits zero).
 //!
 //! Run as one process (`cargo run -p ember-mpi --example mpi_faults -- --case panic`) or
@@ -48,6 +52,7 @@ fn main() -> ExitCode {
     let result = match case.as_str() {
         "tag-wrap" => tag_wrap(&world),
         "drop-in-flight" => drop_in_flight(&world),
+        "unreceived-send" => unreceived_send(&world),
         _ => steps(&world, &case),
     };
     match result {
@@ -345,4 +350,90 @@ fn drop_in_flight(world: &World) -> Result<String, Box<dyn Error>> {
     drop(flow);
     drop(pool);
     Ok(format!("sum {sum}"))
+}
+
+/// Elements of the message no rank receives in the case `unreceived-send`: large enough
+/// (8 MiB) that MPI sends it only once a receive matches it.
+const UNRECEIVED: usize = 1 << 20;
+
+/// The case `unreceived-send`. Rank 0 declares that the last rank's part reads the whole
+/// buffer, the others that it reads its own rows only: so rank 0 plans to send its rows to
+/// the last rank, which plans to receive nothing. The check of `wait` reports the
+/// divergence on every rank; rank 0 releases its writer only after its check (and a pause
+/// that lets the other ranks finish theirs), so the send is posted when no rank takes
+/// messages any more, and waits for its own send's task before it returns.
+fn unreceived_send(world: &World) -> Result<String, Box<dyn Error>> {
+    let pool = ember::Pool::builder().threads(2).build()?;
+    let options = FlowOptions {
+        horizon_every: 0,
+        ..FlowOptions::default()
+    };
+    let flow = world.flow(&pool, options);
+    let (rank, ranks) = (world.rank(), world.ranks());
+    let n = UNRECEIVED * ranks;
+    let a = Buffer::new(&flow, [n], |_| 0u64);
+    let sink = Buffer::new(&flow, [n], |_| 0u64);
+    let (release, sent) = (Arc::new(Flag::default()), Arc::new(Flag::default()));
+    let wait = release.clone();
+    flow.submit(|cg| {
+        let a = a.write(cg, map::one_to_one());
+        cg.label("held write")
+            .chunks(1)
+            .parallel_for([n], move |chunk| {
+                if chunk.range()[0].start == 0 {
+                    wait.wait();
+                }
+                let mut a = chunk.write(&a);
+                for [i] in chunk.items() {
+                    a[[i]] = i as u64;
+                }
+            });
+    })?;
+    let everything = rank == 0;
+    flow.submit(|cg| {
+        let a = a.read(
+            cg,
+            map::from_fn(move |[rows]: [Range<usize>; 1]| {
+                if everything && rows.end == n {
+                    Region::from(0..n)
+                } else {
+                    Region::from(rows)
+                }
+            }),
+        );
+        let sink = sink.write(cg, map::one_to_one());
+        cg.label("read").chunks(1).parallel_for([n], move |chunk| {
+            let [rows] = chunk.range();
+            let (a, mut sink) = (chunk.read(&a), chunk.write(&sink));
+            for i in rows {
+                sink[[i]] = a[[i]];
+            }
+        });
+    })?;
+    // Overwrites what the send read: on rank 0 it runs after the send was handed over.
+    let raise = sent.clone();
+    flow.submit(|cg| {
+        let a = a.write(cg, map::one_to_one());
+        cg.label("after the send")
+            .chunks(1)
+            .parallel_for([n], move |chunk| {
+                let mut a = chunk.write(&a);
+                for [i] in chunk.items() {
+                    a[[i]] = 0;
+                }
+                if chunk.range()[0].start == 0 {
+                    raise.raise();
+                }
+            });
+    })?;
+    let checked = flow.wait();
+    if rank == 0 {
+        std::thread::sleep(std::time::Duration::from_secs(1));
+    }
+    release.raise();
+    if rank == 0 {
+        sent.wait();
+    }
+    checked?;
+    Ok("the ranks agreed".into())
 }

@@ -216,3 +216,15 @@ fn dropping_a_flow_with_messages_in_flight_ends_the_job_cleanly() {
     assert!(status.success(), "{all}");
     assert_eq!(all.matches(": ok, sum ").count(), 2, "{all}");
 }
+
+#[test]
+fn a_send_that_no_rank_receives_ends_the_job_not_a_hang() {
+    let (status, all) = fault(2, "unreceived-send");
+    assert_ne!(status.code(), Some(124), "the job hung: {all}");
+    assert!(!status.success(), "{all}");
+    assert!(all.contains("command group #1 differs"), "{all}");
+    assert!(
+        all.contains("rank 0: a message sent to rank 1 was never received; ending the job"),
+        "{all}"
+    );
+}
