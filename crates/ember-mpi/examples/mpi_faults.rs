@@ -61,7 +61,10 @@ fn main() -> ExitCode {
             ExitCode::SUCCESS
         }
         Err(e) => {
-            eprintln!("rank {}: {e}", world.rank());
+            // One write for the whole line: mpirun merges every rank's stderr, and the
+            // pieces of a line written apart can come out between another rank's.
+            let line = format!("rank {}: {e}\n", world.rank());
+            let _ = std::io::Write::write_all(&mut std::io::stderr(), line.as_bytes());
             ExitCode::FAILURE
         }
     }
