@@ -20,8 +20,9 @@
 //!   it whose current copy is elsewhere: each is one message from the box's last writer.
 //!   Then it applies the group's writes to the map. Every rank computes the same list in
 //!   the same order (the same program, the same map), keeps the messages it sends and those
-//!   it receives, and numbers them per (sender, receiver) pair: that number is the tag, so
-//!   both sides agree on it without talking.
+//!   it receives, and numbers them per (sender, receiver) pair: that number, under the
+//!   flow's own number ([`Transport::open_flow`], in the high bits), is the tag, so both
+//!   sides agree on it without talking and two flows of one transport never share one.
 //! - **When.** A receive is posted to the transport when the group is submitted, into a
 //!   staging buffer; a local task that writes the box waits for the arrival and copies it
 //!   in. A send is a local task that reads the box (so it runs after the box's local writer)
@@ -34,8 +35,10 @@
 //!   it submitted and a hash of their declarations. Ranks whose calls differ get
 //!   [`FlowError::NotCollective`] naming each rank's call; ranks whose groups differ get
 //!   [`FlowError::Diverged`] naming the first group that differs; neither waits for
-//!   messages that will not come. A kernel that panics on a distributed flow ends the job
-//!   through [`Transport::abort`].
+//!   messages that will not come. Dropping the flow, once its check passed, waits for the
+//!   flow's tasks, its sends and receives included, so that nothing of it is left in flight
+//!   for the transport. A kernel that panics on a distributed flow ends the job through
+//!   [`Transport::abort`].
 
 use std::collections::hash_map::DefaultHasher;
 use std::collections::HashMap;
@@ -69,7 +72,8 @@ pub trait Transport: Send + Sync + 'static {
     fn send(&self, to: usize, tag: u64, bytes: Vec<u8>);
     /// Asks for the message of `len` bytes that rank `from` sends under `tag`; `done` gets
     /// it when it has arrived. A flow never uses a tag twice on a (sender, receiver) pair,
-    /// and a message may arrive before its receive is posted.
+    /// nor two flows of one transport the same tag (their numbers differ), and a message may
+    /// arrive before its receive is posted.
     ///
     /// A message of another length (ranks that submitted different graphs) should be
     /// delivered as it is: the flow ignores it and its next check reports the divergence.

@@ -87,7 +87,10 @@
 //!
 //! In every mode tasks are analysed in submission order (the order in which `submit` calls
 //! take the queue's lock, or the inline mutex). The scheduler thread is stopped and joined when
-//! the flow is dropped, after it has analysed and spawned everything submitted.
+//! the flow is dropped, after it has analysed and spawned everything submitted. A
+//! [distributed](Flow::distributed) flow's drop first makes its collective check and, if
+//! every rank agrees, waits for every task of the flow to end, its messages included (see
+//! [`dist`]).
 //!
 //! # Choosing a mode
 //!
