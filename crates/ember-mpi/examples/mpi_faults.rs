@@ -22,6 +22,9 @@
 //!   no rank receives; rank 0 hands it to the transport only after the checks are over, and
 //!   the other ranks end first. The job ends with a non-zero exit, saying why, and does not
 //!   hang.
+//! - `--case world-before-flow`: the program drops its world, finalising MPI, before a flow
+//!   made from it; the flow's drop then has no transport to talk to. The process ends,
+//!   saying so, without calling MPI after `MPI_Finalize`.
 //! - `--case fine`: the steps without a fault (exits zero).
 //!
 //! Run as one process (`cargo run -p ember-mpi --example mpi_faults -- --case panic`) or
@@ -44,6 +47,9 @@ fn main() -> ExitCode {
         .cloned()
         .unwrap_or_else(|| "fine".into());
     let world = World::init().expect("starting MPI");
+    if case == "world-before-flow" {
+        world_before_flow(world);
+    }
     if case == "caught-panic" {
         let rank = world.rank();
         let caught = std::panic::catch_unwind(|| panic!("rank {rank}: a deliberate panic, caught"));
@@ -439,4 +445,16 @@ fn unreceived_send(world: &World) -> Result<String, Box<dyn Error>> {
     }
     checked?;
     Ok("the ranks agreed".into())
+}
+
+/// The case `world-before-flow`: a flow outlives its world (a mistake of the program).
+fn world_before_flow(world: World) -> ! {
+    let pool = ember::Pool::builder().threads(1).build().expect("a pool");
+    let flow = world.flow(&pool, FlowOptions::default());
+    let rank = world.rank();
+    drop(world);
+    // Its check sends to the other ranks, through a world that is gone.
+    drop(flow);
+    println!("rank {rank}: the flow was dropped after its world");
+    std::process::exit(0)
 }

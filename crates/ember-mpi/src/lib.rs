@@ -61,6 +61,8 @@
 //!   its flows has none of theirs left. Every rank makes its flows from the world in the same
 //!   order: a flow's number, the same on every rank, keeps its messages apart from those of
 //!   the world's other flows.
+//! - A flow used or dropped after its world (which finalised MPI) ends its process, saying
+//!   so: MPI may not be called, not even `MPI_Abort`, once it is finalised.
 
 #[cfg(feature = "mpi")]
 use std::sync::Arc;

@@ -103,10 +103,8 @@ fn abort_job() -> ! {
     let deadline = Instant::now() + Duration::from_secs(1);
     let _guard = loop {
         if FINALISING.load(Ordering::Acquire) {
-            // MPI_Finalize runs, holding the lock, or has returned: MPI_Abort is no longer
-            // allowed, and the other ranks finalise or have finalised too.
-            eprintln!("ember-mpi: the job ends while MPI finalises; ending this process");
-            std::process::abort();
+            // MPI_Finalize runs, holding the lock, or has returned.
+            abort_finalised();
         }
         match MPI_CALLS.try_lock() {
             Ok(g) => break Some(g),
@@ -118,8 +116,7 @@ fn abort_job() -> ! {
         }
     };
     if FINALISING.load(Ordering::Acquire) {
-        eprintln!("ember-mpi: the job ends after MPI finalised; ending this process");
-        std::process::abort();
+        abort_finalised();
     }
     // SAFETY: MPI is initialised and not finalising (checked above, holding the lock if we
     // got it; `FINALISING` is set under that lock before MPI_Finalize); MPI_Abort takes a
@@ -128,6 +125,16 @@ fn abort_job() -> ! {
         ffi::MPI_Abort(ffi::RSMPI_COMM_WORLD, 1);
     }
     std::process::exit(1)
+}
+
+/// Ends this process once the world's thread has begun `MPI_Finalize`: `MPI_Abort` is no
+/// longer allowed then, and the other ranks finalise, or have finalised, too.
+fn abort_finalised() -> ! {
+    eprintln!(
+        "ember-mpi: MPI is finalising or finalised, so MPI_Abort is not allowed; ending this \
+         process"
+    );
+    std::process::abort()
 }
 
 impl Transport for MpiTransport {
