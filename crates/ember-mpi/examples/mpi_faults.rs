@@ -14,6 +14,17 @@
 //!   the first is sent after the last, whose tag is equal to its modulo 32,768 (the MPI
 //!   tags every MPI library has). Every rank checks the data that arrived and prints `ok`
 //!   (on one rank nothing moves and it checks the same).
+//! - `--case drop-in-flight`: on rank 0 the writer of a buffer the other ranks read a halo
+//!   of sleeps; the program reads back an unrelated buffer and drops its flow, its pool and
+//!   its world while that halo is still to be sent. Dropping the flow waits for its messages,
+//!   so every rank prints `ok` and the job exits zero.
+//! - `--case unreceived-send`: the ranks diverge so that rank 0 sends a large message that
+//!   no rank receives; rank 0 hands it to the transport only after the checks are over, and
+//!   the other ranks end first. The job ends with a non-zero exit, saying why, and does not
+//!   hang.
+//! - `--case world-before-flow`: the program drops its world, finalising MPI, before a flow
+//!   made from it; the flow's drop then has no transport to talk to. The process ends,
+//!   saying so, without calling MPI after `MPI_Finalize`.
 //! - `--case fine`: the steps without a fault (exits zero).
 //!
 //! Run as one process (`cargo run -p ember-mpi --example mpi_faults -- --case panic`) or
@@ -36,15 +47,19 @@ fn main() -> ExitCode {
         .cloned()
         .unwrap_or_else(|| "fine".into());
     let world = World::init().expect("starting MPI");
+    if case == "world-before-flow" {
+        world_before_flow(world);
+    }
     if case == "caught-panic" {
         let rank = world.rank();
         let caught = std::panic::catch_unwind(|| panic!("rank {rank}: a deliberate panic, caught"));
         assert!(caught.is_err());
     }
-    let result = if case == "tag-wrap" {
-        tag_wrap(&world)
-    } else {
-        steps(&world, &case)
+    let result = match case.as_str() {
+        "tag-wrap" => tag_wrap(&world),
+        "drop-in-flight" => drop_in_flight(&world),
+        "unreceived-send" => unreceived_send(&world),
+        _ => steps(&world, &case),
     };
     match result {
         Ok(line) => {
@@ -52,7 +67,10 @@ fn main() -> ExitCode {
             ExitCode::SUCCESS
         }
         Err(e) => {
-            eprintln!("rank {}: {e}", world.rank());
+            // One write for the whole line: mpirun merges every rank's stderr, and the
+            // pieces of a line written apart can come out between another rank's.
+            let line = format!("rank {}: {e}\n", world.rank());
+            let _ = std::io::Write::write_all(&mut std::io::stderr(), line.as_bytes());
             ExitCode::FAILURE
         }
     }
@@ -300,4 +318,143 @@ fn tag_wrap(world: &World) -> Result<String, Box<dyn Error>> {
     }
     let sent = flow.transfer_stats().messages_sent;
     Ok(format!("{sent} messages sent"))
+}
+
+/// The case `drop-in-flight`: the flow and the pool are dropped, and then the world, while
+/// rank 0's halo for the other ranks is still held back by its sleeping writer.
+fn drop_in_flight(world: &World) -> Result<String, Box<dyn Error>> {
+    // Two workers: one sleeps in rank 0's writer while the other runs the read-back.
+    let pool = ember::Pool::builder().threads(2).build()?;
+    let flow = world.flow(&pool, FlowOptions::default());
+    let n = 4 * world.ranks();
+    let held = Buffer::new(&flow, [n], |_| 0u64);
+    let unrelated = Buffer::new(&flow, [n], |[i]| i as u64);
+    let out = Buffer::new(&flow, [n], |_| 0u64);
+    flow.submit(|cg| {
+        let held = held.write(cg, map::one_to_one());
+        cg.label("slow write")
+            .chunks(1)
+            .parallel_for([n], move |chunk| {
+                if chunk.range()[0].start == 0 {
+                    std::thread::sleep(std::time::Duration::from_secs(3));
+                }
+                let mut held = chunk.write(&held);
+                for [i] in chunk.items() {
+                    held[[i]] = i as u64;
+                }
+            });
+    })?;
+    flow.submit(|cg| {
+        let held = held.read(cg, map::neighbourhood([1]));
+        let out = out.write(cg, map::one_to_one());
+        cg.label("halo read").parallel_for([n], move |chunk| {
+            let (held, mut out) = (chunk.read(&held), chunk.write(&out));
+            for [i] in chunk.items() {
+                out[[i]] = held[[i.saturating_sub(1)]] + held[[(i + 1).min(n - 1)]];
+            }
+        });
+    })?;
+    // Reads nothing the halo read writes: it returns while the halo is still held back.
+    let sum: u64 = flow.read_back(&unrelated)?.iter().sum();
+    drop(flow);
+    drop(pool);
+    Ok(format!("sum {sum}"))
+}
+
+/// Elements of the message no rank receives in the case `unreceived-send`: large enough
+/// (8 MiB) that MPI sends it only once a receive matches it.
+const UNRECEIVED: usize = 1 << 20;
+
+/// The case `unreceived-send`. Rank 0 declares that the last rank's part reads the whole
+/// buffer, the others that it reads its own rows only: so rank 0 plans to send its rows to
+/// the last rank, which plans to receive nothing. The check of `wait` reports the
+/// divergence on every rank; rank 0 releases its writer only after its check (and a pause
+/// that lets the other ranks finish theirs), so the send is posted when no rank takes
+/// messages any more, and waits for its own send's task before it returns.
+fn unreceived_send(world: &World) -> Result<String, Box<dyn Error>> {
+    let pool = ember::Pool::builder().threads(2).build()?;
+    let options = FlowOptions {
+        horizon_every: 0,
+        ..FlowOptions::default()
+    };
+    let flow = world.flow(&pool, options);
+    let (rank, ranks) = (world.rank(), world.ranks());
+    let n = UNRECEIVED * ranks;
+    let a = Buffer::new(&flow, [n], |_| 0u64);
+    let sink = Buffer::new(&flow, [n], |_| 0u64);
+    let (release, sent) = (Arc::new(Flag::default()), Arc::new(Flag::default()));
+    let wait = release.clone();
+    flow.submit(|cg| {
+        let a = a.write(cg, map::one_to_one());
+        cg.label("held write")
+            .chunks(1)
+            .parallel_for([n], move |chunk| {
+                if chunk.range()[0].start == 0 {
+                    wait.wait();
+                }
+                let mut a = chunk.write(&a);
+                for [i] in chunk.items() {
+                    a[[i]] = i as u64;
+                }
+            });
+    })?;
+    let everything = rank == 0;
+    flow.submit(|cg| {
+        let a = a.read(
+            cg,
+            map::from_fn(move |[rows]: [Range<usize>; 1]| {
+                if everything && rows.end == n {
+                    Region::from(0..n)
+                } else {
+                    Region::from(rows)
+                }
+            }),
+        );
+        let sink = sink.write(cg, map::one_to_one());
+        cg.label("read").chunks(1).parallel_for([n], move |chunk| {
+            let [rows] = chunk.range();
+            let (a, mut sink) = (chunk.read(&a), chunk.write(&sink));
+            for i in rows {
+                sink[[i]] = a[[i]];
+            }
+        });
+    })?;
+    // Overwrites what the send read: on rank 0 it runs after the send was handed over.
+    let raise = sent.clone();
+    flow.submit(|cg| {
+        let a = a.write(cg, map::one_to_one());
+        cg.label("after the send")
+            .chunks(1)
+            .parallel_for([n], move |chunk| {
+                let mut a = chunk.write(&a);
+                for [i] in chunk.items() {
+                    a[[i]] = 0;
+                }
+                if chunk.range()[0].start == 0 {
+                    raise.raise();
+                }
+            });
+    })?;
+    let checked = flow.wait();
+    if rank == 0 {
+        std::thread::sleep(std::time::Duration::from_secs(1));
+    }
+    release.raise();
+    if rank == 0 {
+        sent.wait();
+    }
+    checked?;
+    Ok("the ranks agreed".into())
+}
+
+/// The case `world-before-flow`: a flow outlives its world (a mistake of the program).
+fn world_before_flow(world: World) -> ! {
+    let pool = ember::Pool::builder().threads(1).build().expect("a pool");
+    let flow = world.flow(&pool, FlowOptions::default());
+    let rank = world.rank();
+    drop(world);
+    // Its check sends to the other ranks, through a world that is gone.
+    drop(flow);
+    println!("rank {rank}: the flow was dropped after its world");
+    std::process::exit(0)
 }

@@ -54,8 +54,15 @@
 //!   ranks that do not all make the same call there (one calls `read_back`, another `wait`
 //!   or drops its flow) get
 //!   [`FlowError::NotCollective`](ember::flow::FlowError::NotCollective). A world dropped
-//!   while receives are still posted (ranks that diverged) aborts the job rather than
-//!   finalize with messages that will never arrive.
+//!   while receives are still posted, or sends still unreceived, that no rank will match
+//!   (ranks that diverged) aborts the job, saying which, rather than finalize with messages
+//!   that will never arrive or hang there.
+//! - Dropping a flow whose check passed waits for its messages, so a world dropped after
+//!   its flows has none of theirs left. Every rank makes its flows from the world in the same
+//!   order: a flow's number, the same on every rank, keeps its messages apart from those of
+//!   the world's other flows.
+//! - A flow used or dropped after its world (which finalised MPI) ends its process, saying
+//!   so: MPI may not be called, not even `MPI_Abort`, once it is finalised.
 
 #[cfg(feature = "mpi")]
 use std::sync::Arc;

@@ -12,14 +12,18 @@
 //! (ranks that submitted different graphs) is delivered as it is (the flow ignores it and
 //! its check reports the divergence) instead of being an MPI truncation error that kills
 //! the job first. It polls while requests or receives are outstanding (yielding, then
-//! sleeping in short waits for new commands) and sleeps while none are.
+//! sleeping in short waits for new commands) and sleeps while none are. When the world is
+//! dropped it ends once nothing is outstanding, taking whatever arrives meanwhile; if nothing
+//! completes or arrives for a while (receives or sends that no rank will match: ranks that
+//! diverged), it gives up and the world ends the job, naming what was left, rather than
+//! wait in `MPI_Finalize` for ever, here or on the other rank.
 //! `MPI_Init_thread`/`MPI_Finalize` run on the world's thread and `MPI_Abort` on whichever
 //! thread ends the job; a lock keeps every MPI call apart, so `MPI_THREAD_SERIALIZED`
 //! suffices.
 
 use std::collections::HashMap;
 use std::ffi::c_int;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
@@ -56,6 +60,14 @@ const TRAILER: usize = 8;
 /// Every MPI call is made holding this lock.
 static MPI_CALLS: Mutex<()> = Mutex::new(());
 
+/// Set, holding [`MPI_CALLS`], just before the world's thread calls `MPI_Finalize`: from
+/// then on `MPI_Abort` may no longer be called, and ending the job ends this process only.
+static FINALISING: AtomicBool = AtomicBool::new(false);
+
+/// How long the progress thread goes on, once the world is dropped, without any message
+/// completing or arriving, before it gives up on what is still outstanding.
+const GIVE_UP: Duration = Duration::from_secs(1);
+
 fn mpi_lock() -> MutexGuard<'static, ()> {
     MPI_CALLS.lock().unwrap_or_else(|p| p.into_inner())
 }
@@ -65,6 +77,8 @@ pub(crate) struct MpiTransport {
     rank: usize,
     ranks: usize,
     commands: Sender<Command>,
+    /// Flows made so far on this world: the next one's number.
+    flows: AtomicU64,
 }
 
 impl MpiTransport {
@@ -78,7 +92,8 @@ impl MpiTransport {
 
     /// `MPI_Abort(MPI_COMM_WORLD, 1)`: ends every rank. Waits up to a second for the
     /// progress thread's current call (calls are short: it never blocks inside MPI), then
-    /// aborts regardless.
+    /// aborts regardless. Once the world's thread has begun `MPI_Finalize`, it ends this
+    /// process only ([`std::process::abort`]).
     pub(crate) fn abort_job(&self) -> ! {
         abort_job()
     }
@@ -87,6 +102,10 @@ impl MpiTransport {
 fn abort_job() -> ! {
     let deadline = Instant::now() + Duration::from_secs(1);
     let _guard = loop {
+        if FINALISING.load(Ordering::Acquire) {
+            // MPI_Finalize runs, holding the lock, or has returned.
+            abort_finalised();
+        }
         match MPI_CALLS.try_lock() {
             Ok(g) => break Some(g),
             Err(std::sync::TryLockError::Poisoned(p)) => break Some(p.into_inner()),
@@ -96,12 +115,26 @@ fn abort_job() -> ! {
             Err(std::sync::TryLockError::WouldBlock) => break None,
         }
     };
-    // SAFETY: MPI is initialised (a transport exists only between init and finalize);
-    // MPI_Abort takes a communicator handle and an error code and does not return.
+    if FINALISING.load(Ordering::Acquire) {
+        abort_finalised();
+    }
+    // SAFETY: MPI is initialised and not finalising (checked above, holding the lock if we
+    // got it; `FINALISING` is set under that lock before MPI_Finalize); MPI_Abort takes a
+    // communicator handle and an error code and does not return.
     unsafe {
         ffi::MPI_Abort(ffi::RSMPI_COMM_WORLD, 1);
     }
     std::process::exit(1)
+}
+
+/// Ends this process once the world's thread has begun `MPI_Finalize`: `MPI_Abort` is no
+/// longer allowed then, and the other ranks finalise, or have finalised, too.
+fn abort_finalised() -> ! {
+    eprintln!(
+        "ember-mpi: MPI is finalising or finalised, so MPI_Abort is not allowed; ending this \
+         process"
+    );
+    std::process::abort()
 }
 
 impl Transport for MpiTransport {
@@ -111,6 +144,10 @@ impl Transport for MpiTransport {
 
     fn ranks(&self) -> usize {
         self.ranks
+    }
+
+    fn open_flow(&self) -> u64 {
+        self.flows.fetch_add(1, Ordering::Relaxed)
     }
 
     fn send(&self, to: usize, tag: u64, mut bytes: Vec<u8>) {
@@ -139,7 +176,7 @@ impl Transport for MpiTransport {
 /// MPI, initialised, with its progress thread: finalised on drop.
 pub(crate) struct MpiWorld {
     pub(crate) transport: Arc<MpiTransport>,
-    progress: Option<JoinHandle<bool>>,
+    progress: Option<JoinHandle<Result<(), String>>>,
     stop: Arc<AtomicBool>,
     universe: Option<mpi::environment::Universe>,
 }
@@ -180,6 +217,7 @@ impl MpiWorld {
                 rank,
                 ranks,
                 commands,
+                flows: AtomicU64::new(0),
             }),
             progress: Some(progress),
             stop,
@@ -205,20 +243,18 @@ impl Drop for MpiWorld {
         self.stop.store(true, Ordering::Release);
         // Wakes the progress thread if it sleeps on an empty channel.
         drop(self.transport.commands.send(Command::Wake));
-        let clean = match self.progress.take().map(JoinHandle::join) {
-            Some(Ok(clean)) => clean,
-            _ => false,
+        let ended = match self.progress.take().map(JoinHandle::join) {
+            Some(Ok(ended)) => ended,
+            _ => Err("the MPI progress thread panicked".into()),
         };
-        if !clean {
-            // Receives that will never be matched (ranks that diverged): finalising would
-            // wait for them.
-            eprintln!(
-                "rank {}: messages still expected at the end; ending the job",
-                self.transport.rank
-            );
+        if let Err(cause) = ended {
+            // Messages that will never be matched (ranks that diverged): finalising would
+            // wait for them, here or on the rank they are for.
+            eprintln!("rank {}: {cause}; ending the job", self.transport.rank);
             abort_job();
         }
         let _calls = mpi_lock();
+        FINALISING.store(true, Ordering::Release);
         drop(self.universe.take());
     }
 }
@@ -231,6 +267,8 @@ struct Pending {
     bytes: Vec<u8>,
     /// The sender, for a receive.
     from: Option<usize>,
+    /// The receiver, for a send.
+    to: Option<usize>,
 }
 
 /// The receives the flow posted and the messages that came before theirs, by sender and
@@ -280,27 +318,64 @@ impl Routes {
     }
 }
 
-/// A flow never uses a tag twice on a pair; two flows of one world at once would, and
-/// one of the two receives would never be answered: the job ends instead.
+/// A flow never uses a tag twice on a pair, and two flows of one world have different
+/// numbers in their tags' high bits; ranks that made their flows in different orders could
+/// still reuse one, and one of the two receives would never be answered: the job ends
+/// instead.
 fn twice(what: &str, from: usize, tag: u64) -> ! {
     eprintln!(
-        "ember-mpi: a second {what} of tag {tag} from rank {from} (two distributed flows of \
-         one World at a time?)"
+        "ember-mpi: a second {what} of tag {tag:#x} from rank {from} (ranks that made their \
+         flows of one World in different orders?)"
     );
     abort_job()
 }
 
-/// The progress thread: posts commands, polls requests. Returns whether it ended with
-/// nothing outstanding.
-fn progress(commands: Receiver<Command>, stop: &AtomicBool) -> bool {
+/// What the progress thread gave up on: receives no rank answered, sends no rank received.
+fn unfinished(routes: &Routes, pending: &[Pending]) -> String {
+    let expected = routes.waiting.len() + pending.iter().filter(|p| p.from.is_some()).count();
+    let mut to: Vec<usize> = pending.iter().filter_map(|p| p.to).collect();
+    let sent = to.len();
+    to.sort_unstable();
+    to.dedup();
+    let ranks = to
+        .iter()
+        .map(|r| r.to_string())
+        .collect::<Vec<_>>()
+        .join(", ");
+    let sends = match (sent, to.len()) {
+        (0, _) => None,
+        (1, _) => Some(format!("a message sent to rank {ranks} was never received")),
+        (n, 1) => Some(format!(
+            "{n} messages sent to rank {ranks} were never received"
+        )),
+        (n, _) => Some(format!(
+            "{n} messages sent to ranks {ranks} were never received"
+        )),
+    };
+    let receives = (expected > 0).then(|| "messages still expected at the end".to_string());
+    receives
+        .into_iter()
+        .chain(sends)
+        .collect::<Vec<_>>()
+        .join("; ")
+}
+
+/// The progress thread: posts commands, polls requests. Once `stop` is set it ends when
+/// nothing is outstanding, taking every message that arrives meanwhile (a late message of
+/// another rank completes that rank's send); if nothing completes or arrives for
+/// [`GIVE_UP`], it gives up on what is outstanding and says what: the world then ends the
+/// job, which would otherwise wait, here or on another rank, in `MPI_Finalize`.
+fn progress(commands: Receiver<Command>, stop: &AtomicBool) -> Result<(), String> {
     let mut pending: Vec<Pending> = Vec::new();
     let mut routes = Routes::default();
     let mut idle_rounds = 0u32;
+    let mut last_progress = Instant::now();
+    let mut stopped = false;
     loop {
         // Take what the flow handed over: wait for it when nothing is outstanding.
         let first = if pending.is_empty() && routes.waiting.is_empty() {
             if stop.load(Ordering::Acquire) && commands.is_empty() {
-                return true;
+                return Ok(());
             }
             commands.recv().ok()
         } else if idle_rounds < 64 {
@@ -330,10 +405,17 @@ fn progress(commands: Receiver<Command>, stop: &AtomicBool) -> bool {
         }
         let mut finished = Vec::new();
         let mut matched = false;
+        let stopping = stop.load(Ordering::Acquire);
+        if stopping && !stopped {
+            // The time to give up counts from the drop at the earliest.
+            stopped = true;
+            last_progress = Instant::now();
+        }
         {
             let _calls = mpi_lock();
-            // Messages are taken only while a receive waits: until then they wait in MPI.
-            if !routes.waiting.is_empty() {
+            // Messages are taken only while a receive waits, or once the world is dropped:
+            // until then they wait in MPI.
+            if !routes.waiting.is_empty() || stopping {
                 while let Some(p) = arrival() {
                     pending.push(p);
                     matched = true;
@@ -357,6 +439,7 @@ fn progress(commands: Receiver<Command>, stop: &AtomicBool) -> bool {
         idle_rounds = if finished.is_empty() && !matched && delivered.is_empty() {
             idle_rounds.saturating_add(1)
         } else {
+            last_progress = Instant::now();
             0
         };
         for p in finished {
@@ -367,15 +450,17 @@ fn progress(commands: Receiver<Command>, stop: &AtomicBool) -> bool {
         for (done, bytes) in delivered {
             done(bytes);
         }
-        if stop.load(Ordering::Acquire) && commands.is_empty() {
-            // Sends complete on their own; receives still waiting now will never be matched.
+        if stopping && commands.is_empty() {
             // Messages that arrived for no receive (ranks that diverged) are dropped.
-            if routes.waiting.is_empty() {
-                if pending.is_empty() {
-                    return true;
-                }
-            } else if idle_rounds > 20_000 {
-                return false;
+            if routes.waiting.is_empty() && pending.is_empty() {
+                return Ok(());
+            }
+            if last_progress.elapsed() >= GIVE_UP {
+                let cause = unfinished(&routes, &pending);
+                // MPI may still read or write these buffers until the job ends: they must
+                // outlive the thread.
+                std::mem::forget(pending);
+                return Err(cause);
             }
         }
     }
@@ -403,6 +488,7 @@ fn post(to: usize, bytes: Vec<u8>) -> Pending {
         request,
         bytes,
         from: None,
+        to: Some(to),
     }
 }
 
@@ -451,6 +537,7 @@ fn arrival() -> Option<Pending> {
         request,
         bytes,
         from: Some(status.MPI_SOURCE as usize),
+        to: None,
     })
 }
 

@@ -1,7 +1,8 @@
 //! The examples on 1, 2 and 4 ranks under mpirun (feature `mpi`): results equal to one
 //! rank's, uneven parts, more ranks than rows, a panicking rank, divergent graphs, calls
-//! that not every rank makes, panics on the thread that owns the world, and more messages
-//! between two ranks than MPI has tags.
+//! that not every rank makes, panics on the thread that owns the world, more messages
+//! between two ranks than MPI has tags, flows dropped with messages in flight, a send that
+//! no rank receives, and a flow that outlives its world.
 #![cfg(feature = "mpi")]
 
 mod common;
@@ -204,6 +205,40 @@ fn an_uncaught_panic_on_the_thread_that_owns_the_world_ends_the_job_with_its_mes
     );
     assert!(
         all.contains("rank 1: the thread that owns the World panicked; ending the job"),
+        "{all}"
+    );
+}
+
+#[test]
+fn dropping_a_flow_with_messages_in_flight_ends_the_job_cleanly() {
+    // Without waiting for its messages, the dropped world of the reading rank would give up
+    // on its open receive and end the job, and rank 0 would send after its world is gone.
+    let (status, all) = fault(2, "drop-in-flight");
+    assert!(status.success(), "{all}");
+    assert_eq!(all.matches(": ok, sum ").count(), 2, "{all}");
+}
+
+#[test]
+fn a_send_that_no_rank_receives_ends_the_job_not_a_hang() {
+    let (status, all) = fault(2, "unreceived-send");
+    assert_ne!(status.code(), Some(124), "the job hung: {all}");
+    assert!(!status.success(), "{all}");
+    assert!(all.contains("command group #1 differs"), "{all}");
+    assert!(
+        all.contains("rank 0: a message sent to rank 1 was never received; ending the job"),
+        "{all}"
+    );
+}
+
+#[test]
+fn a_flow_that_outlives_its_world_ends_its_process_without_calling_mpi_after_finalize() {
+    let (status, all) = fault(2, "world-before-flow");
+    assert_ne!(status.code(), Some(124), "the job hung: {all}");
+    assert!(!status.success(), "{all}");
+    assert!(all.contains("after the World was dropped"), "{all}");
+    // Whichever rank ends first; mpirun may stop the other before it prints.
+    assert!(
+        all.contains("MPI is finalising or finalised, so MPI_Abort is not allowed"),
         "{all}"
     );
 }

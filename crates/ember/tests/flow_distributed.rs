@@ -5,7 +5,8 @@
 #![allow(clippy::single_range_in_vec_init)]
 
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Condvar, Mutex};
 
 use ember::flow::dist::Transport;
 use ember::flow::{map, Buffer, Flow, FlowError, FlowOptions, Mode};
@@ -28,6 +29,18 @@ struct Local {
     rank: usize,
     ranks: usize,
     hub: Arc<Hub>,
+    flows: AtomicU64,
+}
+
+impl Local {
+    fn new(rank: usize, ranks: usize, hub: Arc<Hub>) -> Local {
+        Local {
+            rank,
+            ranks,
+            hub,
+            flows: AtomicU64::new(0),
+        }
+    }
 }
 
 impl Transport for Local {
@@ -36,6 +49,9 @@ impl Transport for Local {
     }
     fn ranks(&self) -> usize {
         self.ranks
+    }
+    fn open_flow(&self) -> u64 {
+        self.flows.fetch_add(1, Ordering::Relaxed)
     }
     fn send(&self, to: usize, tag: u64, bytes: Vec<u8>) {
         let key = (self.rank, to, tag);
@@ -90,7 +106,7 @@ fn job<R: Send>(
                 let (hub, program) = (hub.clone(), &program);
                 s.spawn(move || {
                     let pool = ember::Pool::builder().threads(2).build().unwrap();
-                    let transport = Arc::new(Local { rank, ranks, hub });
+                    let transport = Arc::new(Local::new(rank, ranks, hub));
                     let options = FlowOptions {
                         mode,
                         horizon_every: 8,
@@ -460,5 +476,108 @@ fn an_extra_wait_on_one_rank_names_the_call_where_the_others_went_on() {
             detail.contains("rank 0: Flow::wait; rank 1: Flow::read_back of buffer #1"),
             "{detail}"
         );
+    }
+}
+
+/// A flag that one thread raises and another waits for.
+#[derive(Default)]
+struct Flag(Mutex<bool>, Condvar);
+
+impl Flag {
+    fn raise(&self) {
+        *self.0.lock().unwrap() = true;
+        self.1.notify_all();
+    }
+
+    fn wait(&self) {
+        let mut up = self.0.lock().unwrap();
+        while !*up {
+            up = self.1.wait(up).unwrap();
+        }
+    }
+}
+
+/// On `flow`: a buffer of `n` rows written `base + row` (on rank 0's first row after
+/// `before`), then a halo read of it into a second buffer, which is returned.
+fn halo_of(
+    flow: &Flow,
+    n: usize,
+    base: u64,
+    before: impl Fn() + Send + Sync + 'static,
+) -> Buffer<u64, 1> {
+    let src = Buffer::new(flow, [n], |_| 0u64);
+    let dst = Buffer::new(flow, [n], |_| 0u64);
+    flow.submit(|cg| {
+        let src = src.write(cg, map::one_to_one());
+        cg.chunks(1).parallel_for([n], move |chunk| {
+            if chunk.range()[0].start == 0 {
+                before();
+            }
+            let mut src = chunk.write(&src);
+            for [i] in chunk.items() {
+                src[[i]] = base + i as u64;
+            }
+        });
+    })
+    .unwrap();
+    flow.submit(|cg| {
+        let src = src.read(cg, map::neighbourhood([1]));
+        let dst = dst.write(cg, map::one_to_one());
+        cg.parallel_for([n], move |chunk| {
+            let (src, mut dst) = (chunk.read(&src), chunk.write(&dst));
+            for [i] in chunk.items() {
+                dst[[i]] = src[[i.saturating_sub(1)]] + src[[(i + 1).min(n - 1)]];
+            }
+        });
+    })
+    .unwrap();
+    dst
+}
+
+/// What [`halo_of`] computes.
+fn expected_halo(n: usize, base: u64) -> Vec<u64> {
+    let at = |i: usize| base + i as u64;
+    (0..n)
+        .map(|i| at(i.saturating_sub(1)) + at((i + 1).min(n - 1)))
+        .collect()
+}
+
+#[test]
+fn two_flows_of_one_transport_never_get_each_others_messages() {
+    // The first flow's halo is held back until the second flow has planned its own, so both
+    // flows' first messages between two ranks are in flight at once.
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let (ranks, n) = (2, 8);
+        let hub = Arc::new(Hub::default());
+        let results: Vec<_> = std::thread::scope(|s| {
+            let handles: Vec<_> = (0..ranks)
+                .map(|rank| {
+                    let hub = hub.clone();
+                    s.spawn(move || {
+                        let pool = ember::Pool::builder().threads(2).build().unwrap();
+                        let transport = Arc::new(Local::new(rank, ranks, hub));
+                        let first =
+                            Flow::distributed(&pool, FlowOptions::default(), transport.clone());
+                        let second = Flow::distributed(&pool, FlowOptions::default(), transport);
+                        let release = Arc::new(Flag::default());
+                        let wait = release.clone();
+                        let a = halo_of(&first, n, 100, move || wait.wait());
+                        let b = halo_of(&second, n, 200, || {});
+                        release.raise();
+                        (first.read_back(&a).unwrap(), second.read_back(&b).unwrap())
+                    })
+                })
+                .collect();
+            handles.into_iter().map(|h| h.join().unwrap()).collect()
+        });
+        let _ = tx.send(results);
+    });
+    let results = rx
+        .recv_timeout(std::time::Duration::from_secs(60))
+        .expect("a rank failed or hung");
+    for (a, b) in results {
+        assert_eq!(a, expected_halo(8, 100));
+        assert_eq!(b, expected_halo(8, 200));
     }
 }

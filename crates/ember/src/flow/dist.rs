@@ -20,8 +20,9 @@
 //!   it whose current copy is elsewhere: each is one message from the box's last writer.
 //!   Then it applies the group's writes to the map. Every rank computes the same list in
 //!   the same order (the same program, the same map), keeps the messages it sends and those
-//!   it receives, and numbers them per (sender, receiver) pair: that number is the tag, so
-//!   both sides agree on it without talking.
+//!   it receives, and numbers them per (sender, receiver) pair: that number, under the
+//!   flow's own number ([`Transport::open_flow`], in the high bits), is the tag, so both
+//!   sides agree on it without talking and two flows of one transport never share one.
 //! - **When.** A receive is posted to the transport when the group is submitted, into a
 //!   staging buffer; a local task that writes the box waits for the arrival and copies it
 //!   in. A send is a local task that reads the box (so it runs after the box's local writer)
@@ -34,8 +35,10 @@
 //!   it submitted and a hash of their declarations. Ranks whose calls differ get
 //!   [`FlowError::NotCollective`] naming each rank's call; ranks whose groups differ get
 //!   [`FlowError::Diverged`] naming the first group that differs; neither waits for
-//!   messages that will not come. A kernel that panics on a distributed flow ends the job
-//!   through [`Transport::abort`].
+//!   messages that will not come. Dropping the flow, once its check passed, waits for the
+//!   flow's tasks, its sends and receives included, so that nothing of it is left in flight
+//!   for the transport. A kernel that panics on a distributed flow ends the job through
+//!   [`Transport::abort`].
 
 use std::collections::hash_map::DefaultHasher;
 use std::collections::HashMap;
@@ -58,11 +61,19 @@ pub trait Transport: Send + Sync + 'static {
     fn rank(&self) -> usize;
     /// How many ranks run the program.
     fn ranks(&self) -> usize;
+    /// The number of a new flow on this transport: `0` for the first, then `1`, `2`, and so
+    /// on (a counter the transport keeps). [`Flow::distributed`](super::Flow::distributed)
+    /// calls it once; every rank makes the same flows in the same order, so a flow has the
+    /// same number on every rank. The flow puts it in the high bits of every tag it uses
+    /// (see [`FLOW_TAG_SHIFT`]), so the messages of two flows of one transport never meet
+    /// each other's receives.
+    fn open_flow(&self) -> u64;
     /// Sends `bytes` to rank `to` under `tag`. The transport owns the bytes until sent.
     fn send(&self, to: usize, tag: u64, bytes: Vec<u8>);
     /// Asks for the message of `len` bytes that rank `from` sends under `tag`; `done` gets
     /// it when it has arrived. A flow never uses a tag twice on a (sender, receiver) pair,
-    /// and a message may arrive before its receive is posted.
+    /// nor two flows of one transport the same tag (their numbers differ), and a message may
+    /// arrive before its receive is posted.
     ///
     /// A message of another length (ranks that submitted different graphs) should be
     /// delivered as it is: the flow ignores it and its next check reports the divergence.
@@ -72,6 +83,11 @@ pub trait Transport: Send + Sync + 'static {
     /// cannot end the job) leaves the failure to the flow's ordinary reporting.
     fn abort(&self, message: &str);
 }
+
+/// A flow's tags are its number (modulo 2^16) shifted left by this many bits, plus the
+/// message's number on the flow: below 2^48, so at most 2^47 data messages per (sender,
+/// receiver) pair on one flow.
+pub const FLOW_TAG_SHIFT: u32 = 48;
 
 /// The counters of a distributed flow, from
 /// [`Flow::transfer_stats`](super::Flow::transfer_stats).
@@ -337,6 +353,8 @@ pub(crate) fn declaration_hash(
 /// command group is planned and handed to the scheduler in one order.
 pub(crate) struct Dist {
     pub transport: Arc<dyn Transport>,
+    /// This flow's number on its transport, in the high bits of every tag it uses.
+    flow_bits: u64,
     pub state: Mutex<DistState>,
     pub stats: DistCounters,
 }
@@ -422,8 +440,10 @@ impl std::fmt::Display for Call {
 impl Dist {
     pub(crate) fn new(transport: Arc<dyn Transport>) -> Self {
         let ranks = transport.ranks();
+        let flow = transport.open_flow() % (1 << (64 - FLOW_TAG_SHIFT));
         Dist {
             transport,
+            flow_bits: flow << FLOW_TAG_SHIFT,
             state: Mutex::new(DistState {
                 ownership: Ownership::new(ranks),
                 groups: 0,
@@ -524,9 +544,20 @@ impl Dist {
         Err(failed.error())
     }
 
-    /// Sends `bytes` to every peer under `tag` and returns theirs (`len` bytes each), in the
+    /// The tag that message `tag` of this flow (a data or control tag) travels under: the
+    /// flow's number in the high bits.
+    pub(crate) fn tag(&self, tag: u64) -> u64 {
+        debug_assert!(
+            tag < 1 << FLOW_TAG_SHIFT,
+            "tag {tag} overflows into the flow bits"
+        );
+        self.flow_bits | tag
+    }
+
+    /// Sends `bytes` to every peer under `tag` (of this flow) and returns theirs (`len` bytes each), in the
     /// order of `peers`.
     fn exchange(&self, peers: &[usize], tag: u64, bytes: Vec<u8>, len: usize) -> Vec<Vec<u8>> {
+        let tag = self.tag(tag);
         let (tx, rx) = mpsc::channel();
         for (i, &p) in peers.iter().enumerate() {
             let tx = tx.clone();

@@ -61,7 +61,7 @@ impl Flow {
         let mut tasks = Vec::new();
         for t in transfers.iter().filter(|t| t.from == me) {
             let typed = &cg.typed[t.access];
-            let (storage, area, to, tag) = (typed.storage.clone(), t.area, t.to, t.tag);
+            let (storage, area, to, tag) = (typed.storage.clone(), t.area, t.to, dist.tag(t.tag));
             let dist = dist.clone();
             tasks.push(Lowered {
                 accesses: vec![Access {
@@ -93,7 +93,7 @@ impl Flow {
             let len = area.volume() * storage.element_size();
             transport.receive(
                 t.from,
-                t.tag,
+                dist.tag(t.tag),
                 len,
                 Box::new(move |bytes| {
                     *lock(&into) = Some(bytes);

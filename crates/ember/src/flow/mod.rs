@@ -87,7 +87,10 @@
 //!
 //! In every mode tasks are analysed in submission order (the order in which `submit` calls
 //! take the queue's lock, or the inline mutex). The scheduler thread is stopped and joined when
-//! the flow is dropped, after it has analysed and spawned everything submitted.
+//! the flow is dropped, after it has analysed and spawned everything submitted. A
+//! [distributed](Flow::distributed) flow's drop first makes its collective check and, if
+//! every rank agrees, waits for every task of the flow to end, its messages included (see
+//! [`dist`]).
 //!
 //! # Choosing a mode
 //!
@@ -252,6 +255,7 @@ impl Flow {
     /// impl Transport for Alone {
     ///     fn rank(&self) -> usize { 0 }
     ///     fn ranks(&self) -> usize { 1 }
+    ///     fn open_flow(&self) -> u64 { 0 }
     ///     fn send(&self, _: usize, _: u64, _: Vec<u8>) { unreachable!() }
     ///     fn receive(&self, _: usize, _: u64, _: usize, _: Box<dyn FnOnce(Vec<u8>) + Send>) {
     ///         unreachable!()
@@ -464,7 +468,17 @@ impl Drop for Flow {
         if let Some(dist) = &self.dist {
             // Dropping the flow is collective too: its check tells the other ranks, whose
             // calls at the same check fail unless they drop theirs.
-            let _ = dist.check(dist::Call::Drop);
+            let agreed = dist.check(dist::Call::Drop).is_ok();
+            // Once every rank agreed on every group, every receive of this flow has its
+            // send on another rank, which waits here for its own: the flow's messages all
+            // arrive, and none is left in flight for the transport after the flow. After a
+            // failed check some may never come: the transport deals with those. Dropped on
+            // a worker of its own pool, the flow could wait for itself and does not wait.
+            if agreed && !self.pool.would_wait_for_itself() {
+                self.shared
+                    .waiters
+                    .wait(&|| lock(&self.shared.outcomes).pending == 0, None);
+            }
         }
         if let Engine::Threaded { queue, thread } = &mut self.engine {
             queue.close();

@@ -489,6 +489,13 @@ impl Pool {
             .wait_idle(std::time::Instant::now().checked_add(timeout))
     }
 
+    /// Whether the calling thread runs a job of this pool, or work one of its jobs waits
+    /// for: a wait for the pool's work could then wait for itself.
+    pub(crate) fn would_wait_for_itself(&self) -> bool {
+        let id = self.inner.registry.id;
+        WorkerThread::is_current(id) || blocked_pools_contain(id)
+    }
+
     /// Panics if the calling thread runs a job of this pool, or work one of its jobs waits
     /// for: a wait for the whole pool could then never end.
     pub(crate) fn check_not_waiting_for_itself(&self, what: &str) {
