@@ -42,6 +42,17 @@ fn quantile(mut v: Vec<f64>, p: f64) -> f64 {
     v[((v.len() - 1) as f64 * p) as usize]
 }
 
+/// How long after `t0` the burst's last job started.
+fn last_start(starts: &Mutex<Vec<Instant>>, t0: Instant) -> Duration {
+    starts
+        .lock()
+        .expect("a job panicked")
+        .iter()
+        .map(|s| s.duration_since(t0))
+        .max()
+        .expect("no job ran")
+}
+
 fn micros(d: Duration) -> f64 {
     d.as_secs_f64() * 1e6
 }
@@ -79,13 +90,7 @@ fn ember_bursts(name: &str, built: Instant, pool: Pool, n: usize, bursts: usize)
         if burst == 0 {
             continue; // a warm-up: the pool starts some threads at its first spawns
         }
-        let last = starts
-            .lock()
-            .expect("a job panicked")
-            .iter()
-            .map(|s| s.duration_since(t0))
-            .max()
-            .expect("no job ran");
+        let last = last_start(&starts, t0);
         seen.ramps.push(micros(last));
         let start_ns = t0.duration_since(built).as_nanos() as u64;
         let end_ns = (t0 + last).duration_since(built).as_nanos() as u64;
@@ -174,14 +179,7 @@ fn rayon_bursts(n: usize, bursts: usize) {
         if burst == 0 {
             continue;
         }
-        let last = starts
-            .lock()
-            .expect("a job panicked")
-            .iter()
-            .map(|s| s.duration_since(t0))
-            .max()
-            .expect("no job ran");
-        ramps.push(micros(last));
+        ramps.push(micros(last_start(&starts, t0)));
     }
     println!(
         "{:<14} ramp_us median {:7.1} p90 {:7.1}",
