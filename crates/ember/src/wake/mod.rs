@@ -484,8 +484,6 @@ impl Sleep {
             let note = WokenNote::read(note);
             me.share = note.share;
             me.step = note.step;
-            // Its own wake-ups start one step further.
-            self.note_step(index, note.step as usize);
         } else if work && was_searching {
             // The last look found work after all: search again (counted once: no waker
             // counted us), so that taking the work runs the last-searcher hand-off in

@@ -10,18 +10,19 @@ pub(crate) const FAN_OUT_STEPS: usize = 7;
 /// The fewest sleepers a woken searcher may wake itself, however many steps from the first
 /// waker: two keep a large burst's tree of shares logarithmic in depth.
 const LEAST_WIDTH: usize = 2;
-use crate::sync::atomic::{fence, AtomicU64, AtomicUsize, Ordering};
+use crate::sync::atomic::{fence, Ordering};
 
-/// Wake-ups a worker makes within this long of its previous one belong to the same burst:
+/// Wake-ups a worker makes within this long of the first of its burst belong to that burst:
 /// their steps add up. Later ones start a burst afresh, one step from their waker.
 const BURST_WINDOW_US: u64 = 1_000;
 
-/// A worker's latest step in a burst (README, "Fan-out"): its own, if a waker woke it to
-/// search, or that of the latest wake-up it made, and when. Only its worker touches it.
+/// The latest wake-up a worker made in its current burst (README, "Fan-out"): its step, and
+/// when the burst's first was made. Only its worker touches it, so plain atomics (not the
+/// models' ones) do: it steers how wide a fan-out is, never whether anybody is woken.
 #[derive(Default)]
 pub(super) struct LatestStep {
-    step: AtomicUsize,
-    at_us: AtomicU64,
+    step: std::sync::atomic::AtomicUsize,
+    since_us: std::sync::atomic::AtomicU64,
 }
 
 /// What a waker leaves a searcher it woke (`Sleep::woken_to_search`): the share of wake-ups
@@ -80,13 +81,20 @@ impl Sleep {
     /// step from the waker otherwise (README, "Fan-out").
     #[cold]
     pub(super) fn wake_searcher(&self) {
+        self.wake_searcher_past(0);
+    }
+
+    /// [`wake_searcher`](Self::wake_searcher), its wakee at least `least + 1` steps from the
+    /// burst's first waker: a woken searcher's hand-off passes its own step.
+    #[cold]
+    fn wake_searcher_past(&self, least: usize) {
         let nobody_searches = || self.num_searching.load(Ordering::SeqCst) == 0;
         // The awake-core budget may withhold this wake-up (README, "Budget").
         if !self.budget_allows_when(|| self.sleepers.len() != 0 && nobody_searches()) {
             return;
         }
         let me = self.current_worker();
-        let step = me.map_or(1, |me| self.next_step(me));
+        let step = me.map_or(1, |me| self.next_step(me)).max(least + 1);
         let note = WokenNote {
             share: 0,
             step: step.min(u8::MAX as usize) as u8,
@@ -103,28 +111,26 @@ impl Sleep {
         }
     }
 
-    /// Microseconds since the pool's wake state was made.
-    fn now_us(&self) -> u64 {
-        self.epoch.elapsed().as_micros() as u64
-    }
-
-    /// The step of the next wake-up worker `me` makes: one past its latest, if that was
-    /// within [`BURST_WINDOW_US`], else one (README, "Fan-out").
+    /// The step of the next wake-up worker `me` makes: one past its latest, if its burst
+    /// began within [`BURST_WINDOW_US`]; else one, and a burst begins now (README,
+    /// "Fan-out").
     fn next_step(&self, me: usize) -> usize {
+        use std::sync::atomic::Ordering::Relaxed;
         let latest = &self.latest_step[me];
-        let at = latest.at_us.load(Ordering::Relaxed);
-        if self.now_us().saturating_sub(at) <= BURST_WINDOW_US {
-            latest.step.load(Ordering::Relaxed) + 1
+        let now = self.epoch.elapsed().as_micros() as u64;
+        if now.saturating_sub(latest.since_us.load(Relaxed)) <= BURST_WINDOW_US {
+            latest.step.load(Relaxed) + 1
         } else {
+            latest.since_us.store(now, Relaxed);
             1
         }
     }
 
-    /// Worker `me` is now `step` steps from its burst's first waker.
-    pub(super) fn note_step(&self, me: usize, step: usize) {
-        let latest = &self.latest_step[me];
-        latest.step.store(step, Ordering::Relaxed);
-        latest.at_us.store(self.now_us(), Ordering::Relaxed);
+    /// Worker `me` made a wake-up `step` steps from its burst's first waker.
+    fn note_step(&self, me: usize, step: usize) {
+        self.latest_step[me]
+            .step
+            .store(step, std::sync::atomic::Ordering::Relaxed);
     }
 
     /// [`FAN_OUT_STEPS`], or a model's smaller bound, so that a few workers need shares.
@@ -196,6 +202,13 @@ impl Sleep {
         }
         if count > 0 {
             if let Some(me) = self.current_worker() {
+                // Its burst is the one it was woken for: a hand-off or push of its own, later
+                // in the window, goes on from here.
+                let since = self.epoch.elapsed().as_micros() as u64;
+                let latest = &self.latest_step[me];
+                latest
+                    .since_us
+                    .store(since, std::sync::atomic::Ordering::Relaxed);
                 self.note_step(me, step + count);
             }
         }
@@ -299,7 +312,8 @@ impl Sleep {
             return;
         }
         if last && !woke {
-            self.wake_searcher();
+            // A woken searcher's hand-off is a step past its own.
+            self.wake_searcher_past(if woken { me.step as usize } else { 0 });
         }
     }
 
