@@ -89,8 +89,11 @@
 //! take the queue's lock, or the inline mutex). The scheduler thread is stopped and joined when
 //! the flow is dropped, after it has analysed and spawned everything submitted. A
 //! [distributed](Flow::distributed) flow's drop first makes its collective check and, if
-//! every rank agrees, waits for every task of the flow to end, its messages included (see
-//! [`dist`]).
+//! every rank agrees and none had a task that panicked or was cancelled, waits for every task
+//! of the flow to end, its messages included (see [`dist`]). It does not wait when dropped
+//! from inside one of its own tasks, or from work that a job of its pool waits for through
+//! another pool, either of which could wait for itself; a worker of its pool that drops it
+//! elsewhere waits, running the pool's jobs meanwhile.
 //!
 //! # Choosing a mode
 //!
@@ -144,6 +147,7 @@ pub use map::RangeMapper;
 pub use options::{FlowError, FlowOptions, FlowStats, Mode};
 pub use region::{Box3, Region};
 
+use std::cell::RefCell;
 use std::collections::HashMap;
 use std::fmt;
 use std::panic::{self, AssertUnwindSafe};
@@ -161,6 +165,39 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 }
 
 static NEXT_FLOW: AtomicU64 = AtomicU64::new(1);
+
+thread_local! {
+    /// The flows whose task the current thread runs, innermost last: a worker that waits
+    /// inside a task runs other jobs on top of it, maybe tasks of other flows.
+    static RUNNING: RefCell<Vec<u64>> = const { RefCell::new(Vec::new()) };
+}
+
+/// Marks the current thread as running a task of flow `0` until dropped (also while
+/// unwinding).
+struct Running(u64);
+
+impl Running {
+    fn enter(flow: u64) -> Running {
+        RUNNING.with(|r| r.borrow_mut().push(flow));
+        Running(flow)
+    }
+
+    /// Whether the current thread runs a task of `flow`, maybe under other work.
+    fn contains(flow: u64) -> bool {
+        RUNNING.with(|r| r.borrow().contains(&flow))
+    }
+}
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        RUNNING.with(|r| {
+            let mut r = r.borrow_mut();
+            if let Some(at) = r.iter().rposition(|&f| f == self.0) {
+                r.remove(at);
+            }
+        });
+    }
+}
 
 /// A stream of access-declared tasks on a [`Pool`]; see the [module doc](self).
 pub struct Flow {
@@ -392,8 +429,11 @@ impl Flow {
         };
         let shared = self.shared.clone();
         let transport = self.dist.as_ref().map(|d| d.transport.clone());
+        let flow = self.id;
         Box::new(move || {
             let mut completion = completion;
+            // The drop of this flow, reached from inside this task, must not wait for it.
+            let _running = Running::enter(flow);
             completion.set(RunState::Panicked);
             if let Some(kernel) = kernel {
                 if let Err(payload) = panic::catch_unwind(AssertUnwindSafe(kernel)) {
@@ -467,14 +507,19 @@ impl Drop for Flow {
     fn drop(&mut self) {
         if let Some(dist) = &self.dist {
             // Dropping the flow is collective too: its check tells the other ranks, whose
-            // calls at the same check fail unless they drop theirs.
-            let agreed = dist.check(dist::Call::Drop).is_ok();
-            // Once every rank agreed on every group, every receive of this flow has its
-            // send on another rank, which waits here for its own: the flow's messages all
-            // arrive, and none is left in flight for the transport after the flow. After a
-            // failed check some may never come: the transport deals with those. Dropped on
-            // a worker of its own pool, the flow could wait for itself and does not wait.
-            if agreed && !self.pool.would_wait_for_itself() {
+            // calls at the same check fail unless they drop theirs, and whether this rank
+            // had a task that panicked or was cancelled.
+            let troubled = lock(&self.shared.outcomes).troubled;
+            let quiet = matches!(dist.check_reporting(dist::Call::Drop, troubled), Ok(false));
+            // Once every rank agreed on every group, and no rank lost a task, every receive
+            // of this flow has its send on another rank, which waits here for its own: the
+            // flow's messages all arrive, and none is left in flight for the transport after
+            // the flow. After a failed check, or once a task panicked or was cancelled on
+            // some rank (its sends are never made), some may never come: every rank then
+            // leaves them to the transport. Dropped from inside one of its own tasks, or
+            // from work that a job of its pool waits for, the flow could wait for itself and
+            // does not wait; elsewhere, a worker of the pool runs the pool's jobs meanwhile.
+            if quiet && !Running::contains(self.id) && !self.pool.waited_for_by_own_job() {
                 self.shared
                     .waiters
                     .wait(&|| lock(&self.shared.outcomes).pending == 0, None);

@@ -34,6 +34,9 @@ pub(super) struct Outcomes {
     pub(super) panicked: usize,
     pub(super) cancelled: usize,
     pub(super) first_panic: Option<String>,
+    /// Whether any task of the flow ever panicked or was cancelled: never reset (unlike the
+    /// counts, which `wait` resets), for the drop's check.
+    pub(super) troubled: bool,
 }
 
 pub(super) struct Shared {
@@ -84,8 +87,14 @@ impl Drop for Completion {
         let all_done = {
             let mut o = lock(&self.shared.outcomes);
             match self.state {
-                RunState::NotRun => o.cancelled += 1,
-                RunState::Panicked => o.panicked += 1,
+                RunState::NotRun => {
+                    o.cancelled += 1;
+                    o.troubled = true;
+                }
+                RunState::Panicked => {
+                    o.panicked += 1;
+                    o.troubled = true;
+                }
                 RunState::Done => {}
             }
             o.pending -= 1;
