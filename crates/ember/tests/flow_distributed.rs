@@ -607,9 +607,10 @@ fn writer_then_halo(
         let src = src.write(cg, map::one_to_one());
         cg.parallel_for([n], move |chunk| {
             let mut s = chunk.write(&src);
-            assert!(Some(rank) != panics_on, "rank {rank}'s writer panics");
-            // Long enough for a drop that does not wait to return first.
+            // Long enough for a drop that does not wait to return first, or for a drop's
+            // check to come before the panic.
             std::thread::sleep(std::time::Duration::from_millis(50));
+            assert!(Some(rank) != panics_on, "rank {rank}'s writer panics");
             for [i] in chunk.items() {
                 s[[i]] = i as u64;
             }
@@ -707,4 +708,27 @@ fn a_flow_dropped_on_a_worker_of_its_pool_waits_for_its_tasks() {
         "messages left in flight"
     );
     assert!(hub.aborts.lock().unwrap().is_empty());
+}
+
+#[test]
+fn a_panic_after_the_drops_check_stops_every_ranks_wait() {
+    // Rank 0's writer panics only after both ranks made their drop's check (which then
+    // reported no lost task): rank 0 says so in the drop's last round, and rank 1 stops
+    // waiting for the halo row rank 0 will never send.
+    let aborts = ends(
+        "a rank's drop waits for a message whose send was cancelled",
+        || {
+            let (_, hub) = job(2, Mode::Inline, |flow| {
+                let src = Buffer::new(flow, [8], |_| 0u64);
+                let dst = Buffer::new(flow, [8], |_| 0u64);
+                writer_then_halo(flow, &src, &dst, Some(0), Arc::new(AtomicU64::new(0)));
+            });
+            let aborts = hub.aborts.lock().unwrap().clone();
+            aborts
+        },
+    );
+    assert!(!aborts.is_empty());
+    assert!(aborts
+        .iter()
+        .all(|(rank, m)| *rank == 0 && m.contains("writer panics")));
 }

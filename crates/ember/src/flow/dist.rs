@@ -37,8 +37,10 @@
 //!   [`FlowError::Diverged`] naming the first group that differs; neither waits for
 //!   messages that will not come. Dropping the flow, once its check passed and no rank
 //!   reported in it a task that panicked or was cancelled, waits for the flow's tasks, its
-//!   sends and receives included, so that nothing of it is left in flight for the transport.
-//!   A kernel that panics on a distributed flow ends the job through [`Transport::abort`].
+//!   sends and receives included, so that nothing of it is left in flight for the transport;
+//!   every rank then tells the others whether it lost a task meanwhile, and a lost task on
+//!   any rank stops every rank's wait. A kernel that panics on a distributed flow ends the
+//!   job through [`Transport::abort`].
 
 use std::collections::hash_map::DefaultHasher;
 use std::collections::HashMap;
@@ -81,8 +83,8 @@ pub trait Transport: Send + Sync + 'static {
     /// Ends the whole job because a kernel panicked on this rank with `message`. Over MPI:
     /// print the message and `MPI_Abort` with a non-zero code. Returning (a transport that
     /// cannot end the job) leaves the failure to the flow's ordinary reporting; the flow's
-    /// drop then tells every rank, in its check, that this rank lost tasks, and no rank's
-    /// drop waits for the messages they would have sent.
+    /// drop then tells every rank, in its check or its last round, that this rank lost
+    /// tasks, and no rank's drop waits for the messages they would have sent.
     fn abort(&self, message: &str);
 }
 
@@ -557,6 +559,17 @@ impl Dist {
         let failed = Failed::Diverged { task, detail };
         st.failed = Some(failed.clone());
         Err(failed.error())
+    }
+
+    /// The tag of the drop's last round (see `Flow::settle`), which takes the number of the
+    /// check after the drop's (no check follows it), and the other ranks.
+    pub(crate) fn last_round(&self) -> (u64, Vec<usize>) {
+        let mut st = super::lock(&self.state);
+        let k = st.checks;
+        st.checks += 1;
+        let (me, ranks) = (self.transport.rank(), self.transport.ranks());
+        let peers = (0..ranks).filter(|&r| r != me).collect();
+        (self.tag(control_tag(k, 0)), peers)
     }
 
     /// The tag that message `tag` of this flow (a data or control tag) travels under: the

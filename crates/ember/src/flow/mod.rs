@@ -90,7 +90,8 @@
 //! the flow is dropped, after it has analysed and spawned everything submitted. A
 //! [distributed](Flow::distributed) flow's drop first makes its collective check and, if
 //! every rank agrees and none had a task that panicked or was cancelled, waits for every task
-//! of the flow to end, its messages included (see [`dist`]). It does not wait when dropped
+//! of the flow to end, its messages included, unless a task is lost meanwhile on some rank
+//! (see [`dist`]). It does not wait when dropped
 //! from inside one of its own tasks, or from work that a job of its pool waits for through
 //! another pool, either of which could wait for itself; a worker of its pool that drops it
 //! elsewhere waits, running the pool's jobs meanwhile.
@@ -151,7 +152,7 @@ use std::cell::RefCell;
 use std::collections::HashMap;
 use std::fmt;
 use std::panic::{self, AssertUnwindSafe};
-use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 use crate::Pool;
@@ -516,19 +517,71 @@ impl Drop for Flow {
             // flow's messages all arrive, and none is left in flight for the transport after
             // the flow. After a failed check, or once a task panicked or was cancelled on
             // some rank (its sends are never made), some may never come: every rank then
-            // leaves them to the transport. Dropped from inside one of its own tasks, or
+            // leaves them to the transport; so does a task lost during the wait, which
+            // `settle` tells every rank. Dropped from inside one of its own tasks, or
             // from work that a job of its pool waits for, the flow could wait for itself and
             // does not wait; elsewhere, a worker of the pool runs the pool's jobs meanwhile.
-            if quiet && !Running::contains(self.id) && !self.pool.waited_for_by_own_job() {
-                self.shared
-                    .waiters
-                    .wait(&|| lock(&self.shared.outcomes).pending == 0, None);
+            if quiet {
+                let can_wait = !Running::contains(self.id) && !self.pool.waited_for_by_own_job();
+                self.settle(dist, can_wait);
             }
         }
         if let Engine::Threaded { queue, thread } = &mut self.engine {
             queue.close();
             if let Some(thread) = thread.take() {
                 let _ = thread.join();
+            }
+        }
+    }
+}
+
+/// What a drop's last round heard from the other ranks.
+#[derive(Default)]
+struct Heard {
+    /// Outcomes arrived.
+    count: AtomicUsize,
+    /// Whether one said its rank lost a task.
+    lost: AtomicBool,
+}
+
+impl Flow {
+    /// The drop's wait, after a check that passed with no rank reporting a lost task: every
+    /// rank waits until its tasks have ended or a task is lost (here, or on a rank that says
+    /// so), then sends every other rank its outcome (whether it lost a task) and waits for
+    /// theirs. A task lost after the check (a kernel that panics late, with an abort that
+    /// returns) so stops every rank's wait instead of leaving a rank waiting for a message
+    /// its send will never bring. Without `can_wait` the rank sends its outcome at once
+    /// and waits for nothing.
+    fn settle(&self, dist: &dist::Dist, can_wait: bool) {
+        let shared = &self.shared;
+        let (tag, peers) = dist.last_round();
+        let heard = Arc::new(Heard::default());
+        for &peer in &peers {
+            let (heard, shared) = (heard.clone(), shared.clone());
+            let done = move |bytes: Vec<u8>| {
+                if bytes.first() != Some(&0) {
+                    heard.lost.store(true, Ordering::SeqCst);
+                }
+                heard.count.fetch_add(1, Ordering::SeqCst);
+                shared.settle.notify_changed(|| true);
+            };
+            dist.transport.receive(peer, tag, 8, Box::new(done));
+        }
+        let lost = || lock(&shared.outcomes).troubled || heard.lost.load(Ordering::SeqCst);
+        if can_wait {
+            let ended = || lock(&shared.outcomes).pending == 0 || lost();
+            while !ended() {
+                shared.settle.wait(&ended, None);
+            }
+        }
+        let mine = u8::from(lock(&shared.outcomes).troubled);
+        for &peer in &peers {
+            dist.transport.send(peer, tag, vec![mine; 8]);
+        }
+        if can_wait {
+            let all = || heard.count.load(Ordering::SeqCst) == peers.len();
+            while !all() {
+                shared.settle.wait(&all, None);
             }
         }
     }

@@ -43,6 +43,9 @@ pub(super) struct Shared {
     pub(super) outcomes: Mutex<Outcomes>,
     /// `wait` callers, woken when `pending` falls to zero.
     pub(super) waiters: WaitList,
+    /// A distributed flow's drop, woken when `pending` falls to zero, when a task ends
+    /// panicked or unrun, and when another rank's outcome arrives (see `Flow::settle`).
+    pub(super) settle: WaitList,
     pub(super) tasks: AtomicU64,
     pub(super) edges: AtomicU64,
     pub(super) horizons: AtomicU64,
@@ -54,6 +57,7 @@ impl Default for Shared {
         Shared {
             outcomes: Mutex::default(),
             waiters: WaitList::new(),
+            settle: WaitList::new(),
             tasks: AtomicU64::default(),
             edges: AtomicU64::default(),
             horizons: AtomicU64::default(),
@@ -105,6 +109,9 @@ impl Drop for Completion {
             shared
                 .waiters
                 .notify_changed(|| lock(&shared.outcomes).pending == 0);
+        }
+        if all_done || self.state != RunState::Done {
+            self.shared.settle.notify_changed(|| true);
         }
     }
 }
