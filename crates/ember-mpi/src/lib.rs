@@ -55,10 +55,13 @@
 //!   or drops its flow) get
 //!   [`FlowError::NotCollective`](ember::flow::FlowError::NotCollective). A world dropped
 //!   while receives are still posted, or sends still unreceived, that no rank will match
-//!   (ranks that diverged) aborts the job, saying which, rather than finalize with messages
-//!   that will never arrive or hang there.
-//! - Dropping a flow whose check passed waits for its messages, so a world dropped after
-//!   its flows has none of theirs left. Every rank makes its flows from the world in the same
+//!   (ranks that diverged) aborts the job, saying which, once nothing has completed or
+//!   arrived for 10 s (`EMBER_MPI_GIVE_UP_MS` sets it in milliseconds), rather than
+//!   finalize with messages that will never arrive or hang there.
+//! - Dropping a flow whose check passed, on a rank where no rank reported a lost task,
+//!   waits for its messages, so a world dropped after its flows has none of theirs left.
+//!   A send or receive handed over after the world's drop began is refused and ends the
+//!   job with a message, never dropped silently. Every rank makes its flows from the world in the same
 //!   order: a flow's number, the same on every rank, keeps its messages apart from those of
 //!   the world's other flows.
 //! - A flow used or dropped after its world (which finalised MPI) ends its process, saying
@@ -173,7 +176,9 @@ impl World {
     /// Ends the whole job with `message` and a non-zero exit: `MPI_Abort` over MPI,
     /// [`std::process::exit`] otherwise.
     pub fn abort(&self, message: &str) -> ! {
-        eprintln!("rank {}: {message}; ending the job", self.rank);
+        let line = format!("rank {}: {message}; ending the job\n", self.rank);
+        // One write, so that the lines of ranks that end at once do not interleave.
+        let _ = std::io::Write::write_all(&mut std::io::stderr().lock(), line.as_bytes());
         #[cfg(feature = "mpi")]
         self.mpi.transport.abort_job();
         #[allow(unreachable_code)]

@@ -12,23 +12,27 @@
 //! (ranks that submitted different graphs) is delivered as it is (the flow ignores it and
 //! its check reports the divergence) instead of being an MPI truncation error that kills
 //! the job first. It polls while requests or receives are outstanding (yielding, then
-//! sleeping in short waits for new commands) and sleeps while none are. When the world is
-//! dropped it ends once nothing is outstanding, taking whatever arrives meanwhile; if nothing
-//! completes or arrives for a while (receives or sends that no rank will match: ranks that
-//! diverged), it gives up and the world ends the job, naming what was left, rather than
-//! wait in `MPI_Finalize` for ever, here or on the other rank.
+//! sleeping in short waits for new commands) and sleeps while none are. Dropping the world
+//! closes the command channel (the transport's only sender, taken under its lock, so a
+//! command is either in the channel before it closes or refused, ending the job: never
+//! lost); the thread ends once the channel is closed and drained and nothing is
+//! outstanding, taking whatever arrives meanwhile. If nothing completes or arrives for
+//! [`give_up`] (10 s, or `EMBER_MPI_GIVE_UP_MS` milliseconds) — receives or sends that no
+//! rank will match: ranks that diverged — it gives up and the world ends the job, naming
+//! what was left, rather than wait in `MPI_Finalize` for ever, here or on the other rank.
 //! `MPI_Init_thread`/`MPI_Finalize` run on the world's thread and `MPI_Abort` on whichever
 //! thread ends the job; a lock keeps every MPI call apart, so `MPI_THREAD_SERIALIZED`
 //! suffices.
 
 use std::collections::HashMap;
 use std::ffi::c_int;
+use std::io::Write;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use crossbeam_channel::{Receiver, RecvTimeoutError, Sender};
+use crossbeam_channel::{Receiver, RecvTimeoutError, Sender, TryRecvError};
 use ember::flow::dist::Transport;
 use mpi::ffi;
 use mpi::Threading;
@@ -42,8 +46,6 @@ enum Command {
     Send { to: usize, bytes: Vec<u8> },
     /// Its length is not needed: the message is received at the size it has.
     Receive { from: usize, tag: u64, done: Done },
-    /// Wakes the progress thread when the world is dropped.
-    Wake,
 }
 
 /// The MPI tag of every message of the flow. MPI tags are few (`MPI_TAG_UB` may be as
@@ -65,8 +67,52 @@ static MPI_CALLS: Mutex<()> = Mutex::new(());
 static FINALISING: AtomicBool = AtomicBool::new(false);
 
 /// How long the progress thread goes on, once the world is dropped, without any message
-/// completing or arriving, before it gives up on what is still outstanding.
-const GIVE_UP: Duration = Duration::from_secs(1);
+/// completing or arriving, before it gives up on what is still outstanding, unless
+/// [`GIVE_UP_VAR`] says otherwise.
+const GIVE_UP: Duration = Duration::from_secs(10);
+
+/// The environment variable that sets [`give_up`] in milliseconds.
+const GIVE_UP_VAR: &str = "EMBER_MPI_GIVE_UP_MS";
+
+/// How long the progress thread waits for progress once the world is dropped: [`GIVE_UP`],
+/// or [`GIVE_UP_VAR`] if set (read once; a value that is not a number of milliseconds is
+/// reported on stderr and the default used).
+fn give_up() -> Duration {
+    static CHOSEN: OnceLock<Duration> = OnceLock::new();
+    *CHOSEN.get_or_init(|| {
+        let (chosen, complaint) = parse_give_up(std::env::var(GIVE_UP_VAR).ok().as_deref());
+        if let Some(complaint) = complaint {
+            say(&complaint);
+        }
+        chosen
+    })
+}
+
+/// The give-up time `value` (of [`GIVE_UP_VAR`]) asks for, and what is wrong with it if it
+/// is not a number of milliseconds (then the default).
+fn parse_give_up(value: Option<&str>) -> (Duration, Option<String>) {
+    match value.map(str::trim) {
+        None => (GIVE_UP, None),
+        Some(text) => match text.parse::<u64>() {
+            Ok(ms) => (Duration::from_millis(ms), None),
+            Err(_) => (
+                GIVE_UP,
+                Some(format!(
+                    "ember-mpi: {GIVE_UP_VAR}={text:?} is not a number of milliseconds; \
+                     using {} ms",
+                    GIVE_UP.as_millis()
+                )),
+            ),
+        },
+    }
+}
+
+/// Writes `line` and a newline to stderr in one write, so that the lines of ranks sharing
+/// a terminal or a log do not interleave within a line.
+fn say(line: &str) {
+    let whole = format!("{line}\n");
+    let _ = std::io::stderr().lock().write_all(whole.as_bytes());
+}
 
 fn mpi_lock() -> MutexGuard<'static, ()> {
     MPI_CALLS.lock().unwrap_or_else(|p| p.into_inner())
@@ -76,7 +122,10 @@ fn mpi_lock() -> MutexGuard<'static, ()> {
 pub(crate) struct MpiTransport {
     rank: usize,
     ranks: usize,
-    commands: Sender<Command>,
+    /// The progress thread's commands: `None` once the world is dropped, which closes the
+    /// channel. Sent under this lock, so that a command is in the channel before it closes
+    /// or is refused.
+    commands: Mutex<Option<Sender<Command>>>,
     /// Flows made so far on this world: the next one's number.
     flows: AtomicU64,
 }
@@ -96,6 +145,22 @@ impl MpiTransport {
     /// process only ([`std::process::abort`]).
     pub(crate) fn abort_job(&self) -> ! {
         abort_job()
+    }
+
+    /// Hands `command` to the progress thread; after the world was dropped, ends the job
+    /// (`what` names the command) instead of losing it.
+    fn command(&self, command: Command, what: &str) {
+        let commands = self.commands.lock().unwrap_or_else(|p| p.into_inner());
+        let sent = match &*commands {
+            Some(commands) => commands.send(command).is_ok(),
+            None => false,
+        };
+        drop(commands);
+        if !sent {
+            // The world was dropped before this flow: its progress thread is gone or going.
+            say(&format!("ember-mpi: a {what} after the World was dropped"));
+            abort_job();
+        }
     }
 }
 
@@ -130,9 +195,9 @@ fn abort_job() -> ! {
 /// Ends this process once the world's thread has begun `MPI_Finalize`: `MPI_Abort` is no
 /// longer allowed then, and the other ranks finalise, or have finalised, too.
 fn abort_finalised() -> ! {
-    eprintln!(
+    say(
         "ember-mpi: MPI is finalising or finalised, so MPI_Abort is not allowed; ending this \
-         process"
+         process",
     );
     std::process::abort()
 }
@@ -152,23 +217,15 @@ impl Transport for MpiTransport {
 
     fn send(&self, to: usize, tag: u64, mut bytes: Vec<u8>) {
         bytes.extend_from_slice(&tag.to_le_bytes());
-        if self.commands.send(Command::Send { to, bytes }).is_err() {
-            // The progress thread is gone: the world was dropped before this flow.
-            eprintln!("ember-mpi: a send after the World was dropped");
-            abort_job();
-        }
+        self.command(Command::Send { to, bytes }, "send");
     }
 
     fn receive(&self, from: usize, tag: u64, _len: usize, done: Done) {
-        let command = Command::Receive { from, tag, done };
-        if self.commands.send(command).is_err() {
-            eprintln!("ember-mpi: a receive after the World was dropped");
-            abort_job();
-        }
+        self.command(Command::Receive { from, tag, done }, "receive");
     }
 
     fn abort(&self, message: &str) {
-        eprintln!("rank {}: {message}; ending the job", self.rank);
+        say(&format!("rank {}: {message}; ending the job", self.rank));
         abort_job();
     }
 }
@@ -177,7 +234,6 @@ impl Transport for MpiTransport {
 pub(crate) struct MpiWorld {
     pub(crate) transport: Arc<MpiTransport>,
     progress: Option<JoinHandle<Result<(), String>>>,
-    stop: Arc<AtomicBool>,
     universe: Option<mpi::environment::Universe>,
 }
 
@@ -204,23 +260,18 @@ impl MpiWorld {
             (rank as usize, size as usize)
         };
         let (commands, rx) = crossbeam_channel::unbounded();
-        let stop = Arc::new(AtomicBool::new(false));
-        let progress = {
-            let stop = stop.clone();
-            std::thread::Builder::new()
-                .name(format!("ember-mpi-{rank}"))
-                .spawn(move || progress(rx, &stop))
-                .expect("the MPI progress thread")
-        };
+        let progress = std::thread::Builder::new()
+            .name(format!("ember-mpi-{rank}"))
+            .spawn(move || progress(rx))
+            .expect("the MPI progress thread");
         Ok(MpiWorld {
             transport: Arc::new(MpiTransport {
                 rank,
                 ranks,
-                commands,
+                commands: Mutex::new(Some(commands)),
                 flows: AtomicU64::new(0),
             }),
             progress: Some(progress),
-            stop,
             universe: Some(universe),
         })
     }
@@ -234,15 +285,21 @@ impl Drop for MpiWorld {
     fn drop(&mut self) {
         if std::thread::panicking() {
             // The panic's message was printed by the panic hook before the unwinding began.
-            eprintln!(
+            say(&format!(
                 "rank {}: the thread that owns the World panicked; ending the job",
                 self.transport.rank
-            );
+            ));
             abort_job();
         }
-        self.stop.store(true, Ordering::Release);
-        // Wakes the progress thread if it sleeps on an empty channel.
-        drop(self.transport.commands.send(Command::Wake));
+        // Closes the channel, which wakes the progress thread if it sleeps on it; a command
+        // from now on is refused and ends the job.
+        let sender = self
+            .transport
+            .commands
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .take();
+        drop(sender);
         let ended = match self.progress.take().map(JoinHandle::join) {
             Some(Ok(ended)) => ended,
             _ => Err("the MPI progress thread panicked".into()),
@@ -250,7 +307,10 @@ impl Drop for MpiWorld {
         if let Err(cause) = ended {
             // Messages that will never be matched (ranks that diverged): finalising would
             // wait for them, here or on the rank they are for.
-            eprintln!("rank {}: {cause}; ending the job", self.transport.rank);
+            say(&format!(
+                "rank {}: {cause}; ending the job",
+                self.transport.rank
+            ));
             abort_job();
         }
         let _calls = mpi_lock();
@@ -296,10 +356,10 @@ impl Routes {
     /// A message that arrived from `from`: its receive, if posted already.
     fn arrived(&mut self, from: usize, mut bytes: Vec<u8>) -> Option<(Done, Vec<u8>)> {
         let Some(at) = bytes.len().checked_sub(TRAILER) else {
-            eprintln!(
+            say(&format!(
                 "ember-mpi: a message of {} bytes without its tag",
                 bytes.len()
-            );
+            ));
             abort_job();
         };
         let mut tag = [0; TRAILER];
@@ -323,10 +383,10 @@ impl Routes {
 /// still reuse one, and one of the two receives would never be answered: the job ends
 /// instead.
 fn twice(what: &str, from: usize, tag: u64) -> ! {
-    eprintln!(
+    say(&format!(
         "ember-mpi: a second {what} of tag {tag:#x} from rank {from} (ranks that made their \
          flows of one World in different orders?)"
-    );
+    ));
     abort_job()
 }
 
@@ -360,32 +420,48 @@ fn unfinished(routes: &Routes, pending: &[Pending]) -> String {
         .join("; ")
 }
 
-/// The progress thread: posts commands, polls requests. Once `stop` is set it ends when
+/// The progress thread: posts commands, polls requests. Once the world's drop closed the
+/// channel and every command in it is taken (no command can come after), it ends when
 /// nothing is outstanding, taking every message that arrives meanwhile (a late message of
 /// another rank completes that rank's send); if nothing completes or arrives for
-/// [`GIVE_UP`], it gives up on what is outstanding and says what: the world then ends the
+/// [`give_up`], it gives up on what is outstanding and says what: the world then ends the
 /// job, which would otherwise wait, here or on another rank, in `MPI_Finalize`.
-fn progress(commands: Receiver<Command>, stop: &AtomicBool) -> Result<(), String> {
+fn progress(commands: Receiver<Command>) -> Result<(), String> {
     let mut pending: Vec<Pending> = Vec::new();
     let mut routes = Routes::default();
     let mut idle_rounds = 0u32;
     let mut last_progress = Instant::now();
+    // Set once the channel is seen closed and empty: the world was dropped.
+    let mut stopping = false;
     let mut stopped = false;
     loop {
         // Take what the flow handed over: wait for it when nothing is outstanding.
-        let first = if pending.is_empty() && routes.waiting.is_empty() {
-            if stop.load(Ordering::Acquire) && commands.is_empty() {
-                return Ok(());
+        let first = if stopping {
+            None
+        } else if pending.is_empty() && routes.waiting.is_empty() {
+            match commands.recv() {
+                Ok(c) => Some(c),
+                // Closed and drained, nothing outstanding: done.
+                Err(_) => return Ok(()),
             }
-            commands.recv().ok()
         } else if idle_rounds < 64 {
             std::thread::yield_now();
-            commands.try_recv().ok()
+            match commands.try_recv() {
+                Ok(c) => Some(c),
+                Err(TryRecvError::Empty) => None,
+                Err(TryRecvError::Disconnected) => {
+                    stopping = true;
+                    None
+                }
+            }
         } else {
             match commands.recv_timeout(Duration::from_micros(50)) {
                 Ok(c) => Some(c),
                 Err(RecvTimeoutError::Timeout) => None,
-                Err(RecvTimeoutError::Disconnected) => None,
+                Err(RecvTimeoutError::Disconnected) => {
+                    stopping = true;
+                    None
+                }
             }
         };
         let mut batch: Vec<Command> = first.into_iter().collect();
@@ -399,13 +475,11 @@ fn progress(commands: Receiver<Command>, stop: &AtomicBool) -> Result<(), String
                         delivered.extend(routes.post(from, tag, done));
                     }
                     Command::Send { to, bytes } => pending.push(post(to, bytes)),
-                    Command::Wake => {}
                 }
             }
         }
         let mut finished = Vec::new();
         let mut matched = false;
-        let stopping = stop.load(Ordering::Acquire);
         if stopping && !stopped {
             // The time to give up counts from the drop at the earliest.
             stopped = true;
@@ -450,12 +524,12 @@ fn progress(commands: Receiver<Command>, stop: &AtomicBool) -> Result<(), String
         for (done, bytes) in delivered {
             done(bytes);
         }
-        if stopping && commands.is_empty() {
+        if stopping {
             // Messages that arrived for no receive (ranks that diverged) are dropped.
             if routes.waiting.is_empty() && pending.is_empty() {
                 return Ok(());
             }
-            if last_progress.elapsed() >= GIVE_UP {
+            if last_progress.elapsed() >= give_up() {
                 let cause = unfinished(&routes, &pending);
                 // MPI may still read or write these buffers until the job ends: they must
                 // outlive the thread.
@@ -543,7 +617,35 @@ fn arrival() -> Option<Pending> {
 
 fn count(len: usize) -> c_int {
     c_int::try_from(len).unwrap_or_else(|_| {
-        eprintln!("ember-mpi: a message of {len} bytes is larger than MPI's int count");
+        say(&format!(
+            "ember-mpi: a message of {len} bytes is larger than MPI's int count"
+        ));
         abort_job()
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_give_up_time_is_ten_seconds_unless_the_variable_names_milliseconds() {
+        assert_eq!(parse_give_up(None), (Duration::from_secs(10), None));
+        assert_eq!(
+            parse_give_up(Some("250")),
+            (Duration::from_millis(250), None)
+        );
+        assert_eq!(
+            parse_give_up(Some(" 40 ")),
+            (Duration::from_millis(40), None)
+        );
+        let (chosen, complaint) = parse_give_up(Some("1s"));
+        assert_eq!(chosen, Duration::from_secs(10));
+        let complaint = complaint.unwrap();
+        assert!(
+            complaint.contains("EMBER_MPI_GIVE_UP_MS=\"1s\""),
+            "{complaint}"
+        );
+        assert!(complaint.contains("using 10000 ms"), "{complaint}");
+    }
 }

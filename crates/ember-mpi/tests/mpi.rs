@@ -19,6 +19,17 @@ fn mpirun(ranks: usize, name: &str, args: &[&str]) -> Output {
 /// [`mpirun`] under `timeout`, which stops the job (mpirun passes the signal on to every
 /// rank) once it has run `limit_s` seconds: a hang ends as a failure with exit code 124.
 fn mpirun_within(ranks: usize, name: &str, args: &[&str], limit_s: u64) -> Output {
+    mpirun_with(ranks, name, args, limit_s, &[])
+}
+
+/// [`mpirun_within`] with the variables `env` set for every rank.
+fn mpirun_with(
+    ranks: usize,
+    name: &str,
+    args: &[&str],
+    limit_s: u64,
+    env: &[(&str, &str)],
+) -> Output {
     let mut c = Command::new("timeout");
     c.args(["--kill-after=10", &limit_s.to_string(), "mpirun"]);
     c.args([
@@ -30,14 +41,26 @@ fn mpirun_within(ranks: usize, name: &str, args: &[&str], limit_s: u64) -> Outpu
     .arg(example(name))
     .args(args)
     // One worker per rank: up to 4 ranks share this machine's cores.
-    .env("EMBER_NUM_THREADS", "1");
+    .env("EMBER_NUM_THREADS", "1")
+    // A dropped world gives up on unmatched messages after a second, not the default ten.
+    .env("EMBER_MPI_GIVE_UP_MS", "1000")
+    .envs(env.iter().copied());
     run(c, Duration::from_secs(limit_s + 60))
 }
 
 /// The fault example's `case` on `ranks` ranks, stopped after a minute if it hangs: its
 /// exit status and everything it printed.
 fn fault(ranks: usize, case: &str) -> (std::process::ExitStatus, String) {
-    let out = mpirun_within(ranks, "mpi_faults", &["--case", case], 60);
+    fault_with(ranks, case, &[])
+}
+
+/// [`fault`] with the variables `env` set for every rank.
+fn fault_with(
+    ranks: usize,
+    case: &str,
+    env: &[(&str, &str)],
+) -> (std::process::ExitStatus, String) {
+    let out = mpirun_with(ranks, "mpi_faults", &["--case", case], 60, env);
     let all = format!(
         "{}{}",
         String::from_utf8_lossy(&out.stdout),
@@ -224,6 +247,21 @@ fn a_send_that_no_rank_receives_ends_the_job_not_a_hang() {
     assert_ne!(status.code(), Some(124), "the job hung: {all}");
     assert!(!status.success(), "{all}");
     assert!(all.contains("command group #1 differs"), "{all}");
+    assert!(
+        all.contains("rank 0: a message sent to rank 1 was never received; ending the job"),
+        "{all}"
+    );
+}
+
+#[test]
+fn a_give_up_time_that_is_not_a_number_is_reported_and_the_default_used() {
+    let (status, all) = fault_with(2, "unreceived-send", &[("EMBER_MPI_GIVE_UP_MS", "soon")]);
+    assert_ne!(status.code(), Some(124), "the job hung: {all}");
+    assert!(!status.success(), "{all}");
+    assert!(
+        all.contains("ember-mpi: EMBER_MPI_GIVE_UP_MS=\"soon\" is not a number of milliseconds; using 10000 ms"),
+        "{all}"
+    );
     assert!(
         all.contains("rank 0: a message sent to rank 1 was never received; ending the job"),
         "{all}"

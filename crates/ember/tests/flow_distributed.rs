@@ -99,6 +99,15 @@ fn job<R: Send>(
     mode: Mode,
     program: impl Fn(&Flow) -> R + Sync,
 ) -> (Vec<R>, Arc<Hub>) {
+    job_on_pools(ranks, mode, |_, flow| program(flow))
+}
+
+/// [`job`], the program also given its rank's pool.
+fn job_on_pools<R: Send>(
+    ranks: usize,
+    mode: Mode,
+    program: impl Fn(&ember::Pool, &Flow) -> R + Sync,
+) -> (Vec<R>, Arc<Hub>) {
     let hub = Arc::new(Hub::default());
     let out = std::thread::scope(|s| {
         let handles: Vec<_> = (0..ranks)
@@ -112,7 +121,7 @@ fn job<R: Send>(
                         horizon_every: 8,
                     };
                     let flow = Flow::distributed(&pool, options, transport);
-                    program(&flow)
+                    program(&pool, &flow)
                 })
             })
             .collect();
@@ -580,4 +589,146 @@ fn two_flows_of_one_transport_never_get_each_others_messages() {
         assert_eq!(a, expected_halo(8, 100));
         assert_eq!(b, expected_halo(8, 200));
     }
+}
+
+/// Submits, on `flow` (two ranks), a writer of `src` whose part on rank `panics_on` panics
+/// (if any), then a halo read of `src` into `dst`, so that each rank receives a row from the
+/// other; the halo reader's items add up in `read`.
+fn writer_then_halo(
+    flow: &Flow,
+    src: &Buffer<u64, 1>,
+    dst: &Buffer<u64, 1>,
+    panics_on: Option<usize>,
+    read: Arc<AtomicU64>,
+) {
+    let n = 8;
+    let rank = flow.rank().0;
+    flow.submit(|cg| {
+        let src = src.write(cg, map::one_to_one());
+        cg.parallel_for([n], move |chunk| {
+            let mut s = chunk.write(&src);
+            // Long enough for a drop that does not wait to return first, or for a drop's
+            // check to come before the panic.
+            std::thread::sleep(std::time::Duration::from_millis(50));
+            assert!(Some(rank) != panics_on, "rank {rank}'s writer panics");
+            for [i] in chunk.items() {
+                s[[i]] = i as u64;
+            }
+        });
+    })
+    .unwrap();
+    flow.submit(|cg| {
+        let src = src.read(cg, map::neighbourhood([1]));
+        let dst = dst.write(cg, map::one_to_one());
+        cg.parallel_for([n], move |chunk| {
+            let (s, mut d) = (chunk.read(&src), chunk.write(&dst));
+            for [i] in chunk.items() {
+                d[[i]] = s[[i]];
+                read.fetch_add(1, Ordering::SeqCst);
+            }
+        });
+    })
+    .unwrap();
+}
+
+/// Runs `body` on a thread and fails, instead of hanging, if it does not end.
+fn ends<R: Send + 'static>(what: &str, body: impl FnOnce() -> R + Send + 'static) -> R {
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = tx.send(body());
+    });
+    rx.recv_timeout(std::time::Duration::from_secs(60))
+        .unwrap_or_else(|_| panic!("{what}"))
+}
+
+#[test]
+fn a_flow_dropped_after_a_panic_whose_abort_returned_does_not_wait_for_lost_messages() {
+    // Rank 0's writer panics, so its send of the halo row is cancelled and rank 1's receive
+    // never completes. The transport's abort returns, so both ranks go on, make a collective
+    // call that does not need the halo, and drop their flows: the drop's check tells rank 1
+    // that rank 0 lost a task, and neither waits for the message that will not come.
+    let (results, aborts) = ends(
+        "a rank's drop waits for a message whose send was cancelled",
+        || {
+            let (results, hub) = job_on_pools(2, Mode::Inline, |pool, flow| {
+                let src = Buffer::new(flow, [8], |_| 0u64);
+                let dst = Buffer::new(flow, [8], |_| 0u64);
+                let other = Buffer::new(flow, [8], |[i]| i as u64);
+                writer_then_halo(flow, &src, &dst, Some(0), Arc::new(AtomicU64::new(0)));
+                if flow.rank().0 == 0 {
+                    // The panic has happened (and is counted) before this rank's drop.
+                    pool.wait_idle();
+                }
+                flow.read_back(&other)
+            });
+            let aborts = hub.aborts.lock().unwrap().clone();
+            (results, aborts)
+        },
+    );
+    for r in results {
+        assert_eq!(r.unwrap(), (0..8).collect::<Vec<u64>>());
+    }
+    assert!(!aborts.is_empty());
+    assert!(aborts
+        .iter()
+        .all(|(rank, m)| *rank == 0 && m.contains("writer panics")));
+}
+
+#[test]
+fn a_flow_dropped_on_a_worker_of_its_pool_waits_for_its_tasks() {
+    // Dropped inside `install` (on a worker of the flow's pool, though not in one of its
+    // tasks), the flow still waits for its tasks: after the drop every halo read has run and
+    // no message is left in the transport.
+    let hub = ends("a rank's drop hung", || {
+        let (hub, ranks) = (Arc::new(Hub::default()), 2);
+        std::thread::scope(|s| {
+            for rank in 0..ranks {
+                let hub = hub.clone();
+                s.spawn(move || {
+                    let pool = ember::Pool::builder().threads(2).build().unwrap();
+                    let transport = Arc::new(Local::new(rank, ranks, hub));
+                    let flow = Flow::distributed(&pool, FlowOptions::default(), transport);
+                    let read = Arc::new(AtomicU64::new(0));
+                    let src = Buffer::new(&flow, [8], |_| 0u64);
+                    let dst = Buffer::new(&flow, [8], |_| 0u64);
+                    writer_then_halo(&flow, &src, &dst, None, read.clone());
+                    pool.install(move || drop(flow));
+                    assert_eq!(
+                        read.load(Ordering::SeqCst),
+                        4,
+                        "rank {rank}'s part is 4 items"
+                    );
+                });
+            }
+        });
+        hub
+    });
+    assert!(
+        hub.slots.lock().unwrap().is_empty(),
+        "messages left in flight"
+    );
+    assert!(hub.aborts.lock().unwrap().is_empty());
+}
+
+#[test]
+fn a_panic_after_the_drops_check_stops_every_ranks_wait() {
+    // Rank 0's writer panics only after both ranks made their drop's check (which then
+    // reported no lost task): rank 0 says so in the drop's last round, and rank 1 stops
+    // waiting for the halo row rank 0 will never send.
+    let aborts = ends(
+        "a rank's drop waits for a message whose send was cancelled",
+        || {
+            let (_, hub) = job(2, Mode::Inline, |flow| {
+                let src = Buffer::new(flow, [8], |_| 0u64);
+                let dst = Buffer::new(flow, [8], |_| 0u64);
+                writer_then_halo(flow, &src, &dst, Some(0), Arc::new(AtomicU64::new(0)));
+            });
+            let aborts = hub.aborts.lock().unwrap().clone();
+            aborts
+        },
+    );
+    assert!(!aborts.is_empty());
+    assert!(aborts
+        .iter()
+        .all(|(rank, m)| *rank == 0 && m.contains("writer panics")));
 }

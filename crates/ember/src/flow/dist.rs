@@ -35,10 +35,12 @@
 //!   it submitted and a hash of their declarations. Ranks whose calls differ get
 //!   [`FlowError::NotCollective`] naming each rank's call; ranks whose groups differ get
 //!   [`FlowError::Diverged`] naming the first group that differs; neither waits for
-//!   messages that will not come. Dropping the flow, once its check passed, waits for the
-//!   flow's tasks, its sends and receives included, so that nothing of it is left in flight
-//!   for the transport. A kernel that panics on a distributed flow ends the job through
-//!   [`Transport::abort`].
+//!   messages that will not come. Dropping the flow, once its check passed and no rank
+//!   reported in it a task that panicked or was cancelled, waits for the flow's tasks, its
+//!   sends and receives included, so that nothing of it is left in flight for the transport;
+//!   every rank then tells the others whether it lost a task meanwhile, and a lost task on
+//!   any rank stops every rank's wait. A kernel that panics on a distributed flow ends the
+//!   job through [`Transport::abort`].
 
 use std::collections::hash_map::DefaultHasher;
 use std::collections::HashMap;
@@ -80,7 +82,9 @@ pub trait Transport: Send + Sync + 'static {
     fn receive(&self, from: usize, tag: u64, len: usize, done: Box<dyn FnOnce(Vec<u8>) + Send>);
     /// Ends the whole job because a kernel panicked on this rank with `message`. Over MPI:
     /// print the message and `MPI_Abort` with a non-zero code. Returning (a transport that
-    /// cannot end the job) leaves the failure to the flow's ordinary reporting.
+    /// cannot end the job) leaves the failure to the flow's ordinary reporting; the flow's
+    /// drop then tells every rank, in its check or its last round, that this rank lost
+    /// tasks, and no rank's drop waits for the messages they would have sent.
     fn abort(&self, message: &str);
 }
 
@@ -471,6 +475,13 @@ impl Dist {
     /// checks of the same number, which every rank makes before anything of its call that
     /// could wait for another rank.
     pub(crate) fn check(&self, call: Call) -> Result<(), FlowError> {
+        self.check_reporting(call, false).map(|_| ())
+    }
+
+    /// [`check`](Self::check), also telling every rank whether this one had a task that
+    /// panicked or was cancelled (`troubled`): returns, once every rank agreed, whether any
+    /// rank had one. Every rank decides alike from the same flags.
+    pub(crate) fn check_reporting(&self, call: Call, troubled: bool) -> Result<bool, FlowError> {
         let mut st = super::lock(&self.state);
         if let Some(failed) = &st.failed {
             return Err(failed.error());
@@ -481,14 +492,20 @@ impl Dist {
         st.checks += 1;
         if peers.is_empty() {
             st.history.clear();
-            return Ok(());
+            return Ok(troubled);
         }
         let payload = encode_history(&st.history);
-        let header = [st.groups, st.rolling, call.code(), payload.len() as u64];
-        let headers = self.exchange(&peers, control_tag(k, 0), words(&header), 32);
+        let header = [
+            st.groups,
+            st.rolling,
+            call.code(),
+            payload.len() as u64,
+            u64::from(troubled),
+        ];
+        let headers = self.exchange(&peers, control_tag(k, 0), words(&header), 8 * HEADER);
         let mut all = vec![(me, header)];
         for (p, bytes) in peers.iter().zip(headers) {
-            all.push((*p, unwords::<4>(&bytes)));
+            all.push((*p, unwords::<HEADER>(&bytes)));
         }
         // Everyone saw the same headers, so everyone decides alike from here on.
         all.sort_by_key(|(r, _)| *r);
@@ -510,7 +527,7 @@ impl Dist {
             .all(|(_, h)| h[0] == header[0] && h[1] == header[1]);
         if agree {
             st.history.clear();
-            return Ok(());
+            return Ok(all.iter().any(|(_, h)| h[4] != 0));
         }
         let mut histories = Vec::new();
         for (p, h) in &all {
@@ -542,6 +559,17 @@ impl Dist {
         let failed = Failed::Diverged { task, detail };
         st.failed = Some(failed.clone());
         Err(failed.error())
+    }
+
+    /// The tag of the drop's last round (see `Flow::settle`), which takes the number of the
+    /// check after the drop's (no check follows it), and the other ranks.
+    pub(crate) fn last_round(&self) -> (u64, Vec<usize>) {
+        let mut st = super::lock(&self.state);
+        let k = st.checks;
+        st.checks += 1;
+        let (me, ranks) = (self.transport.rank(), self.transport.ranks());
+        let peers = (0..ranks).filter(|&r| r != me).collect();
+        (self.tag(control_tag(k, 0)), peers)
     }
 
     /// The tag that message `tag` of this flow (a data or control tag) travels under: the
@@ -592,6 +620,11 @@ impl Dist {
         }
     }
 }
+
+/// Words in a check's header: the groups submitted, the rolling hash of their declarations,
+/// the call, the length of the history that follows if the headers differ, and whether the
+/// rank had a task that panicked or was cancelled.
+const HEADER: usize = 5;
 
 /// Tags of control messages are odd (data tags are even): check `k`, round `round`.
 fn control_tag(k: u64, round: u64) -> u64 {

@@ -89,8 +89,12 @@
 //! take the queue's lock, or the inline mutex). The scheduler thread is stopped and joined when
 //! the flow is dropped, after it has analysed and spawned everything submitted. A
 //! [distributed](Flow::distributed) flow's drop first makes its collective check and, if
-//! every rank agrees, waits for every task of the flow to end, its messages included (see
-//! [`dist`]).
+//! every rank agrees and none had a task that panicked or was cancelled, waits for every task
+//! of the flow to end, its messages included, unless a task is lost meanwhile on some rank
+//! (see [`dist`]). It does not wait when dropped
+//! from inside one of its own tasks, or from work that a job of its pool waits for through
+//! another pool, either of which could wait for itself; a worker of its pool that drops it
+//! elsewhere waits, running the pool's jobs meanwhile.
 //!
 //! # Choosing a mode
 //!
@@ -144,10 +148,11 @@ pub use map::RangeMapper;
 pub use options::{FlowError, FlowOptions, FlowStats, Mode};
 pub use region::{Box3, Region};
 
+use std::cell::RefCell;
 use std::collections::HashMap;
 use std::fmt;
 use std::panic::{self, AssertUnwindSafe};
-use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 use crate::Pool;
@@ -161,6 +166,39 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 }
 
 static NEXT_FLOW: AtomicU64 = AtomicU64::new(1);
+
+thread_local! {
+    /// The flows whose task the current thread runs, innermost last: a worker that waits
+    /// inside a task runs other jobs on top of it, maybe tasks of other flows.
+    static RUNNING: RefCell<Vec<u64>> = const { RefCell::new(Vec::new()) };
+}
+
+/// Marks the current thread as running a task of flow `0` until dropped (also while
+/// unwinding).
+struct Running(u64);
+
+impl Running {
+    fn enter(flow: u64) -> Running {
+        RUNNING.with(|r| r.borrow_mut().push(flow));
+        Running(flow)
+    }
+
+    /// Whether the current thread runs a task of `flow`, maybe under other work.
+    fn contains(flow: u64) -> bool {
+        RUNNING.with(|r| r.borrow().contains(&flow))
+    }
+}
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        RUNNING.with(|r| {
+            let mut r = r.borrow_mut();
+            if let Some(at) = r.iter().rposition(|&f| f == self.0) {
+                r.remove(at);
+            }
+        });
+    }
+}
 
 /// A stream of access-declared tasks on a [`Pool`]; see the [module doc](self).
 pub struct Flow {
@@ -392,8 +430,11 @@ impl Flow {
         };
         let shared = self.shared.clone();
         let transport = self.dist.as_ref().map(|d| d.transport.clone());
+        let flow = self.id;
         Box::new(move || {
             let mut completion = completion;
+            // The drop of this flow, reached from inside this task, must not wait for it.
+            let _running = Running::enter(flow);
             completion.set(RunState::Panicked);
             if let Some(kernel) = kernel {
                 if let Err(payload) = panic::catch_unwind(AssertUnwindSafe(kernel)) {
@@ -467,23 +508,80 @@ impl Drop for Flow {
     fn drop(&mut self) {
         if let Some(dist) = &self.dist {
             // Dropping the flow is collective too: its check tells the other ranks, whose
-            // calls at the same check fail unless they drop theirs.
-            let agreed = dist.check(dist::Call::Drop).is_ok();
-            // Once every rank agreed on every group, every receive of this flow has its
-            // send on another rank, which waits here for its own: the flow's messages all
-            // arrive, and none is left in flight for the transport after the flow. After a
-            // failed check some may never come: the transport deals with those. Dropped on
-            // a worker of its own pool, the flow could wait for itself and does not wait.
-            if agreed && !self.pool.would_wait_for_itself() {
-                self.shared
-                    .waiters
-                    .wait(&|| lock(&self.shared.outcomes).pending == 0, None);
+            // calls at the same check fail unless they drop theirs, and whether this rank
+            // had a task that panicked or was cancelled.
+            let troubled = lock(&self.shared.outcomes).troubled;
+            let quiet = matches!(dist.check_reporting(dist::Call::Drop, troubled), Ok(false));
+            // Once every rank agreed on every group, and no rank lost a task, every receive
+            // of this flow has its send on another rank, which waits here for its own: the
+            // flow's messages all arrive, and none is left in flight for the transport after
+            // the flow. After a failed check, or once a task panicked or was cancelled on
+            // some rank (its sends are never made), some may never come: every rank then
+            // leaves them to the transport; so does a task lost during the wait, which
+            // `settle` tells every rank. Dropped from inside one of its own tasks, or
+            // from work that a job of its pool waits for, the flow could wait for itself and
+            // does not wait; elsewhere, a worker of the pool runs the pool's jobs meanwhile.
+            if quiet {
+                let can_wait = !Running::contains(self.id) && !self.pool.waited_for_by_own_job();
+                self.settle(dist, can_wait);
             }
         }
         if let Engine::Threaded { queue, thread } = &mut self.engine {
             queue.close();
             if let Some(thread) = thread.take() {
                 let _ = thread.join();
+            }
+        }
+    }
+}
+
+/// What a drop's last round heard from the other ranks.
+#[derive(Default)]
+struct Heard {
+    /// Outcomes arrived.
+    count: AtomicUsize,
+    /// Whether one said its rank lost a task.
+    lost: AtomicBool,
+}
+
+impl Flow {
+    /// The drop's wait, after a check that passed with no rank reporting a lost task: every
+    /// rank waits until its tasks have ended or a task is lost (here, or on a rank that says
+    /// so), then sends every other rank its outcome (whether it lost a task) and waits for
+    /// theirs. A task lost after the check (a kernel that panics late, with an abort that
+    /// returns) so stops every rank's wait instead of leaving a rank waiting for a message
+    /// its send will never bring. Without `can_wait` the rank sends its outcome at once
+    /// and waits for nothing.
+    fn settle(&self, dist: &dist::Dist, can_wait: bool) {
+        let shared = &self.shared;
+        let (tag, peers) = dist.last_round();
+        let heard = Arc::new(Heard::default());
+        for &peer in &peers {
+            let (heard, shared) = (heard.clone(), shared.clone());
+            let done = move |bytes: Vec<u8>| {
+                if bytes.first() != Some(&0) {
+                    heard.lost.store(true, Ordering::SeqCst);
+                }
+                heard.count.fetch_add(1, Ordering::SeqCst);
+                shared.settle.notify_changed(|| true);
+            };
+            dist.transport.receive(peer, tag, 8, Box::new(done));
+        }
+        let lost = || lock(&shared.outcomes).troubled || heard.lost.load(Ordering::SeqCst);
+        if can_wait {
+            let ended = || lock(&shared.outcomes).pending == 0 || lost();
+            while !ended() {
+                shared.settle.wait(&ended, None);
+            }
+        }
+        let mine = u8::from(lock(&shared.outcomes).troubled);
+        for &peer in &peers {
+            dist.transport.send(peer, tag, vec![mine; 8]);
+        }
+        if can_wait {
+            let all = || heard.count.load(Ordering::SeqCst) == peers.len();
+            while !all() {
+                shared.settle.wait(&all, None);
             }
         }
     }

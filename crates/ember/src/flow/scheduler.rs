@@ -34,12 +34,18 @@ pub(super) struct Outcomes {
     pub(super) panicked: usize,
     pub(super) cancelled: usize,
     pub(super) first_panic: Option<String>,
+    /// Whether any task of the flow ever panicked or was cancelled: never reset (unlike the
+    /// counts, which `wait` resets), for the drop's check.
+    pub(super) troubled: bool,
 }
 
 pub(super) struct Shared {
     pub(super) outcomes: Mutex<Outcomes>,
     /// `wait` callers, woken when `pending` falls to zero.
     pub(super) waiters: WaitList,
+    /// A distributed flow's drop, woken when `pending` falls to zero, when a task ends
+    /// panicked or unrun, and when another rank's outcome arrives (see `Flow::settle`).
+    pub(super) settle: WaitList,
     pub(super) tasks: AtomicU64,
     pub(super) edges: AtomicU64,
     pub(super) horizons: AtomicU64,
@@ -51,6 +57,7 @@ impl Default for Shared {
         Shared {
             outcomes: Mutex::default(),
             waiters: WaitList::new(),
+            settle: WaitList::new(),
             tasks: AtomicU64::default(),
             edges: AtomicU64::default(),
             horizons: AtomicU64::default(),
@@ -84,8 +91,14 @@ impl Drop for Completion {
         let all_done = {
             let mut o = lock(&self.shared.outcomes);
             match self.state {
-                RunState::NotRun => o.cancelled += 1,
-                RunState::Panicked => o.panicked += 1,
+                RunState::NotRun => {
+                    o.cancelled += 1;
+                    o.troubled = true;
+                }
+                RunState::Panicked => {
+                    o.panicked += 1;
+                    o.troubled = true;
+                }
                 RunState::Done => {}
             }
             o.pending -= 1;
@@ -96,6 +109,9 @@ impl Drop for Completion {
             shared
                 .waiters
                 .notify_changed(|| lock(&shared.outcomes).pending == 0);
+        }
+        if all_done || self.state != RunState::Done {
+            self.shared.settle.notify_changed(|| true);
         }
     }
 }

@@ -489,11 +489,12 @@ impl Pool {
             .wait_idle(std::time::Instant::now().checked_add(timeout))
     }
 
-    /// Whether the calling thread runs a job of this pool, or work one of its jobs waits
-    /// for: a wait for the pool's work could then wait for itself.
-    pub(crate) fn would_wait_for_itself(&self) -> bool {
-        let id = self.inner.registry.id;
-        WorkerThread::is_current(id) || blocked_pools_contain(id)
+    /// Whether the calling thread runs work that a job of this pool waits for (through
+    /// another pool's `install`, `join` or `scope`): that job's worker is taken, so a wait
+    /// for the pool's work could wait for itself. (A worker of the pool itself runs the
+    /// pool's jobs while it waits, so it is not counted.)
+    pub(crate) fn waited_for_by_own_job(&self) -> bool {
+        blocked_pools_contain(self.inner.registry.id)
     }
 
     /// Panics if the calling thread runs a job of this pool, or work one of its jobs waits
