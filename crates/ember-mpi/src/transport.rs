@@ -437,6 +437,13 @@ fn progress(commands: Receiver<Command>) -> Result<(), String> {
     loop {
         // Take what the flow handed over: wait for it when nothing is outstanding.
         let first = if stopping {
+            // Nothing more can come: back off as below, so that an idle wait neither burns
+            // a core nor keeps the lock from a thread that must end the job.
+            if idle_rounds < 64 {
+                std::thread::yield_now();
+            } else {
+                std::thread::sleep(Duration::from_micros(50));
+            }
             None
         } else if pending.is_empty() && routes.waiting.is_empty() {
             match commands.recv() {

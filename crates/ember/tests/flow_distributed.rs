@@ -675,39 +675,43 @@ fn a_flow_dropped_after_a_panic_whose_abort_returned_does_not_wait_for_lost_mess
 }
 
 #[test]
-fn a_flow_dropped_on_a_worker_of_its_pool_waits_for_its_tasks() {
-    // Dropped inside `install` (on a worker of the flow's pool, though not in one of its
-    // tasks), the flow still waits for its tasks: after the drop every halo read has run and
-    // no message is left in the transport.
-    let hub = ends("a rank's drop hung", || {
+fn flows_dropped_on_a_worker_of_their_pool_do_not_wait_for_each_other() {
+    // Rank 0 drops flow A on its pool's only worker, whose job meanwhile drops flow B; rank 1
+    // drops A, then B, on its own thread. A drop on a worker of the flow's pool does not wait
+    // for the flow's tasks: had A's drop waited there, running the pool's jobs, B's drop would
+    // have run inside it and waited for rank 1's check of B, which rank 1 makes only once A
+    // has settled on both ranks.
+    ends("a rank's drops deadlocked", || {
         let (hub, ranks) = (Arc::new(Hub::default()), 2);
         std::thread::scope(|s| {
             for rank in 0..ranks {
                 let hub = hub.clone();
                 s.spawn(move || {
-                    let pool = ember::Pool::builder().threads(2).build().unwrap();
+                    let pool = ember::Pool::builder().threads(1).build().unwrap();
                     let transport = Arc::new(Local::new(rank, ranks, hub));
-                    let flow = Flow::distributed(&pool, FlowOptions::default(), transport);
-                    let read = Arc::new(AtomicU64::new(0));
-                    let src = Buffer::new(&flow, [8], |_| 0u64);
-                    let dst = Buffer::new(&flow, [8], |_| 0u64);
-                    writer_then_halo(&flow, &src, &dst, None, read.clone());
-                    pool.install(move || drop(flow));
-                    assert_eq!(
-                        read.load(Ordering::SeqCst),
-                        4,
-                        "rank {rank}'s part is 4 items"
-                    );
+                    let flow =
+                        |_| Flow::distributed(&pool, FlowOptions::default(), transport.clone());
+                    let (a, b) = (flow(0), flow(1));
+                    for flow in [&a, &b] {
+                        let src = Buffer::new(flow, [8], |_| 0u64);
+                        let dst = Buffer::new(flow, [8], |_| 0u64);
+                        writer_then_halo(flow, &src, &dst, None, Arc::new(AtomicU64::new(0)));
+                    }
+                    if rank == 0 {
+                        let handle = pool.clone();
+                        pool.install(move || {
+                            handle.spawn(move || drop(b));
+                            drop(a);
+                        });
+                        pool.wait_idle();
+                    } else {
+                        drop(a);
+                        drop(b);
+                    }
                 });
             }
         });
-        hub
     });
-    assert!(
-        hub.slots.lock().unwrap().is_empty(),
-        "messages left in flight"
-    );
-    assert!(hub.aborts.lock().unwrap().is_empty());
 }
 
 #[test]

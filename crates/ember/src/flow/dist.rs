@@ -42,11 +42,12 @@
 //!   any rank stops every rank's wait. A kernel that panics on a distributed flow ends the
 //!   job through [`Transport::abort`].
 
+use crate::pool::workers::wait::{block_until, Sleeper};
 use std::collections::hash_map::DefaultHasher;
 use std::collections::HashMap;
 use std::hash::{Hash, Hasher};
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{mpsc, Arc, Mutex};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
 
 use super::command_group::Typed;
 use super::graph::{Access, Mode};
@@ -584,24 +585,37 @@ impl Dist {
 
     /// Sends `bytes` to every peer under `tag` (of this flow) and returns theirs (`len` bytes each), in the
     /// order of `peers`.
+    ///
+    /// A worker of a pool waits running its pool's jobs, as every wait in ember does: the
+    /// tasks another rank waits for before it answers (a send of a flow it is dropping) may
+    /// be queued on this very worker's pool.
     fn exchange(&self, peers: &[usize], tag: u64, bytes: Vec<u8>, len: usize) -> Vec<Vec<u8>> {
         let tag = self.tag(tag);
-        let (tx, rx) = mpsc::channel();
+        let arrived: Arc<Mutex<Vec<Option<Vec<u8>>>>> =
+            Arc::new(Mutex::new(vec![None; peers.len()]));
+        let count = Arc::new(AtomicUsize::new(0));
+        let sleeper = Sleeper::current();
         for (i, &p) in peers.iter().enumerate() {
-            let tx = tx.clone();
-            self.transport
-                .receive(p, tag, len, Box::new(move |b| drop(tx.send((i, b)))));
+            let (arrived, count, sleeper) = (arrived.clone(), count.clone(), sleeper.clone());
+            self.transport.receive(
+                p,
+                tag,
+                len,
+                Box::new(move |b| {
+                    arrived.lock().unwrap_or_else(|p| p.into_inner())[i] = Some(b);
+                    // The count after the store, then the wake-up: the waiter that sees the
+                    // count finds the message.
+                    count.fetch_add(1, Ordering::SeqCst);
+                    sleeper.wake();
+                }),
+            );
         }
         for &p in peers {
             self.transport.send(p, tag, bytes.clone());
         }
-        drop(tx);
-        let mut out = vec![Vec::new(); peers.len()];
-        for _ in peers {
-            let (i, b) = rx.recv().expect("the transport dropped a control message");
-            out[i] = b;
-        }
-        out
+        block_until(&|| count.load(Ordering::SeqCst) == peers.len(), None);
+        let arrived = std::mem::take(&mut *arrived.lock().unwrap_or_else(|p| p.into_inner()));
+        arrived.into_iter().map(Option::unwrap_or_default).collect()
     }
 
     fn exchange_one(&self, peer: usize, tag: u64, bytes: Vec<u8>, len: usize) -> Vec<u8> {

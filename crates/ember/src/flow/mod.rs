@@ -91,10 +91,10 @@
 //! [distributed](Flow::distributed) flow's drop first makes its collective check and, if
 //! every rank agrees and none had a task that panicked or was cancelled, waits for every task
 //! of the flow to end, its messages included, unless a task is lost meanwhile on some rank
-//! (see [`dist`]). It does not wait when dropped
-//! from inside one of its own tasks, or from work that a job of its pool waits for through
-//! another pool, either of which could wait for itself; a worker of its pool that drops it
-//! elsewhere waits, running the pool's jobs meanwhile.
+//! (see [`dist`]). It does not wait when dropped on a worker of its own pool, or from work
+//! that a job of its pool waits for through another pool: such a wait could wait for itself,
+//! or for another rank that waits for it (`flow/README.md`, "A drop that could wait for
+//! itself"). Its messages are then the transport's.
 //!
 //! # Choosing a mode
 //!
@@ -518,11 +518,15 @@ impl Drop for Flow {
             // the flow. After a failed check, or once a task panicked or was cancelled on
             // some rank (its sends are never made), some may never come: every rank then
             // leaves them to the transport; so does a task lost during the wait, which
-            // `settle` tells every rank. Dropped from inside one of its own tasks, or
-            // from work that a job of its pool waits for, the flow could wait for itself and
-            // does not wait; elsewhere, a worker of the pool runs the pool's jobs meanwhile.
+            // `settle` tells every rank. Dropped on a worker of its own pool (inside one of
+            // its own tasks, or in work that a job of its pool waits for, it could wait for
+            // itself; and a wait there that runs the pool's jobs could run another flow's
+            // drop, whose check no rank answers before this one settles), the flow does not
+            // wait: it leaves its messages to the transport.
             if quiet {
-                let can_wait = !Running::contains(self.id) && !self.pool.waited_for_by_own_job();
+                let can_wait = !Running::contains(self.id)
+                    && !self.pool.waited_for_by_own_job()
+                    && !self.pool.is_current_worker();
                 self.settle(dist, can_wait);
             }
         }
