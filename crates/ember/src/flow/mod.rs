@@ -94,7 +94,9 @@
 //! (see [`dist`]). It does not wait when dropped on a worker of its own pool, or from work
 //! that a job of its pool waits for through another pool: such a wait could wait for itself,
 //! or for another rank that waits for it (`flow/README.md`, "A drop that could wait for
-//! itself"). Its messages are then the transport's.
+//! itself"). Its messages are then the transport's. Make a distributed flow's collective
+//! calls from a thread that is no pool's worker (`flow/README.md`, "Collective calls nested
+//! in a wait: a known gap").
 //!
 //! # Choosing a mode
 //!
