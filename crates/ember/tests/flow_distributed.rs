@@ -736,3 +736,40 @@ fn a_panic_after_the_drops_check_stops_every_ranks_wait() {
         .iter()
         .all(|(rank, m)| *rank == 0 && m.contains("writer panics")));
 }
+
+/// A rank whose transport loses every message it is to receive: it drops each receive's
+/// callback without calling it, as a transport whose progress has ended does.
+struct Forgetful;
+
+impl Transport for Forgetful {
+    fn rank(&self) -> usize {
+        0
+    }
+    fn ranks(&self) -> usize {
+        2
+    }
+    fn open_flow(&self) -> u64 {
+        0
+    }
+    fn send(&self, _to: usize, _tag: u64, _bytes: Vec<u8>) {}
+    fn receive(&self, _from: usize, _tag: u64, _len: usize, done: Box<dyn FnOnce(Vec<u8>) + Send>) {
+        drop(done);
+    }
+    fn abort(&self, _message: &str) {}
+}
+
+#[test]
+fn a_check_whose_message_the_transport_dropped_panics_instead_of_hanging() {
+    let panicked = ends(
+        "a check waited for a message the transport had dropped",
+        || {
+            let pool = ember::Pool::builder().threads(1).build().unwrap();
+            let flow = Flow::distributed(&pool, FlowOptions::default(), Arc::new(Forgetful));
+            let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| flow.wait()));
+            // The drop makes a check too: it must end as well.
+            let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(move || drop(flow)));
+            outcome.is_err()
+        },
+    );
+    assert!(panicked);
+}

@@ -46,7 +46,7 @@ use crate::pool::workers::wait::{block_until, Sleeper};
 use std::collections::hash_map::DefaultHasher;
 use std::collections::HashMap;
 use std::hash::{Hash, Hasher};
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 use super::command_group::Typed;
@@ -594,26 +594,33 @@ impl Dist {
         let arrived: Arc<Mutex<Vec<Option<Vec<u8>>>>> =
             Arc::new(Mutex::new(vec![None; peers.len()]));
         let count = Arc::new(AtomicUsize::new(0));
+        // Set by a callback the transport dropped without calling it (its progress ended):
+        // the message will never come, and the wait must not last for ever.
+        let lost = Arc::new(AtomicBool::new(false));
         let sleeper = Sleeper::current();
         for (i, &p) in peers.iter().enumerate() {
-            let (arrived, count, sleeper) = (arrived.clone(), count.clone(), sleeper.clone());
-            self.transport.receive(
-                p,
-                tag,
-                len,
-                Box::new(move |b| {
-                    arrived.lock().unwrap_or_else(|p| p.into_inner())[i] = Some(b);
-                    // The count after the store, then the wake-up: the waiter that sees the
-                    // count finds the message.
-                    count.fetch_add(1, Ordering::SeqCst);
-                    sleeper.wake();
-                }),
-            );
+            let mut arrival = Arrival {
+                arrived: arrived.clone(),
+                count: count.clone(),
+                lost: lost.clone(),
+                sleeper: sleeper.clone(),
+                index: i,
+                called: false,
+            };
+            self.transport
+                .receive(p, tag, len, Box::new(move |b| arrival.deliver(b)));
         }
         for &p in peers {
             self.transport.send(p, tag, bytes.clone());
         }
-        block_until(&|| count.load(Ordering::SeqCst) == peers.len(), None);
+        block_until(
+            &|| count.load(Ordering::SeqCst) == peers.len() || lost.load(Ordering::SeqCst),
+            None,
+        );
+        assert!(
+            count.load(Ordering::SeqCst) == peers.len(),
+            "the transport dropped a control message"
+        );
         let arrived = std::mem::take(&mut *arrived.lock().unwrap_or_else(|p| p.into_inner()));
         arrived.into_iter().map(Option::unwrap_or_default).collect()
     }
@@ -631,6 +638,37 @@ impl Dist {
             bytes_sent: s.bytes_sent.load(Ordering::Relaxed),
             messages_received: s.messages_received.load(Ordering::Relaxed),
             bytes_received: s.bytes_received.load(Ordering::Relaxed),
+        }
+    }
+}
+
+/// One peer's part of an exchange: its message, when the transport delivers it, or word that
+/// it never will (the callback dropped uncalled).
+struct Arrival {
+    arrived: Arc<Mutex<Vec<Option<Vec<u8>>>>>,
+    count: Arc<AtomicUsize>,
+    lost: Arc<AtomicBool>,
+    sleeper: Sleeper,
+    index: usize,
+    called: bool,
+}
+
+impl Arrival {
+    fn deliver(&mut self, bytes: Vec<u8>) {
+        self.called = true;
+        self.arrived.lock().unwrap_or_else(|p| p.into_inner())[self.index] = Some(bytes);
+        // The count after the store, then the wake-up: the waiter that sees the count finds
+        // the message.
+        self.count.fetch_add(1, Ordering::SeqCst);
+        self.sleeper.wake();
+    }
+}
+
+impl Drop for Arrival {
+    fn drop(&mut self) {
+        if !self.called {
+            self.lost.store(true, Ordering::SeqCst);
+            self.sleeper.wake();
         }
     }
 }
