@@ -80,6 +80,9 @@ pub trait Transport: Send + Sync + 'static {
     ///
     /// A message of another length (ranks that submitted different graphs) should be
     /// delivered as it is: the flow ignores it and its next check reports the divergence.
+    /// Dropping `done` uncalled says the message will never come: a collective check then
+    /// fails with [`FlowError::TransportLost`]. (A `done` forgotten without being dropped
+    /// cannot be told from a message still on its way.)
     fn receive(&self, from: usize, tag: u64, len: usize, done: Box<dyn FnOnce(Vec<u8>) + Send>);
     /// Ends the whole job because a kernel panicked on this rank with `message`. Over MPI:
     /// print the message and `MPI_Abort` with a non-zero code. Returning (a transport that
@@ -392,6 +395,7 @@ pub(crate) struct DistState {
 pub(crate) enum Failed {
     Diverged { task: u64, detail: String },
     NotCollective { call: String, detail: String },
+    TransportLost { call: String },
 }
 
 impl Failed {
@@ -399,6 +403,7 @@ impl Failed {
         match self.clone() {
             Failed::Diverged { task, detail } => FlowError::Diverged { task, detail },
             Failed::NotCollective { call, detail } => FlowError::NotCollective { call, detail },
+            Failed::TransportLost { call } => FlowError::TransportLost { call },
         }
     }
 }
@@ -503,7 +508,17 @@ impl Dist {
             payload.len() as u64,
             u64::from(troubled),
         ];
-        let headers = self.exchange(&peers, control_tag(k, 0), words(&header), 8 * HEADER);
+        let lost = |st: &mut DistState| {
+            let failed = Failed::TransportLost {
+                call: call.to_string(),
+            };
+            st.failed = Some(failed.clone());
+            failed.error()
+        };
+        let Some(headers) = self.exchange(&peers, control_tag(k, 0), words(&header), 8 * HEADER)
+        else {
+            return Err(lost(&mut st));
+        };
         let mut all = vec![(me, header)];
         for (p, bytes) in peers.iter().zip(headers) {
             all.push((*p, unwords::<HEADER>(&bytes)));
@@ -535,8 +550,11 @@ impl Dist {
             if *p == me {
                 histories.push((me, st.history.clone()));
             } else {
-                let bytes =
-                    self.exchange_one(*p, control_tag(k, 1), payload.clone(), h[3] as usize);
+                let Some(bytes) =
+                    self.exchange_one(*p, control_tag(k, 1), payload.clone(), h[3] as usize)
+                else {
+                    return Err(lost(&mut st));
+                };
                 histories.push((*p, decode_history(&bytes)));
             }
         }
@@ -589,7 +607,13 @@ impl Dist {
     /// A worker of a pool waits running its pool's jobs, as every wait in ember does: the
     /// tasks another rank waits for before it answers (a send of a flow it is dropping) may
     /// be queued on this very worker's pool.
-    fn exchange(&self, peers: &[usize], tag: u64, bytes: Vec<u8>, len: usize) -> Vec<Vec<u8>> {
+    fn exchange(
+        &self,
+        peers: &[usize],
+        tag: u64,
+        bytes: Vec<u8>,
+        len: usize,
+    ) -> Option<Vec<Vec<u8>>> {
         let tag = self.tag(tag);
         let arrived: Arc<Mutex<Vec<Option<Vec<u8>>>>> =
             Arc::new(Mutex::new(vec![None; peers.len()]));
@@ -617,18 +641,15 @@ impl Dist {
             &|| count.load(Ordering::SeqCst) == peers.len() || lost.load(Ordering::SeqCst),
             None,
         );
-        assert!(
-            count.load(Ordering::SeqCst) == peers.len(),
-            "the transport dropped a control message"
-        );
+        if count.load(Ordering::SeqCst) != peers.len() {
+            return None;
+        }
         let arrived = std::mem::take(&mut *arrived.lock().unwrap_or_else(|p| p.into_inner()));
-        arrived.into_iter().map(Option::unwrap_or_default).collect()
+        Some(arrived.into_iter().map(Option::unwrap_or_default).collect())
     }
 
-    fn exchange_one(&self, peer: usize, tag: u64, bytes: Vec<u8>, len: usize) -> Vec<u8> {
-        self.exchange(&[peer], tag, bytes, len)
-            .pop()
-            .unwrap_or_default()
+    fn exchange_one(&self, peer: usize, tag: u64, bytes: Vec<u8>, len: usize) -> Option<Vec<u8>> {
+        self.exchange(&[peer], tag, bytes, len)?.pop()
     }
 
     pub(crate) fn stats(&self) -> TransferStats {
@@ -655,11 +676,12 @@ struct Arrival {
 
 impl Arrival {
     fn deliver(&mut self, bytes: Vec<u8>) {
-        self.called = true;
         self.arrived.lock().unwrap_or_else(|p| p.into_inner())[self.index] = Some(bytes);
         // The count after the store, then the wake-up: the waiter that sees the count finds
         // the message.
         self.count.fetch_add(1, Ordering::SeqCst);
+        // Only now: had anything before panicked, the drop would report the message lost.
+        self.called = true;
         self.sleeper.wake();
     }
 }

@@ -465,7 +465,8 @@ impl Flow {
     /// the previous `wait`; the counts start again from zero afterwards. On a
     /// [distributed](Self::distributed) flow it first checks that every rank calls `wait`
     /// here and submitted the same command groups, and returns [`FlowError::NotCollective`]
-    /// or [`FlowError::Diverged`] if not (see [`dist`]). Called on a worker of another pool,
+    /// or [`FlowError::Diverged`] if not, [`FlowError::TransportLost`] if the transport
+    /// dropped a message of the check undelivered (see [`dist`]). Called on a worker of another pool,
     /// that worker runs its own pool's jobs while it waits.
     ///
     /// # Panics

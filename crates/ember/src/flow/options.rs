@@ -115,6 +115,13 @@ pub enum FlowError {
         /// What each rank called there.
         detail: String,
     },
+    /// The transport of a distributed flow dropped a message of a collective call without
+    /// delivering it (its progress ended): the ranks can no longer agree, and every later
+    /// collective call of the flow on this rank fails alike.
+    TransportLost {
+        /// The call this rank made.
+        call: String,
+    },
 }
 
 impl fmt::Display for FlowError {
@@ -157,6 +164,10 @@ impl fmt::Display for FlowError {
                 f,
                 "{call} is collective, but the ranks made different calls here ({detail}); \
                  every rank must call wait and read_back, and drop the flow, in the same order"
+            ),
+            FlowError::TransportLost { call } => write!(
+                f,
+                "{call} is collective, but the transport dropped a message of it without                  delivering it: its progress has ended"
             ),
         }
     }
