@@ -7,7 +7,8 @@
 #   bash DIR/wide.sh DIR         there (no cargo, go or network; glibc >= 2.34): runs the rows
 #                                below, every table into $OUT/tables.md (OUT defaults to
 #                                DIR/out) and each step's report.json, report.md, report.html
-#                                and charts into $OUT/STEP/
+#                                and charts into $OUT/STEP/, the reports also bundled in
+#                                $OUT/reports.tgz
 #
 # With C cores (`nproc`) and H = C/2, the run is: micro's fork-join, tree-sum and par-iter
 # tables at H workers (the process restricted to CPUs 0..H-1 with taskset, where there is
@@ -15,7 +16,8 @@
 # containers (the ray-casting frame at C threads; pop tables shortened); producer-consumer's
 # published shape at 3 x H and 3 x C threads (a fifth of the published work per item, 5
 # rounds);
-# light-load at C workers (0.2 s of spawns a run). Every table runs 9 paired rounds. Each step has a time budget (`timeout`), so one slow step cannot eat the
+# light-load at C workers (0.2 s of spawns a run); ramp_probe at C workers (21 bursts, where a
+# burst's ramp goes). Every table runs 9 paired rounds. Each step has a time budget (`timeout`), so one slow step cannot eat the
 # others' time; a step that overruns it loses its report, and the run goes on. On 16 cores
 # the budgets add up to under 6 minutes.
 #
@@ -35,6 +37,10 @@ pack() {
     (cd "$root" && cargo build --release -p ember-lab) || die "cargo build failed"
     cp "$root/target/release/ember-lab" "$dir/ember-lab" || die "copying the lab"
     strip "$dir/ember-lab" || die "strip failed"
+    echo "building ramp_probe (release)"
+    (cd "$root" && cargo build --release -p ember-lab --example ramp_probe) || die "cargo build failed"
+    cp "$root/target/release/examples/ramp_probe" "$dir/ramp_probe" && strip "$dir/ramp_probe" \
+        || die "copying ramp_probe"
     if command -v go >/dev/null; then
         echo "building the Go peer"
         # CGO off: a static program, which needs no libc of the machine it runs on.
@@ -53,6 +59,7 @@ pack() {
     fi
     echo "$commit" > "$dir/commit"
     check_libs "$dir/ember-lab"
+    check_libs "$dir/ramp_probe"
     echo "packed into $dir: $(cd "$dir" && ls | tr '\n' ' ')"
     echo "run there: bash $dir/wide.sh $dir   (or OUT=/some/dir bash wide.sh .)"
 }
@@ -149,13 +156,30 @@ run() {
     step "producer-consumer-3x$cores" 45 "$lab" "${pc[@]}" "${pc_size[@]}"
     step "producer-consumer-3x$half" 45 "${narrow[@]}" "$lab" "${pc[@]}" "${pc_size[@]}"
     step "light-load-$cores" 40 "$lab" light-load --ll-seconds 0.2 "${size[@]}"
+    # Where a burst's ramp goes (the lab's example): wake-up latency, its cost, the levels.
+    if [ -x "$dir/ramp_probe" ]; then
+        printf '[%4d s] ramp-probe: starting\n' $(( SECONDS - start ))
+        local bursts=21
+        [ -n "${WIDE_QUICK:-}" ] && bursts=2
+        {
+            echo "## ramp-probe"
+            echo
+            echo '```'
+            timeout -k 5 30 "$dir/ramp_probe" "$cores" "$bursts" 2>&1
+            echo '```'
+            echo
+        } >> "$out/tables.md"
+    fi
     # A second lab binary packed beside the first (another build of ember, such as the one
     # before a change): its ramp, for a before/after on the same machine.
     if [ -x "$dir/ember-lab-base" ]; then
         step "ramp-$cores-base" 35 "$dir/ember-lab-base" micro --micro-bench ramp "${size[@]}"
     fi
 
-    printf '[%4d s] all steps ended, %d failed; tables in %s/tables.md\n' $(( SECONDS - start )) "$failed" "$out"
+    # Every step's full report in one file, for machines that hand back only a few files.
+    (cd "$out" && tar czf reports.tgz -- */report.md */report.json 2>/dev/null)
+    printf '[%4d s] all steps ended, %d failed; tables in %s/tables.md, full reports in %s/reports.tgz\n' \
+        $(( SECONDS - start )) "$failed" "$out" "$out"
     [ "$failed" = 0 ]
 }
 
