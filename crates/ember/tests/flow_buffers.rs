@@ -7,6 +7,8 @@ use std::sync::Arc;
 
 use ember::flow::{map, Buffer, Flow, FlowError, FlowOptions, Mode, Region};
 
+mod common;
+
 const MODES: [Mode; 3] = [Mode::Inline, Mode::Lockstep, Mode::DoubleBuffered];
 
 fn pool(threads: usize) -> ember::Pool {
@@ -54,27 +56,7 @@ fn jacobi(flow: &Flow, n: usize, steps: usize, chunks: Option<usize>) -> Vec<f64
     ];
     for s in 0..steps {
         let (src, dst) = (&bufs[s % 2], &bufs[(s + 1) % 2]);
-        flow.submit(|cg| {
-            let src = src.read(cg, map::neighbourhood([1, 1]));
-            let dst = dst.write(cg, map::one_to_one());
-            if let Some(c) = chunks {
-                cg.chunks(c);
-            }
-            cg.label("jacobi").parallel_for([n, n], move |chunk| {
-                let (src, mut dst) = (chunk.read(&src), chunk.write(&dst));
-                for [i, j] in chunk.items() {
-                    dst[[i, j]] = if i == 0 || j == 0 || i + 1 == n || j + 1 == n {
-                        src[[i, j]]
-                    } else {
-                        0.25 * (src[[i - 1, j]]
-                            + src[[i + 1, j]]
-                            + src[[i, j - 1]]
-                            + src[[i, j + 1]])
-                    };
-                }
-            });
-        })
-        .unwrap();
+        common::jacobi::submit_step(flow, src, dst, n, "jacobi".into(), chunks);
     }
     flow.read_back(&bufs[steps % 2]).unwrap()
 }

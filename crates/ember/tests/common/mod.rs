@@ -5,6 +5,7 @@
 // Each test file is its own crate and uses only some of these.
 #![allow(dead_code)]
 
+pub mod jacobi;
 pub mod tracked;
 
 use ember::{Pool, WakePolicy};
