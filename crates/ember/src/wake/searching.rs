@@ -121,9 +121,17 @@ impl Sleep {
         if now.saturating_sub(latest.since_us.load(Relaxed)) <= BURST_WINDOW_US {
             latest.step.load(Relaxed) + 1
         } else {
-            latest.since_us.store(now, Relaxed);
+            self.begin_burst(me);
             1
         }
+    }
+
+    /// Worker `me`'s burst begins now.
+    fn begin_burst(&self, me: usize) {
+        let now = self.epoch.elapsed().as_micros() as u64;
+        self.latest_step[me]
+            .since_us
+            .store(now, std::sync::atomic::Ordering::Relaxed);
     }
 
     /// Worker `me` made a wake-up `step` steps from its burst's first waker.
@@ -204,11 +212,7 @@ impl Sleep {
             if let Some(me) = self.current_worker() {
                 // Its burst is the one it was woken for: a hand-off or push of its own, later
                 // in the window, goes on from here.
-                let since = self.epoch.elapsed().as_micros() as u64;
-                let latest = &self.latest_step[me];
-                latest
-                    .since_us
-                    .store(since, std::sync::atomic::Ordering::Relaxed);
+                self.begin_burst(me);
                 self.note_step(me, step + count);
             }
         }
