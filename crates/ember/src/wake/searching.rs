@@ -117,18 +117,22 @@ impl Sleep {
     fn next_step(&self, me: usize) -> usize {
         use std::sync::atomic::Ordering::Relaxed;
         let latest = &self.latest_step[me];
-        let now = self.epoch.elapsed().as_micros() as u64;
+        let now = self.now_us();
         if now.saturating_sub(latest.since_us.load(Relaxed)) <= BURST_WINDOW_US {
             latest.step.load(Relaxed) + 1
         } else {
-            self.begin_burst(me);
+            self.begin_burst(me, now);
             1
         }
     }
 
-    /// Worker `me`'s burst begins now.
-    fn begin_burst(&self, me: usize) {
-        let now = self.epoch.elapsed().as_micros() as u64;
+    /// Microseconds on the clock of [`LatestStep`].
+    fn now_us(&self) -> u64 {
+        self.epoch.elapsed().as_micros() as u64
+    }
+
+    /// Worker `me`'s burst begins at `now` ([`now_us`](Self::now_us)).
+    fn begin_burst(&self, me: usize, now: u64) {
         self.latest_step[me]
             .since_us
             .store(now, std::sync::atomic::Ordering::Relaxed);
@@ -212,7 +216,7 @@ impl Sleep {
             if let Some(me) = self.current_worker() {
                 // Its burst is the one it was woken for: a hand-off or push of its own, later
                 // in the window, goes on from here.
-                self.begin_burst(me);
+                self.begin_burst(me, self.now_us());
                 self.note_step(me, step + count);
             }
         }
