@@ -247,14 +247,26 @@ proptest! {
         };
         let mut vec_left = v.clone();
         let vec_drained: Vec<u16> = vec_left.drain(start..end).collect();
+        // The deque drains an inclusive range, which needs an element at `start`; where there
+        // is none (`start` is the length, the empty vector included) it drains `start..start`.
+        let last = end.saturating_sub(1).max(start);
+        let inclusive = start < v.len();
         let mut deque_left: VecDeque<u16> = v.iter().copied().collect();
-        let deque_drained: Vec<u16> = deque_left.drain(start..=end.saturating_sub(1).max(start)).collect();
+        let deque_drained: Vec<u16> = if inclusive {
+            deque_left.drain(start..=last).collect()
+        } else {
+            deque_left.drain(start..start).collect()
+        };
         let expected = (vec_drained.clone(), vec_left, deque_drained.clone(), deque_left);
         on_every_pool(&expected, || {
             let mut vec_left = v.clone();
             let drained = vec_left.par_drain(start..end).with_min_len(min).collect();
             let mut deque_left: VecDeque<u16> = v.iter().copied().collect();
-            let deque_drained = deque_left.par_drain(start..=end.saturating_sub(1).max(start)).collect();
+            let deque_drained = if inclusive {
+                deque_left.par_drain(start..=last).collect()
+            } else {
+                deque_left.par_drain(start..start).collect()
+            };
             (drained, vec_left, deque_drained, deque_left)
         });
     }
