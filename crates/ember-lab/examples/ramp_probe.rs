@@ -10,7 +10,11 @@
 //! cargo run --release -p ember-lab --example ramp_probe -- [workers] [bursts]
 //! ```
 //!
-//! `RAMP_PROBE_TREE=1` also prints the first burst's wake-ups, one line each.
+//! `RAMP_PROBE_TREE=1` also prints the first burst's wake-ups, one line each;
+//! `RAMP_PROBE_SLOW=1` prints the trace of the first three bursts of each pool whose first
+//! wake-up came more than 100 µs after its first push. Each burst also reads, from the pool's debug dump just
+//! before that push, how many workers searched: a searcher makes the pushes skip their
+//! wake-ups.
 //! The times on the trace's clock are converted with the pool's build instant, taken just
 //! before `build()`: a few microseconds early, so the first wake-up's time is rounded down.
 
@@ -66,17 +70,38 @@ struct Seen {
     gaps: Vec<f64>,
     first: Vec<f64>,
     levels: Vec<f64>,
+    /// Workers the pool counted as searching just before the burst's first push.
+    searching: Vec<f64>,
+}
+
+/// A burst whose first wake-up comes later than this after its first push is printed with
+/// `RAMP_PROBE_SLOW=1`, the first [`SLOW_PRINTED`] of each pool.
+const SLOW_FIRST_US: f64 = 100.0;
+const SLOW_PRINTED: usize = 3;
+
+/// The searcher count in a pool's debug dump.
+fn searching_in(dump: &str) -> Option<usize> {
+    let rest = &dump[dump.find("searching: ")? + "searching: ".len()..];
+    rest.split(|c: char| !c.is_ascii_digit())
+        .next()?
+        .parse()
+        .ok()
 }
 
 fn ember_bursts(name: &str, built: Instant, pool: Pool, n: usize, bursts: usize) {
     let mut seen = Seen::default();
     let print_tree = std::env::var_os("RAMP_PROBE_TREE").is_some();
+    let print_slow = std::env::var_os("RAMP_PROBE_SLOW").is_some();
+    let mut slow_printed = 0;
     for burst in 0..=bursts {
         std::thread::sleep(IDLE);
         let _ = pool.trace();
         let starts = Arc::new(Mutex::new(Vec::with_capacity(n)));
         let for_jobs = Arc::clone(&starts);
-        let t0 = pool.install(|| {
+        let seen_pool = pool.clone();
+        let (t0, searching) = pool.install(|| {
+            // Whoever searches as the burst begins makes its pushes skip their wake-ups.
+            let searching = searching_in(&format!("{seen_pool:?}"));
             let t0 = Instant::now();
             ember::scope(|scope| {
                 for _ in 0..n {
@@ -84,7 +109,7 @@ fn ember_bursts(name: &str, built: Instant, pool: Pool, n: usize, bursts: usize)
                     scope.spawn(move |_| spin_job(&starts));
                 }
             });
-            t0
+            (t0, searching)
         });
         let events = pool.trace().events().to_vec();
         if burst == 0 {
@@ -131,6 +156,30 @@ fn ember_bursts(name: &str, built: Instant, pool: Pool, n: usize, bursts: usize)
                 );
             }
         }
+        let first = wakes
+            .first()
+            .and_then(|w| w.woken_at_ns)
+            .map(|at| (at as f64 - start_ns as f64) / 1e3);
+        if print_slow && slow_printed < SLOW_PRINTED && first.is_none_or(|f| f > SLOW_FIRST_US) {
+            slow_printed += 1;
+            println!("  burst {burst}: first wake-up at {first:?} us, {searching:?} searching as it began");
+            for e in events
+                .iter()
+                .filter(|e| e.start_ns + 200_000 >= start_ns && e.start_ns <= end_ns)
+            {
+                println!(
+                    "    {:8.1} us  worker {:2} {:?} woken by {:?} at {:?}",
+                    (e.start_ns as f64 - start_ns as f64) / 1e3,
+                    e.worker,
+                    e.kind,
+                    e.woken_by,
+                    e.woken_at_ns.map(|at| (at as f64 - start_ns as f64) / 1e3),
+                );
+            }
+        }
+        if let Some(searching) = searching {
+            seen.searching.push(searching as f64);
+        }
         seen.levels
             .push(level.values().copied().max().unwrap_or(0) as f64);
         if let Some(first) = wakes.first().and_then(|w| w.woken_at_ns) {
@@ -144,7 +193,8 @@ fn ember_bursts(name: &str, built: Instant, pool: Pool, n: usize, bursts: usize)
     }
     println!(
         "{name:<14} ramp_us median {:7.1} p90 {:7.1} | wake latency median {:5.1} p90 {:6.1} \
-         | to steal {:4.1} | waker gap median {:4.1} | first wake-up {:6.1} | levels {}",
+         | to steal {:4.1} | waker gap median {:4.1} | first wake-up {:6.1} | levels {} \
+         | searching at the start median {} max {}",
         quantile(seen.ramps.clone(), 0.5),
         quantile(seen.ramps, 0.9),
         quantile(seen.latency.clone(), 0.5),
@@ -153,6 +203,8 @@ fn ember_bursts(name: &str, built: Instant, pool: Pool, n: usize, bursts: usize)
         quantile(seen.gaps, 0.5),
         quantile(seen.first, 0.5),
         quantile(seen.levels, 0.5),
+        quantile(seen.searching.clone(), 0.5),
+        quantile(seen.searching, 1.0),
     );
 }
 
