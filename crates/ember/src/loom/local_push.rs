@@ -8,6 +8,8 @@
 //! `RUSTFLAGS="--cfg loom" cargo test -p ember --release --lib mutant_NAME -- --ignored` to
 //! watch loom report it.
 
+use loom::sync::atomic::{AtomicBool, Ordering};
+use loom::sync::Arc;
 use loom::thread;
 
 use super::model_deque::ModelPool;
@@ -86,6 +88,92 @@ fn loom_searching_three_workers_two_pushers() {
         other.join().unwrap();
         helper.join().unwrap();
     });
+}
+
+/// A burst on the pusher's own deque while its first wakee is on its way (README, "Backlog").
+/// Three workers under Searching; workers 1 and 2 sleep. Worker 0 pushes three jobs on its
+/// deque: the first push wakes a searcher, which may not run before the other two pushes.
+/// When worker 0 has pushed them, before it runs one, every job still queued beyond the one
+/// it runs next has another worker awake, or woken, to take it: the third push found two
+/// jobs beyond its pusher's own and one searcher, and woke the other sleeper for them; or
+/// the first wakee took a job and woke it itself, or took them all.
+///
+/// Guards the backlog's wake-up (`Sleep::wake_for_backlog`): without it
+/// (`mutant_backlog_waits_for_the_first_wakee`) a burst reaches its second sleeper only once
+/// the first wakee runs, one wake-up latency later, and the check fails.
+fn backlog_reaches_the_second_sleeper(backlog_wakes: bool) {
+    const JOBS: [usize; 3] = [1, 2, 3];
+    model_bounded(2, move || {
+        let pool = ModelPool::configured(WakePolicy::Searching, 3, |sleep| {
+            sleep.backlog_wakes = backlog_wakes;
+        });
+        // Worker `i` has returned from a sleep (its first sleep, before the burst, ends only
+        // by a wake-up).
+        let woken: Arc<[AtomicBool; 3]> = Arc::new(std::array::from_fn(|_| AtomicBool::new(false)));
+        let stop = {
+            let pool = pool.clone();
+            move || JOBS.iter().all(|&job| pool.has_run(job))
+        };
+        let workers: Vec<_> = (1..3)
+            .map(|me| {
+                let (pool, woken, stop) = (pool.clone(), woken.clone(), stop.clone());
+                thread::spawn(move || {
+                    let mut state = crate::wake::WakeState::default();
+                    while !stop() {
+                        match pool.find(me, &mut state) {
+                            Some(job) => pool.ran(job),
+                            None if stop() => break,
+                            None => {
+                                pool.idle(me, &mut state, &stop);
+                                woken[me].store(true, Ordering::SeqCst);
+                            }
+                        }
+                    }
+                })
+            })
+            .collect();
+        pool.wait_until_parked(1);
+        pool.wait_until_parked(2);
+        pool.sleep.enter(0);
+        for job in JOBS {
+            pool.push_local(0, job, true);
+        }
+        // Jobs still queued, then the other workers awake or on their way: those that
+        // returned from a sleep, or that a waker took out of the sleeper set. Either only
+        // grows, so the count is at least what it was when the queue was read.
+        let queued = pool.deques[0].len();
+        let asleep = pool.sleep.sleeping();
+        let awake = (1..3)
+            .filter(|&other| woken[other].load(Ordering::SeqCst) || !asleep.contains(&other))
+            .count();
+        assert!(
+            queued <= 1 + awake,
+            "{queued} jobs queued once worker 0 has pushed its burst, but only {awake} other \
+             workers awake to take them besides it"
+        );
+        // Worker 0 runs what is left on its deque, then waits for the rest as user code.
+        while let Some(job) = pool.deques[0].pop() {
+            pool.ran(job);
+        }
+        for job in JOBS {
+            pool.block_until_run(job);
+        }
+        pool.sleep.wake_all();
+        for worker in workers {
+            worker.join().unwrap();
+        }
+    });
+}
+
+#[test]
+fn loom_backlog_reaches_the_second_sleeper() {
+    backlog_reaches_the_second_sleeper(true);
+}
+
+#[test]
+#[ignore = "fails by design: the model without the step it guards"]
+fn mutant_backlog_waits_for_the_first_wakee() {
+    backlog_reaches_the_second_sleeper(false);
 }
 
 /// Biased with `batch: 2`: worker 0 finishes a task that released three successors, holds

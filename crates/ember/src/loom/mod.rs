@@ -15,7 +15,7 @@
 //! | file | protocol guarded (where it lives) | mutants that show a model failing |
 //! | --- | --- | --- |
 //! | `sleep.rs` | the wake policies' sleep and wake-up, the parker, a waiter's hand-off, fan-out (`wake/`, `park.rs`) | `mutant_waiter_counted_without_hand_off`, `mutant_woken_searcher_wakes_one` |
-//! | `local_push.rs` | a push on the own deque and its fenced check; kicked successors; injected batches (`wake/mod.rs`, "Pushing") | `mutant_unfenced_spawn_is_lost`, `mutant_kick_without_notify`, `mutant_batch_not_announced` |
+//! | `local_push.rs` | a push on the own deque and its fenced check; a pusher's backlog; kicked successors; injected batches (`wake/mod.rs`, "Pushing", "Backlog") | `mutant_unfenced_spawn_is_lost`, `mutant_backlog_waits_for_the_first_wakee`, `mutant_kick_without_notify`, `mutant_batch_not_announced` |
 //! | `light_push.rs` | a `join` half pushed behind the light barrier, and the heavy-barrier hand-off (`sync/asymmetric.rs`) | `mutant_light_push_unannounced`, `mutant_hand_off_without_heavy_barrier` |
 //! | `deferred.rs` | deferred wake-ups: the debt, its stamp and the alarm (`wake/deferred.rs`, `wake/stamp.rs`) | `mutant_debt_without_alarm`, `mutant_owe_unfenced`, `mutant_due_alarm_owe_unfenced`, `mutant_restamp_resurrects_a_paid_debt` |
 //! | `lifecycle.rs` | a worker leaving a wait, shutdown and exit (`pool/workers/worker.rs`) | `mutant_wait_ends_still_searching`, `mutant_eager_wait_ends_picked`, `mutant_exit_still_searching`, `mutant_exit_before_held`, `mutant_exit_at_first_empty_look`, `mutant_no_second_round` |

@@ -136,6 +136,25 @@ impl ModelPool {
         Self::with_batch_announcements(policy, workers, true)
     }
 
+    /// A pool of `workers` under `policy` whose wake state `configure` may change (a mutant
+    /// switches a step off).
+    pub(crate) fn configured(
+        policy: WakePolicy,
+        workers: usize,
+        configure: impl FnOnce(&mut Sleep),
+    ) -> Arc<Self> {
+        let mut sleep = Sleep::new(policy, workers);
+        configure(&mut sleep);
+        Arc::new(ModelPool {
+            sleep,
+            deques: (0..workers).map(|_| ModelDeque::new()).collect(),
+            injector: Mutex::new(VecDeque::new()),
+            ran: Mutex::new(Vec::new()),
+            ran_changed: Condvar::new(),
+            announce_batches: true,
+        })
+    }
+
     /// A pool whose batches from the global queue are announced or not (the mutant).
     pub(crate) fn with_batch_announcements(
         policy: WakePolicy,
@@ -223,7 +242,7 @@ impl ModelPool {
         }
         self.sleep.barrier.model().light();
         self.deques[me].push(job);
-        self.sleep.notify_join_half();
+        self.sleep.notify_join_half(|| self.deques[me].len());
     }
 
     /// User code of a light pusher blocking until `job` has run elsewhere (a channel's

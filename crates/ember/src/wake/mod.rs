@@ -185,6 +185,9 @@ pub(crate) struct Sleep {
     /// `FAN_OUT_STEPS` in the models, which may lower it so that a few workers need shares.
     #[cfg(all(test, loom))]
     pub(crate) model_fan_out_steps: usize,
+    /// Off only in the loom mutant that shows what a pusher's backlog wake-ups do.
+    #[cfg(all(test, loom))]
+    pub(crate) backlog_wakes: bool,
     /// Spawned jobs' owed wake-ups and their alarm (Searching with `defer_wakeups`, several
     /// workers, where the system has an alarm; `deferred.rs`).
     debts: Option<deferred::Debts>,
@@ -241,6 +244,8 @@ impl Sleep {
             promise_guards: true,
             #[cfg(all(test, loom))]
             model_fan_out_steps: searching::FAN_OUT_STEPS,
+            #[cfg(all(test, loom))]
+            backlog_wakes: true,
             debts: config
                 .defer_ns
                 .filter(|_| workers > 1 && matches!(policy, WakePolicy::Searching))
@@ -274,7 +279,7 @@ impl Sleep {
     }
 
     /// Worker-side: a job was pushed on the caller's own deque, which now holds `local_len()`
-    /// (asked only by the policy that needs it).
+    /// (asked only where a policy needs it: Biased's batch, Searching's backlog).
     ///
     /// Under Eager and Searching every such push gets the full Dekker ordering (README,
     /// "Pushing"): the push, a `SeqCst` fence, then the policy's check. That is what lets the
@@ -309,7 +314,7 @@ impl Sleep {
                 if fenced {
                     fence(Ordering::SeqCst);
                 }
-                self.wake_searcher_if_idle();
+                self.wake_for_local_push(local_len);
             }
             // The pusher runs its own deque before it sleeps; overload wake-ups only add
             // parallelism and carry their own fence (README, "Biased").
@@ -346,14 +351,15 @@ impl Sleep {
         me.light_pushes = true;
     }
 
-    /// Worker-side: the second half of a `join` was pushed on the caller's own deque, after
+    /// Worker-side: the second half of a `join` was pushed on the caller's own deque, which
+    /// now holds `local_len()` (asked only for a backlog: README, "Backlog"), after
     /// [`announce_light_pushes`](Self::announce_light_pushes). Searching's check behind a
     /// light barrier instead of a fence: whoever must see the push and might not issues the
     /// heavy one (README, "Light pushes").
     #[inline(always)]
-    pub(crate) fn notify_join_half(&self) {
+    pub(crate) fn notify_join_half(&self, local_len: impl FnOnce() -> usize) {
         self.barrier.light();
-        self.wake_searcher_if_idle();
+        self.wake_for_local_push(local_len);
     }
 
     /// Whether some worker may have pushed with a light barrier since it last slept: then a

@@ -7,6 +7,10 @@ use super::{Sleep, WakeState};
 /// sleepers itself, and hands the rest out as shares. Wide rather than binary: a wake-up's
 /// latency (the wakee's start on another core) costs far more than making one more.
 pub(crate) const FAN_OUT_STEPS: usize = 7;
+/// The most wake-ups a pusher makes for its backlog in a burst (README, "Backlog"): fewer than
+/// [`FAN_OUT_STEPS`], so that each searcher it wakes may still fan out several wide, whichever
+/// of them the kernel runs first.
+const BACKLOG_STEPS: usize = 3;
 /// The fewest sleepers a woken searcher may wake itself, however many steps from the first
 /// waker: two keep a large burst's tree of shares logarithmic in depth.
 const LEAST_WIDTH: usize = 2;
@@ -74,6 +78,80 @@ impl Sleep {
         self.num_searching.load(Ordering::SeqCst) == 0 && self.sleepers.len() != 0
     }
 
+    /// Searching's rule for a push on the pusher's own deque, which now holds `local_len()`,
+    /// read after its fence: a sleeper is woken if nobody searches, as for any push, or if
+    /// the deque holds more jobs than the searchers and promised wake-ups cover, besides the
+    /// one its pusher runs itself (README, "Backlog").
+    #[inline(always)]
+    pub(super) fn wake_for_local_push(&self, local_len: impl FnOnce() -> usize) {
+        // Cheap checks first: with nobody asleep, as in a busy pool, one load.
+        if self.sleepers.len() == 0 {
+            return;
+        }
+        if self.num_searching.load(Ordering::SeqCst) == 0 {
+            self.wake_searcher();
+        } else if self.backlog_wakes() {
+            self.wake_for_backlog(local_len());
+        }
+    }
+
+    /// Whether a pusher wakes for its backlog: always, but in the loom mutant that shows what
+    /// that step does (`mutant_backlog_waits_for_the_first_wakee`).
+    #[inline(always)]
+    pub(super) fn backlog_wakes(&self) -> bool {
+        #[cfg(all(test, loom))]
+        if !self.backlog_wakes {
+            return false;
+        }
+        true
+    }
+
+    /// The backlog's wake-up (README, "Backlog"): a worker whose deque holds `local_len`
+    /// jobs while somebody searches wakes one more sleeper as a searcher, under the sleeper
+    /// set's lock, while the searchers and the promises, plus the job it runs itself, cover
+    /// fewer. It wakes as a fan-out does, at the next step of its burst, and not beyond
+    /// [`BACKLOG_STEPS`]: past that, the searchers it woke fan out themselves. Its wakee holds
+    /// a share as wide as its own fan-out may be.
+    #[cold]
+    pub(super) fn wake_for_backlog(&self, local_len: usize) {
+        let uncovered = || {
+            self.num_searching.load(Ordering::SeqCst) + self.promised.load(Ordering::SeqCst) + 1
+                < local_len
+        };
+        if !uncovered() {
+            return;
+        }
+        // A push on a worker's own deque is made on that worker.
+        let Some(me) = self.current_worker() else {
+            return;
+        };
+        let step = self.next_step(me);
+        if step > BACKLOG_STEPS {
+            return;
+        }
+        // The awake-core budget may withhold this wake-up (README, "Budget").
+        if !self.budget_allows_when(|| self.sleepers.len() != 0 && uncovered()) {
+            return;
+        }
+        // Its share is its whole fan-out: a searcher that arrives before it then leaves it the
+        // jobs it will wake for, rather than handing them further down a tree of its own.
+        let share = self.fan_out_steps().saturating_sub(step);
+        let note = WokenNote {
+            share: share.min(u16::MAX as usize) as u16,
+            step: step.min(u8::MAX as usize) as u8,
+        };
+        let woken = self.sleepers.pop_latest_if(uncovered, |index| {
+            self.num_searching.fetch_add(1, Ordering::SeqCst);
+            self.promised
+                .fetch_add(note.share as usize, Ordering::SeqCst);
+            self.woken_to_search[index].store(note.word(), Ordering::SeqCst);
+        });
+        if let Some(index) = woken {
+            self.note_step(me, step);
+            self.unpark_listed(index);
+        }
+    }
+
     /// Wakes the most recently parked worker and counts it as a searcher, unless somebody is
     /// searching. The check and the count happen under the sleeper-set lock, so two wakers
     /// racing here never count two. Its wakee is one step past the waker's latest step if
@@ -131,11 +209,13 @@ impl Sleep {
         self.epoch.elapsed().as_micros() as u64
     }
 
-    /// Worker `me`'s burst begins at `now` ([`now_us`](Self::now_us)).
+    /// Worker `me`'s burst begins at `now` ([`now_us`](Self::now_us)), with no step taken
+    /// yet: a wake-up that does not come to pass leaves the next one at the burst's first step.
     fn begin_burst(&self, me: usize, now: u64) {
-        self.latest_step[me]
-            .since_us
-            .store(now, std::sync::atomic::Ordering::Relaxed);
+        use std::sync::atomic::Ordering::Relaxed;
+        let latest = &self.latest_step[me];
+        latest.since_us.store(now, Relaxed);
+        latest.step.store(0, Relaxed);
     }
 
     /// Worker `me` made a wake-up `step` steps from its burst's first waker.
@@ -156,14 +236,16 @@ impl Sleep {
 
     /// A woken searcher's fan-out (README, "Fan-out"): wakes sleepers for the `jobs` that
     /// neither a searcher nor a promised wake-up covers. A waker `step` steps from the first
-    /// waker wakes up to [`FAN_OUT_STEPS`] minus `step` itself (at least [`LEAST_WIDTH`]) and
+    /// waker wakes up to [`FAN_OUT_STEPS`] minus `step` itself (at least [`LEAST_WIDTH`] if it
+    /// was `handed` a share: past the bound, only shares carry a burst further) and
     /// hands out what is beyond them as shares: half the excess to the first wakee, half the
     /// rest to the next, all that is left to the last. All are chosen before the first is
     /// unparked, so the tree does not depend on which wakee the kernel runs first, nor on
     /// whether one preempts its waker. Returns whether it woke anybody.
     #[cold]
-    fn fan_out(&self, jobs: usize, step: usize) -> bool {
-        let width = self.fan_out_steps().saturating_sub(step).max(LEAST_WIDTH);
+    fn fan_out(&self, jobs: usize, step: usize, handed: bool) -> bool {
+        let least = if handed { LEAST_WIDTH } else { 0 };
+        let width = self.fan_out_steps().saturating_sub(step).max(least);
         let mut chosen = [0; FAN_OUT_STEPS];
         let width = width.min(chosen.len());
         let mut count = 0;
@@ -281,6 +363,8 @@ impl Sleep {
             return;
         }
         let woken = me.woken;
+        // Read before the search ends, which ends the share.
+        let handed = me.share > 0;
         let last = self.stop_searching(me);
         if !(last || woken) {
             return;
@@ -311,7 +395,7 @@ impl Sleep {
         // search started by a worker itself is: these searchers are woken for jobs already
         // there, and stop at their first. The last searcher wakes one whatever the promises
         // say: a promise is a hint, the hand-off is the proof.
-        let woke = woken && self.fans_out() && self.fan_out(jobs, me.step as usize);
+        let woke = woken && self.fans_out() && self.fan_out(jobs, me.step as usize, handed);
         #[cfg(all(test, loom))]
         if !self.promise_guards {
             if last && !woken {

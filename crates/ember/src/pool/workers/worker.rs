@@ -372,7 +372,7 @@ impl WorkerThread {
         self.list_as_light_pusher();
         self.pay_owed_wake();
         self.local.push(job);
-        sleep.notify_join_half();
+        sleep.notify_join_half(|| self.local.len());
     }
 
     /// Lists this worker in `Sleep::light_pushers` unless it already is, until it next goes to
