@@ -209,7 +209,7 @@ impl Budget {
     pub(crate) fn admits(&self, mine: usize, machine: bool) -> bool {
         #[cfg(loom)]
         let mine = if self.exempt_idle { mine } else { mine.max(1) };
-        if mine == 0 || timer_failed() {
+        if mine == 0 || self.timer_failed() {
             return true;
         }
         let (mut total, mut pools) = self.awake();
@@ -224,6 +224,9 @@ impl Budget {
     /// Whether the awake workers exceed the cores while two or more pools are awake: a
     /// searcher then gives its core back (README, "Budget", step 3).
     pub(crate) fn over(&self, machine: bool) -> bool {
+        if self.timer_failed() {
+            return false;
+        }
         let (mut total, mut pools) = self.awake();
         if machine {
             let others = self.machine_others(total);
@@ -235,10 +238,20 @@ impl Budget {
 
     /// Keeps pool `id`'s refused wake-up, to be made by the next worker that parks in
     /// another pool or, at the latest, [`WITHHELD_BOUND_NS`] after `now_ns`. One per pool.
-    pub(crate) fn withhold(self: &Arc<Self>, id: usize, member: Weak<dyn Member>, now_ns: u64) {
+    ///
+    /// Returns whether it is kept. It is not where the timer thread that makes it at the
+    /// bound cannot be started: the caller then makes it now, and wake-ups kept meanwhile
+    /// by other pools are made here.
+    #[must_use]
+    pub(crate) fn withhold(
+        self: &Arc<Self>,
+        id: usize,
+        member: Weak<dyn Member>,
+        now_ns: u64,
+    ) -> bool {
         let mut withheld = lock(&self.withheld);
         if withheld.iter().any(|w| w.id == id) {
-            return;
+            return true;
         }
         let due_ns = now_ns + WITHHELD_BOUND_NS;
         withheld.push(Withheld { id, member, due_ns });
@@ -246,6 +259,31 @@ impl Budget {
         drop(withheld);
         #[cfg(not(loom))]
         timer::arm(self, due_ns);
+        if !self.timer_failed() {
+            return true;
+        }
+        // Whoever listed a wake-up armed the timer after listing it, and sees the failure
+        // once `arm` returns: each takes its own listing back and makes any other still
+        // listed, so none is left with nobody to make it.
+        let mut withheld = lock(&self.withheld);
+        withheld.retain(|w| w.id != id);
+        self.withheld_len.store(withheld.len(), Ordering::SeqCst);
+        drop(withheld);
+        self.hand_over(None, u64::MAX, usize::MAX);
+        false
+    }
+
+    /// Whether the timer thread could not be started: the budget then withholds nothing,
+    /// as if there were none.
+    #[cfg(not(loom))]
+    fn timer_failed(&self) -> bool {
+        self.timer.failed()
+    }
+
+    /// Under loom the models have no timer thread, and never a failed one.
+    #[cfg(loom)]
+    fn timer_failed(&self) -> bool {
+        false
     }
 
     /// A worker of pool `id` parks, giving its core back: the oldest wake-up withheld from
@@ -328,20 +366,6 @@ impl Budget {
 #[cfg(not(loom))]
 mod timer;
 
-/// Set if the timer thread could not be started: the budget then withholds nothing.
-#[cfg(not(loom))]
-static TIMER_FAILED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
-
-#[cfg(not(loom))]
-fn timer_failed() -> bool {
-    TIMER_FAILED.load(std::sync::atomic::Ordering::Relaxed)
-}
-
-#[cfg(loom)]
-fn timer_failed() -> bool {
-    false
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -416,8 +440,8 @@ mod tests {
         let (a, b) = (fake(1), fake(1));
         let ma = budget.join(weak(&a), false);
         let mb = budget.join(weak(&b), false);
-        budget.withhold(ma.id(), weak(&a), crate::sync::clock::now_ns());
-        budget.withhold(ma.id(), weak(&a), crate::sync::clock::now_ns());
+        assert!(budget.withhold(ma.id(), weak(&a), crate::sync::clock::now_ns()));
+        assert!(budget.withhold(ma.id(), weak(&a), crate::sync::clock::now_ns()));
         assert_eq!(budget.withheld(), 1, "one per pool");
         // A's own worker parking gives nothing to A: it had a worker awake to spare.
         budget.core_released(ma.id());
@@ -428,13 +452,36 @@ mod tests {
         drop((ma, mb));
     }
 
+    /// Where the timer thread cannot be started, a wake-up the budget would withhold is made
+    /// at once: nothing else would make it while no worker of another pool parks.
+    #[cfg(not(loom))]
+    #[test]
+    fn without_its_timer_thread_the_budget_withholds_nothing() {
+        let budget = Arc::new(Budget::new(2));
+        budget.timer.refuse_start.store(true, Ordering::Relaxed);
+        let (a, b) = (fake(1), fake(1));
+        let ma = budget.join(weak(&a), false);
+        let mb = budget.join(weak(&b), false);
+        assert!(!budget.admits(1, false), "the rule alone would withhold it");
+        let kept = budget.withhold(ma.id(), weak(&a), crate::sync::clock::now_ns());
+        assert!(!kept, "the caller makes it");
+        // B's workers never park: only the caller could still make A's wake-up.
+        assert_eq!(
+            budget.withheld(),
+            0,
+            "a withheld wake-up with no timer to make it"
+        );
+        assert!(budget.admits(1, false), "the budget then withholds nothing");
+        drop((ma, mb));
+    }
+
     #[test]
     fn a_pool_that_leaves_takes_its_withheld_wake_up_with_it() {
         let budget = Arc::new(Budget::new(2));
         let (a, b) = (fake(1), fake(1));
         let ma = budget.join(weak(&a), false);
         let mb = budget.join(weak(&b), false);
-        budget.withhold(ma.id(), weak(&a), 0);
+        assert!(budget.withhold(ma.id(), weak(&a), 0));
         drop(ma);
         assert_eq!(budget.withheld(), 0);
         budget.core_released(mb.id());

@@ -1,6 +1,7 @@
 //! The withheld wake-ups' deadline (README, "Budget", step 4): one thread per process,
 //! started at the first withheld wake-up, asleep while none is withheld.
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Condvar, Mutex, OnceLock};
 use std::time::Duration;
 
@@ -10,9 +11,24 @@ pub(super) struct Timer {
     due: Mutex<u64>,
     cv: Condvar,
     started: OnceLock<()>,
+    /// Set if the thread could not be started: the budget then withholds nothing.
+    failed: AtomicBool,
+    /// Makes the thread's start fail, as the system may (tests).
+    #[cfg(test)]
+    pub(super) refuse_start: AtomicBool,
 }
 
-/// Makes `budget`'s withheld wake-ups due at `due_ns`, starting its thread if need be.
+impl Timer {
+    /// Whether the thread could not be started. Read after [`arm`] returns, it is final: a
+    /// failed start is recorded before `arm`'s one-time start returns to any caller.
+    pub(super) fn failed(&self) -> bool {
+        self.failed.load(Ordering::SeqCst)
+    }
+}
+
+/// Makes `budget`'s withheld wake-ups due at `due_ns`, starting its thread if need be. If
+/// the thread cannot be started the deadline is served by nobody: the caller sees
+/// [`Timer::failed`] and makes its wake-ups itself.
 pub(super) fn arm(budget: &Arc<super::Budget>, due_ns: u64) {
     let t = &budget.timer;
     {
@@ -23,17 +39,23 @@ pub(super) fn arm(budget: &Arc<super::Budget>, due_ns: u64) {
         }
     }
     t.started.get_or_init(|| {
-        let budget = Arc::clone(budget);
-        let spawned = std::thread::Builder::new()
-            .name("ember-budget-timer".into())
-            .spawn(move || run(&budget));
-        // Without the thread a withheld wake-up is still made by the next worker
-        // that parks; the process's pools then keep waking at once (`admits`
-        // refuses nothing once `timer_failed` is seen).
+        let spawned = start(budget);
         if spawned.is_err() {
-            super::TIMER_FAILED.store(true, std::sync::atomic::Ordering::Relaxed);
+            t.failed.store(true, Ordering::SeqCst);
         }
     });
+}
+
+/// Starts the thread that serves `budget`'s deadlines.
+fn start(budget: &Arc<super::Budget>) -> std::io::Result<std::thread::JoinHandle<()>> {
+    #[cfg(test)]
+    if budget.timer.refuse_start.load(Ordering::Relaxed) {
+        return Err(std::io::Error::other("refused by the test"));
+    }
+    let budget = Arc::clone(budget);
+    std::thread::Builder::new()
+        .name("ember-budget-timer".into())
+        .spawn(move || run(&budget))
 }
 
 fn run(budget: &super::Budget) {

@@ -56,12 +56,12 @@ impl Sleep {
         if budget.admits(self.awake(), link.membership.machine()) {
             return true;
         }
-        budget.withhold(
+        // Not kept where no timer thread could make it later: made now instead.
+        !budget.withhold(
             link.membership.id(),
             link.member.clone(),
             crate::sync::clock::now_ns(),
-        );
-        false
+        )
     }
 
     /// Step 5: whether a worker about to search should give its core back instead. Without a
