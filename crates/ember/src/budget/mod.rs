@@ -2,7 +2,8 @@
 //! machine (`wake/README.md`, "Budget").
 //!
 //! Each pool joins the process's [`Budget`] when it is built ([`Budget::join`]) and leaves it
-//! when it is dropped. The budget counts nothing itself: a pool's awake workers are those not
+//! when its last worker exits ([`Membership::leave`]), not when the last reference to its
+//! state goes: a task may keep that alive long after the workers are gone. The budget counts nothing itself: a pool's awake workers are those not
 //! listed in its sleeper set, which each pool keeps anyway, and the budget adds them up when
 //! somebody asks. So a pool alone in its process pays nothing for the budget; a wake-up
 //! decision in a process of several pools reads every pool's count.
@@ -18,7 +19,7 @@
 #[cfg(all(target_os = "linux", not(loom)))]
 pub(crate) mod machine;
 
-use crate::sync::atomic::{AtomicUsize, Ordering};
+use crate::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use crate::sync::{lock, Mutex};
 use std::sync::Arc;
 use std::sync::Weak;
@@ -81,11 +82,13 @@ pub(crate) struct Budget {
     exempt_idle: bool,
 }
 
-/// A pool's place in the budget; dropping it leaves.
+/// A pool's place in the budget. The pool leaves when its last worker exits
+/// ([`leave`](Self::leave)), or, if it never had one, when this is dropped.
 pub(crate) struct Membership {
     budget: Arc<Budget>,
     id: usize,
     machine: bool,
+    left: AtomicBool,
 }
 
 impl Membership {
@@ -103,11 +106,19 @@ impl Membership {
     pub(crate) fn id(&self) -> usize {
         self.id
     }
+
+    /// Leaves the budget, once: the pool's workers have exited, so it counts for nothing
+    /// from now on, even while a task or other handle keeps the pool's state alive.
+    pub(crate) fn leave(&self) {
+        if !self.left.swap(true, Ordering::SeqCst) {
+            self.budget.leave(self.id);
+        }
+    }
 }
 
 impl Drop for Membership {
     fn drop(&mut self) {
-        self.budget.leave(self.id);
+        self.leave();
     }
 }
 
@@ -166,6 +177,7 @@ impl Budget {
             budget: Arc::clone(self),
             id,
             machine,
+            left: AtomicBool::new(false),
         }
     }
 
