@@ -149,16 +149,49 @@ impl Budget {
 
     /// The process's budget: the cores it may use are `available_parallelism`, which on
     /// Linux is the affinity mask narrowed by the cgroup's CPU quota.
+    ///
+    /// A child of `fork` gets a budget of its own at its first call: the one it inherited
+    /// lists the parent's pools, whose workers it does not have, may have had a lock held
+    /// at the fork by a thread it does not have, and counts on a timer thread it does not
+    /// have. That one is left untouched, never freed: freeing it could take those locks,
+    /// or give back the parent's machine-wide lease.
     #[cfg(not(loom))]
     pub(crate) fn process() -> Arc<Budget> {
-        static PROCESS: std::sync::OnceLock<Arc<Budget>> = std::sync::OnceLock::new();
-        PROCESS
-            .get_or_init(|| {
-                Arc::new(Budget::new(
-                    std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get),
-                ))
-            })
-            .clone()
+        use std::sync::atomic::{AtomicPtr, Ordering};
+
+        /// The process's budget, and which process it is.
+        struct Process {
+            pid: u32,
+            budget: Arc<Budget>,
+        }
+
+        // Written with a compare-and-swap rather than under a lock: a lock could be held
+        // at a fork, and a child could never take it.
+        static PROCESS: AtomicPtr<Process> = AtomicPtr::new(std::ptr::null_mut());
+        let pid = std::process::id();
+        loop {
+            let current = PROCESS.load(Ordering::Acquire);
+            // SAFETY: a non-null pointer in `PROCESS` comes from `Box::into_raw` below and
+            // is never freed; the Acquire load pairs with the Release of the swap that
+            // stored it, so the `Process` it points to is initialised.
+            if let Some(p) = unsafe { current.as_ref() } {
+                if p.pid == pid {
+                    return Arc::clone(&p.budget);
+                }
+            }
+            let cores = std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get);
+            let fresh = Box::into_raw(Box::new(Process {
+                pid,
+                budget: Arc::new(Budget::new(cores)),
+            }));
+            if PROCESS
+                .compare_exchange(current, fresh, Ordering::AcqRel, Ordering::Acquire)
+                .is_err()
+            {
+                // SAFETY: `fresh` came from `Box::into_raw` above and nobody else saw it.
+                drop(unsafe { Box::from_raw(fresh) });
+            }
+        }
     }
 
     /// Pools that joined and have not left.
