@@ -376,11 +376,7 @@ impl Budget {
     #[cfg(all(target_os = "linux", not(loom)))]
     fn machine_others(&self, mine: usize) -> usize {
         match self.machine_segment() {
-            Some(s) => {
-                let now = machine::now_ms();
-                s.publish(mine, now);
-                s.others(now)
-            }
+            Some(s) => s.publish_and_count(mine, machine::now_ms()),
             None => 0,
         }
     }
