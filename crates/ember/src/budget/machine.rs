@@ -36,6 +36,9 @@ pub(crate) const SLOTS: usize = 256;
 const HEADER: usize = 64;
 /// Bytes per slot.
 const SLOT: usize = 16;
+/// Names the segment instead of [`default_name`]'s, in the library's own tests.
+#[cfg(test)]
+pub(crate) const TEST_NAME_VAR: &str = "EMBER_TEST_SEGMENT_NAME";
 /// How long a lease lasts unless renewed (milliseconds).
 pub(crate) const LEASE_MS: u64 = 100;
 
@@ -139,8 +142,13 @@ pub(crate) struct Segment {
     held: Mutex<Option<Held>>,
 }
 
-/// The segment's name for the user running this process: one per user.
+/// The segment's name for the user running this process: one per user. The library's own
+/// tests may name another, so as never to touch the user's.
 pub(crate) fn default_name() -> String {
+    #[cfg(test)]
+    if let Ok(name) = std::env::var(TEST_NAME_VAR) {
+        return name;
+    }
     // SAFETY: geteuid cannot fail.
     let uid = unsafe { libc::geteuid() };
     format!("/ember-budget-{uid}")

@@ -203,6 +203,12 @@ impl Budget {
     /// Adds `member` to the budget; with `machine`, this process also joins the machine's
     /// segment (refused: see [`machine_segment`](Self::machine_segment)).
     pub(crate) fn join(self: &Arc<Self>, member: Weak<dyn Member>, machine: bool) -> Membership {
+        // The segment is opened, or refused and said so, while the pool is built rather
+        // than at a wake-up decision: opening may wait for another process's creation.
+        #[cfg(all(target_os = "linux", not(loom)))]
+        if machine {
+            let _ = self.machine_segment();
+        }
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
         lock(&self.members).push(Entry { id, member });
         self.pools.fetch_add(1, Ordering::SeqCst);
@@ -386,17 +392,26 @@ impl Budget {
         0
     }
 
-    /// The machine's segment, opened at the first call; `None`, with one warning on stderr,
-    /// where it is refused (another layout, not private, no shared memory).
+    /// The machine's segment, opened at the first call (the build of the first pool that
+    /// asks for it); `None` where it is refused (another layout, not private, no shared
+    /// memory), which is said on stderr once per process.
     #[cfg(all(target_os = "linux", not(loom)))]
     pub(crate) fn machine_segment(&self) -> Option<&machine::Segment> {
         self.machine
             .get_or_init(|| match machine::Segment::open(&machine::default_name()) {
                 Ok(s) => Some(s),
                 Err(why) => {
-                    eprintln!(
-                        "ember: EMBER_MACHINE_BUDGET: the machine-wide budget is off in this process: {why}"
-                    );
+                    // Once per process, a child of fork included: its new budget opens the
+                    // segment again, and would say the same.
+                    static SAID: std::sync::atomic::AtomicBool =
+                        std::sync::atomic::AtomicBool::new(false);
+                    if !SAID.swap(true, std::sync::atomic::Ordering::Relaxed) {
+                        eprintln!(
+                            "ember: the machine-wide awake-worker budget \
+                             (EMBER_MACHINE_BUDGET=1 or Tuning::machine_budget) is off in this \
+                             process, whose pools share only the process's budget: {why}"
+                        );
+                    }
                     None
                 }
             })

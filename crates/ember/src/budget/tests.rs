@@ -119,3 +119,84 @@ fn a_pool_that_leaves_takes_its_withheld_wake_up_with_it() {
     budget.core_released(mb.id());
     assert_eq!(a.woken.load(Ordering::SeqCst), 0);
 }
+
+/// Run only as the child of `a_refused_segment_is_said_once_when_the_pool_is_built`: builds
+/// two pools on the machine-wide budget, whose segment the parent made unusable, marks on
+/// stderr where the builds end, then lets their workers start and runs work in both.
+#[cfg(all(target_os = "linux", not(loom)))]
+#[test]
+#[ignore = "the child of a_refused_segment_is_said_once_when_the_pool_is_built"]
+fn refused_segment_child() {
+    if std::env::var(machine::TEST_NAME_VAR).is_err() {
+        return;
+    }
+    // The workers start only once the builds have ended, so that none of them makes a
+    // wake-up decision before.
+    let gate = std::sync::Arc::new((std::sync::Mutex::new(false), std::sync::Condvar::new()));
+    let pools: Vec<crate::Pool> = (0..2)
+        .map(|_| {
+            let gate = gate.clone();
+            crate::Pool::builder()
+                .threads(2)
+                .tuning(crate::Tuning::new().machine_budget(true))
+                .start_handler(move |_| {
+                    let (open, cv) = &*gate;
+                    let mut open = open.lock().unwrap();
+                    while !*open {
+                        open = cv.wait(open).unwrap();
+                    }
+                })
+                .build()
+                .expect("pool")
+        })
+        .collect();
+    eprintln!("built");
+    *gate.0.lock().unwrap() = true;
+    gate.1.notify_all();
+    for pool in &pools {
+        for _ in 0..100 {
+            pool.spawn(|| {});
+        }
+        pool.install(|| crate::join(|| (), || ()));
+        pool.wait_idle();
+    }
+    eprintln!("ran");
+}
+
+/// A segment the process cannot use is said once, on stderr, when the first pool that asks
+/// for it is built: not in a wake-up decision later, nor once per pool or per decision.
+#[cfg(all(target_os = "linux", not(loom)))]
+#[test]
+fn a_refused_segment_is_said_once_when_the_pool_is_built() {
+    use std::os::unix::fs::PermissionsExt;
+    let name = format!("/ember-budget-test-refused-{}", std::process::id());
+    let file = format!("/dev/shm{name}");
+    // Readable by others: refused as not private. (Were /dev/shm missing, the segment would
+    // be refused all the same.)
+    if std::fs::write(&file, [0u8; 64]).is_ok() {
+        std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o644)).unwrap();
+    }
+    let output = std::process::Command::new(std::env::current_exe().unwrap())
+        .args([
+            "--exact",
+            "budget::tests::refused_segment_child",
+            "--ignored",
+            "--nocapture",
+            "--test-threads=1",
+        ])
+        .env(machine::TEST_NAME_VAR, &name)
+        .env_remove("EMBER_MACHINE_BUDGET")
+        .output()
+        .unwrap();
+    let _ = std::fs::remove_file(&file);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "the child failed: {stderr}");
+    let lines: Vec<&str> = stderr.lines().collect();
+    let said: Vec<usize> = (0..lines.len())
+        .filter(|&i| lines[i].contains("machine-wide"))
+        .collect();
+    let built = lines.iter().position(|l| *l == "built").expect("built");
+    assert!(lines.iter().any(|l| *l == "ran"), "{stderr}");
+    assert_eq!(said.len(), 1, "said once: {stderr}");
+    assert!(said[0] < built, "said when the pool is built: {stderr}");
+}
