@@ -196,7 +196,7 @@ fn a_refused_segment_is_said_once_when_the_pool_is_built() {
         .filter(|&i| lines[i].contains("machine-wide"))
         .collect();
     let built = lines.iter().position(|l| *l == "built").expect("built");
-    assert!(lines.iter().any(|l| *l == "ran"), "{stderr}");
+    assert!(lines.contains(&"ran"), "{stderr}");
     assert_eq!(said.len(), 1, "said once: {stderr}");
     assert!(said[0] < built, "said when the pool is built: {stderr}");
 }
