@@ -36,6 +36,9 @@ pub(crate) const SLOTS: usize = 256;
 const HEADER: usize = 64;
 /// Bytes per slot.
 const SLOT: usize = 16;
+/// Names the segment instead of [`default_name`]'s, in the library's own tests.
+#[cfg(test)]
+pub(crate) const TEST_NAME_VAR: &str = "EMBER_TEST_SEGMENT_NAME";
 /// How long a lease lasts unless renewed (milliseconds).
 pub(crate) const LEASE_MS: u64 = 100;
 
@@ -139,8 +142,13 @@ pub(crate) struct Segment {
     held: Mutex<Option<Held>>,
 }
 
-/// The segment's name for the user running this process: one per user.
+/// The segment's name for the user running this process: one per user. The library's own
+/// tests may name another, so as never to touch the user's.
 pub(crate) fn default_name() -> String {
+    #[cfg(test)]
+    if let Ok(name) = std::env::var(TEST_NAME_VAR) {
+        return name;
+    }
     // SAFETY: geteuid cannot fail.
     let uid = unsafe { libc::geteuid() };
     format!("/ember-budget-{uid}")
@@ -274,11 +282,26 @@ impl Segment {
         unsafe { &*(self.map.as_ptr().add(HEADER + slot * SLOT + 8) as *const AtomicU64) }
     }
 
-    /// Publishes `awake` as this process's count until `now + LEASE_MS`, renewing its lease
-    /// or claiming a free or expired slot. Returns `false` if every slot is held (the
-    /// process then counts as nothing, and counts the others).
-    pub(crate) fn publish(&self, awake: usize, now: u64) -> bool {
+    /// Publishes `awake` as this process's count until `now + LEASE_MS`, and returns the
+    /// awake workers of the others: live leases on CPUs that overlap this process's. One
+    /// hold of the lease's lock for both: no other thread of the process can move its lease
+    /// to another slot between the two, which the count would then take for another
+    /// holder's.
+    pub(crate) fn publish_and_count(&self, awake: usize, now: u64) -> usize {
         let mut held = crate::sync::lock(&self.held);
+        self.publish_held(&mut held, awake, now);
+        self.others_than(held.map(|h| h.slot), now)
+    }
+
+    /// Publishes `awake` as this process's count until `now + LEASE_MS` (tests).
+    #[cfg(test)]
+    pub(crate) fn publish(&self, awake: usize, now: u64) -> bool {
+        self.publish_held(&mut crate::sync::lock(&self.held), awake, now)
+    }
+
+    /// Renews the lease `held` or claims a free or expired slot. Returns `false` if every
+    /// slot is held (the process then counts as nothing, and counts the others).
+    fn publish_held(&self, held: &mut Option<Held>, awake: usize, now: u64) -> bool {
         let word = lease_word(now + LEASE_MS, self.tag, awake);
         if let Some(h) = *held {
             if self
@@ -311,9 +334,16 @@ impl Segment {
     }
 
     /// The awake workers of the other processes whose leases run past `now` and whose CPUs
-    /// overlap this process's.
+    /// overlap this process's (tests).
+    #[cfg(test)]
     pub(crate) fn others(&self, now: u64) -> usize {
-        let mine = crate::sync::lock(&self.held).map(|h| h.slot);
+        let held = crate::sync::lock(&self.held);
+        self.others_than(held.map(|h| h.slot), now)
+    }
+
+    /// The awake workers of the holders other than that of slot `mine` whose leases run
+    /// past `now` and whose CPUs overlap this process's.
+    fn others_than(&self, mine: Option<usize>, now: u64) -> usize {
         (0..self.slots)
             .filter(|&slot| Some(slot) != mine)
             .map(|slot| {
@@ -444,6 +474,42 @@ mod tests {
         header(1).store(VERSION, Ordering::Relaxed);
         let err = Segment::open(&name).err().expect("refused");
         assert!(matches!(err, Refused::Incompatible(_)), "{err}");
+    }
+
+    /// The other holders' leases live at `now`, as `s` counts them, and its own.
+    fn live_slots(s: &Segment, now: u64) -> usize {
+        (0..s.slots)
+            .filter(|&slot| expiry_ms(s.lease(slot).load(Ordering::Relaxed)) > now)
+            .count()
+    }
+
+    /// A holder is counted once however it renews: a renewal rewrites its one slot, and a
+    /// lease that expired and was taken is replaced by another slot, never kept beside it.
+    #[test]
+    fn renewals_and_a_lost_lease_count_a_holder_once() {
+        let name = test_name("once");
+        let (a, b) = (Segment::open(&name).unwrap(), Segment::open(&name).unwrap());
+        let now = now_ms();
+        for later in now..now + 10 {
+            assert!(a.publish(2, later));
+        }
+        assert!(b.publish(1, now + 9));
+        assert_eq!(live_slots(&a, now + 9), 2, "one slot each");
+        assert_eq!((a.others(now + 9), b.others(now + 9)), (1, 2));
+        // Both leases run out; a third holder takes the first expired slot, A's.
+        let expired = now + 9 + LEASE_MS;
+        let c = Segment::open(&name).unwrap();
+        assert!(c.publish(5, expired));
+        assert!(a.publish(2, expired));
+        assert!(b.publish(1, expired));
+        assert_eq!(live_slots(&a, expired), 3, "one slot each");
+        assert_eq!(
+            (a.others(expired), b.others(expired), c.others(expired)),
+            (6, 7, 3)
+        );
+        // The same counts through the one call a decision makes.
+        assert_eq!(a.publish_and_count(4, expired), 6);
+        assert_eq!(b.others(expired), 9);
     }
 
     /// Run only as the child of `a_killed_holder_costs_nothing_after_its_lease`: holds a

@@ -2,7 +2,8 @@
 //! machine (`wake/README.md`, "Budget").
 //!
 //! Each pool joins the process's [`Budget`] when it is built ([`Budget::join`]) and leaves it
-//! when it is dropped. The budget counts nothing itself: a pool's awake workers are those not
+//! when its last worker exits ([`Membership::leave`]), not when the last reference to its
+//! state goes: a task may keep that alive long after the workers are gone. The budget counts nothing itself: a pool's awake workers are those not
 //! listed in its sleeper set, which each pool keeps anyway, and the budget adds them up when
 //! somebody asks. So a pool alone in its process pays nothing for the budget; a wake-up
 //! decision in a process of several pools reads every pool's count.
@@ -18,7 +19,7 @@
 #[cfg(all(target_os = "linux", not(loom)))]
 pub(crate) mod machine;
 
-use crate::sync::atomic::{AtomicUsize, Ordering};
+use crate::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use crate::sync::{lock, Mutex};
 use std::sync::Arc;
 use std::sync::Weak;
@@ -81,11 +82,13 @@ pub(crate) struct Budget {
     exempt_idle: bool,
 }
 
-/// A pool's place in the budget; dropping it leaves.
+/// A pool's place in the budget. The pool leaves when its last worker exits
+/// ([`leave`](Self::leave)), or, if it never had one, when this is dropped.
 pub(crate) struct Membership {
     budget: Arc<Budget>,
     id: usize,
     machine: bool,
+    left: AtomicBool,
 }
 
 impl Membership {
@@ -103,11 +106,19 @@ impl Membership {
     pub(crate) fn id(&self) -> usize {
         self.id
     }
+
+    /// Leaves the budget, once: the pool's workers have exited, so it counts for nothing
+    /// from now on, even while a task or other handle keeps the pool's state alive.
+    pub(crate) fn leave(&self) {
+        if !self.left.swap(true, Ordering::SeqCst) {
+            self.budget.leave(self.id);
+        }
+    }
 }
 
 impl Drop for Membership {
     fn drop(&mut self) {
-        self.budget.leave(self.id);
+        self.leave();
     }
 }
 
@@ -138,16 +149,49 @@ impl Budget {
 
     /// The process's budget: the cores it may use are `available_parallelism`, which on
     /// Linux is the affinity mask narrowed by the cgroup's CPU quota.
+    ///
+    /// A child of `fork` gets a budget of its own at its first call: the one it inherited
+    /// lists the parent's pools, whose workers it does not have, may have had a lock held
+    /// at the fork by a thread it does not have, and counts on a timer thread it does not
+    /// have. That one is left untouched, never freed: freeing it could take those locks,
+    /// or give back the parent's machine-wide lease.
     #[cfg(not(loom))]
     pub(crate) fn process() -> Arc<Budget> {
-        static PROCESS: std::sync::OnceLock<Arc<Budget>> = std::sync::OnceLock::new();
-        PROCESS
-            .get_or_init(|| {
-                Arc::new(Budget::new(
-                    std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get),
-                ))
-            })
-            .clone()
+        use std::sync::atomic::{AtomicPtr, Ordering};
+
+        /// The process's budget, and which process it is.
+        struct Process {
+            pid: u32,
+            budget: Arc<Budget>,
+        }
+
+        // Written with a compare-and-swap rather than under a lock: a lock could be held
+        // at a fork, and a child could never take it.
+        static PROCESS: AtomicPtr<Process> = AtomicPtr::new(std::ptr::null_mut());
+        let pid = std::process::id();
+        loop {
+            let current = PROCESS.load(Ordering::Acquire);
+            // SAFETY: a non-null pointer in `PROCESS` comes from `Box::into_raw` below and
+            // is never freed; the Acquire load pairs with the Release of the swap that
+            // stored it, so the `Process` it points to is initialised.
+            if let Some(p) = unsafe { current.as_ref() } {
+                if p.pid == pid {
+                    return Arc::clone(&p.budget);
+                }
+            }
+            let cores = std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get);
+            let fresh = Box::into_raw(Box::new(Process {
+                pid,
+                budget: Arc::new(Budget::new(cores)),
+            }));
+            if PROCESS
+                .compare_exchange(current, fresh, Ordering::AcqRel, Ordering::Acquire)
+                .is_err()
+            {
+                // SAFETY: `fresh` came from `Box::into_raw` above and nobody else saw it.
+                drop(unsafe { Box::from_raw(fresh) });
+            }
+        }
     }
 
     /// Pools that joined and have not left.
@@ -159,6 +203,12 @@ impl Budget {
     /// Adds `member` to the budget; with `machine`, this process also joins the machine's
     /// segment (refused: see [`machine_segment`](Self::machine_segment)).
     pub(crate) fn join(self: &Arc<Self>, member: Weak<dyn Member>, machine: bool) -> Membership {
+        // The segment is opened, or refused and said so, while the pool is built rather
+        // than at a wake-up decision: opening may wait for another process's creation.
+        #[cfg(all(target_os = "linux", not(loom)))]
+        if machine {
+            let _ = self.machine_segment();
+        }
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
         lock(&self.members).push(Entry { id, member });
         self.pools.fetch_add(1, Ordering::SeqCst);
@@ -166,6 +216,7 @@ impl Budget {
             budget: Arc::clone(self),
             id,
             machine,
+            left: AtomicBool::new(false),
         }
     }
 
@@ -209,7 +260,7 @@ impl Budget {
     pub(crate) fn admits(&self, mine: usize, machine: bool) -> bool {
         #[cfg(loom)]
         let mine = if self.exempt_idle { mine } else { mine.max(1) };
-        if mine == 0 || timer_failed() {
+        if mine == 0 || self.timer_failed() {
             return true;
         }
         let (mut total, mut pools) = self.awake();
@@ -224,6 +275,9 @@ impl Budget {
     /// Whether the awake workers exceed the cores while two or more pools are awake: a
     /// searcher then gives its core back (README, "Budget", step 3).
     pub(crate) fn over(&self, machine: bool) -> bool {
+        if self.timer_failed() {
+            return false;
+        }
         let (mut total, mut pools) = self.awake();
         if machine {
             let others = self.machine_others(total);
@@ -235,10 +289,20 @@ impl Budget {
 
     /// Keeps pool `id`'s refused wake-up, to be made by the next worker that parks in
     /// another pool or, at the latest, [`WITHHELD_BOUND_NS`] after `now_ns`. One per pool.
-    pub(crate) fn withhold(self: &Arc<Self>, id: usize, member: Weak<dyn Member>, now_ns: u64) {
+    ///
+    /// Returns whether it is kept. It is not where the timer thread that makes it at the
+    /// bound cannot be started: the caller then makes it now, and wake-ups kept meanwhile
+    /// by other pools are made here.
+    #[must_use]
+    pub(crate) fn withhold(
+        self: &Arc<Self>,
+        id: usize,
+        member: Weak<dyn Member>,
+        now_ns: u64,
+    ) -> bool {
         let mut withheld = lock(&self.withheld);
         if withheld.iter().any(|w| w.id == id) {
-            return;
+            return true;
         }
         let due_ns = now_ns + WITHHELD_BOUND_NS;
         withheld.push(Withheld { id, member, due_ns });
@@ -246,6 +310,31 @@ impl Budget {
         drop(withheld);
         #[cfg(not(loom))]
         timer::arm(self, due_ns);
+        if !self.timer_failed() {
+            return true;
+        }
+        // Whoever listed a wake-up armed the timer after listing it, and sees the failure
+        // once `arm` returns: each takes its own listing back and makes any other still
+        // listed, so none is left with nobody to make it.
+        let mut withheld = lock(&self.withheld);
+        withheld.retain(|w| w.id != id);
+        self.withheld_len.store(withheld.len(), Ordering::SeqCst);
+        drop(withheld);
+        self.hand_over(None, u64::MAX, usize::MAX);
+        false
+    }
+
+    /// Whether the timer thread could not be started: the budget then withholds nothing,
+    /// as if there were none.
+    #[cfg(not(loom))]
+    fn timer_failed(&self) -> bool {
+        self.timer.failed()
+    }
+
+    /// Under loom the models have no timer thread, and never a failed one.
+    #[cfg(loom)]
+    fn timer_failed(&self) -> bool {
+        false
     }
 
     /// A worker of pool `id` parks, giving its core back: the oldest wake-up withheld from
@@ -293,11 +382,7 @@ impl Budget {
     #[cfg(all(target_os = "linux", not(loom)))]
     fn machine_others(&self, mine: usize) -> usize {
         match self.machine_segment() {
-            Some(s) => {
-                let now = machine::now_ms();
-                s.publish(mine, now);
-                s.others(now)
-            }
+            Some(s) => s.publish_and_count(mine, machine::now_ms()),
             None => 0,
         }
     }
@@ -307,17 +392,26 @@ impl Budget {
         0
     }
 
-    /// The machine's segment, opened at the first call; `None`, with one warning on stderr,
-    /// where it is refused (another layout, not private, no shared memory).
+    /// The machine's segment, opened at the first call (the build of the first pool that
+    /// asks for it); `None` where it is refused (another layout, not private, no shared
+    /// memory), which is said on stderr once per process.
     #[cfg(all(target_os = "linux", not(loom)))]
     pub(crate) fn machine_segment(&self) -> Option<&machine::Segment> {
         self.machine
             .get_or_init(|| match machine::Segment::open(&machine::default_name()) {
                 Ok(s) => Some(s),
                 Err(why) => {
-                    eprintln!(
-                        "ember: EMBER_MACHINE_BUDGET: the machine-wide budget is off in this process: {why}"
-                    );
+                    // Once per process, a child of fork included: its new budget opens the
+                    // segment again, and would say the same.
+                    static SAID: std::sync::atomic::AtomicBool =
+                        std::sync::atomic::AtomicBool::new(false);
+                    if !SAID.swap(true, std::sync::atomic::Ordering::Relaxed) {
+                        eprintln!(
+                            "ember: the machine-wide awake-worker budget \
+                             (EMBER_MACHINE_BUDGET=1 or Tuning::machine_budget) is off in this \
+                             process, whose pools share only the process's budget: {why}"
+                        );
+                    }
                     None
                 }
             })
@@ -325,184 +419,8 @@ impl Budget {
     }
 }
 
-/// The withheld wake-ups' deadline: one thread per process, started at the first withheld
-/// wake-up, asleep while none is withheld.
 #[cfg(not(loom))]
-mod timer {
-    use std::sync::{Arc, Condvar, Mutex, OnceLock};
-    use std::time::Duration;
-
-    #[derive(Default)]
-    pub(super) struct Timer {
-        /// The earliest deadline armed and not yet served (0: none).
-        due: Mutex<u64>,
-        cv: Condvar,
-        started: OnceLock<()>,
-    }
-
-    /// Makes `budget`'s withheld wake-ups due at `due_ns`, starting its thread if need be.
-    pub(super) fn arm(budget: &Arc<super::Budget>, due_ns: u64) {
-        let t = &budget.timer;
-        {
-            let mut due = crate::sync::lock(&t.due);
-            if *due == 0 || due_ns < *due {
-                *due = due_ns;
-                t.cv.notify_one();
-            }
-        }
-        t.started.get_or_init(|| {
-            let budget = Arc::clone(budget);
-            let spawned = std::thread::Builder::new()
-                .name("ember-budget-timer".into())
-                .spawn(move || run(&budget));
-            // Without the thread a withheld wake-up is still made by the next worker
-            // that parks; the process's pools then keep waking at once (`admits`
-            // refuses nothing once `timer_failed` is seen).
-            if spawned.is_err() {
-                super::TIMER_FAILED.store(true, std::sync::atomic::Ordering::Relaxed);
-            }
-        });
-    }
-
-    fn run(budget: &super::Budget) {
-        let t = &budget.timer;
-        loop {
-            let mut due = crate::sync::lock(&t.due);
-            while *due == 0 {
-                due = t.cv.wait(due).unwrap_or_else(|p| p.into_inner());
-            }
-            let now = crate::sync::clock::now_ns();
-            if *due > now {
-                let wait = Duration::from_nanos(*due - now);
-                drop(
-                    t.cv.wait_timeout(due, wait)
-                        .unwrap_or_else(|p| p.into_inner()),
-                );
-                continue;
-            }
-            *due = 0;
-            drop(due);
-            // Wake-ups made from here run user code nowhere: `wake_withheld` only unparks.
-            if let Some(next) = budget.hand_over(None, now, usize::MAX) {
-                let mut due = crate::sync::lock(&t.due);
-                if *due == 0 || next < *due {
-                    *due = next;
-                }
-            }
-        }
-    }
-}
-
-/// Set if the timer thread could not be started: the budget then withholds nothing.
-#[cfg(not(loom))]
-static TIMER_FAILED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
-
-#[cfg(not(loom))]
-fn timer_failed() -> bool {
-    TIMER_FAILED.load(std::sync::atomic::Ordering::Relaxed)
-}
-
-#[cfg(loom)]
-fn timer_failed() -> bool {
-    false
-}
+mod timer;
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use std::sync::atomic::AtomicUsize as StdUsize;
-
-    struct Fake {
-        awake: StdUsize,
-        woken: StdUsize,
-    }
-
-    impl Member for Fake {
-        fn awake(&self) -> usize {
-            self.awake.load(Ordering::SeqCst)
-        }
-        fn wake_withheld(&self) {
-            self.woken.fetch_add(1, Ordering::SeqCst);
-        }
-    }
-
-    fn fake(awake: usize) -> std::sync::Arc<Fake> {
-        std::sync::Arc::new(Fake {
-            awake: StdUsize::new(awake),
-            woken: StdUsize::new(0),
-        })
-    }
-
-    fn weak(f: &std::sync::Arc<Fake>) -> Weak<dyn Member> {
-        let w: Weak<Fake> = std::sync::Arc::downgrade(f);
-        w
-    }
-
-    #[test]
-    fn the_rule() {
-        // A pool with nobody awake always gets a worker.
-        assert!(rule(0, 100, 5, 2));
-        // Alone, a pool is not limited.
-        assert!(rule(3, 3, 1, 2));
-        // Shared: up to the cores.
-        assert!(rule(1, 1, 2, 2) || rule(1, 2, 2, 2));
-        assert!(rule(1, 1, 2, 2));
-        assert!(!rule(1, 2, 2, 2));
-        assert!(!rule(2, 5, 3, 4));
-    }
-
-    #[test]
-    fn pools_are_counted_in_and_out() {
-        let budget = Arc::new(Budget::new(2));
-        let (a, b, c) = (fake(1), fake(2), fake(0));
-        let ma = budget.join(weak(&a), false);
-        assert!(!budget.shared(false));
-        assert!(budget.shared(true));
-        let mb = budget.join(weak(&b), false);
-        let mc = budget.join(weak(&c), false);
-        assert_eq!(budget.pools(), 3);
-        assert!(budget.shared(false));
-        assert_eq!(budget.awake(), (3, 2));
-        assert!(!budget.admits(1, false));
-        assert!(budget.admits(0, false));
-        assert!(budget.over(false));
-        drop(mb);
-        assert_eq!(budget.awake(), (1, 1));
-        assert!(budget.admits(1, false));
-        assert!(!budget.over(false));
-        drop((ma, mc));
-        assert_eq!(budget.pools(), 0);
-        assert_eq!(budget.awake(), (0, 0));
-    }
-
-    #[test]
-    fn a_withheld_wake_up_goes_to_the_next_core_given_back_elsewhere() {
-        let budget = Arc::new(Budget::new(2));
-        let (a, b) = (fake(1), fake(1));
-        let ma = budget.join(weak(&a), false);
-        let mb = budget.join(weak(&b), false);
-        budget.withhold(ma.id(), weak(&a), crate::sync::clock::now_ns());
-        budget.withhold(ma.id(), weak(&a), crate::sync::clock::now_ns());
-        assert_eq!(budget.withheld(), 1, "one per pool");
-        // A's own worker parking gives nothing to A: it had a worker awake to spare.
-        budget.core_released(ma.id());
-        assert_eq!(a.woken.load(Ordering::SeqCst), 0);
-        budget.core_released(mb.id());
-        assert_eq!(a.woken.load(Ordering::SeqCst), 1);
-        assert_eq!(budget.withheld(), 0);
-        drop((ma, mb));
-    }
-
-    #[test]
-    fn a_pool_that_leaves_takes_its_withheld_wake_up_with_it() {
-        let budget = Arc::new(Budget::new(2));
-        let (a, b) = (fake(1), fake(1));
-        let ma = budget.join(weak(&a), false);
-        let mb = budget.join(weak(&b), false);
-        budget.withhold(ma.id(), weak(&a), 0);
-        drop(ma);
-        assert_eq!(budget.withheld(), 0);
-        budget.core_released(mb.id());
-        assert_eq!(a.woken.load(Ordering::SeqCst), 0);
-    }
-}
+mod tests;

@@ -23,6 +23,14 @@ impl Sleep {
         let _ = self.budget.set(BudgetLink { membership, member });
     }
 
+    /// The pool's workers have all exited: it leaves the budget, where exited workers would
+    /// otherwise count as awake for as long as anything keeps the pool's state.
+    pub(crate) fn leave_budget(&self) {
+        if let Some(link) = self.budget.get() {
+            link.membership.leave();
+        }
+    }
+
     /// Workers not listed as asleep: running, searching, on their way to sleep, or blocked
     /// in user code. A hint, read without the lock.
     #[inline]
@@ -56,12 +64,12 @@ impl Sleep {
         if budget.admits(self.awake(), link.membership.machine()) {
             return true;
         }
-        budget.withhold(
+        // Not kept where no timer thread could make it later: made now instead.
+        !budget.withhold(
             link.membership.id(),
             link.member.clone(),
             crate::sync::clock::now_ns(),
-        );
-        false
+        )
     }
 
     /// Step 5: whether a worker about to search should give its core back instead. Without a
@@ -111,5 +119,59 @@ impl Sleep {
             // Biased's wake-ups do not ask the budget.
             WakePolicy::Biased { .. } => {}
         }
+    }
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use std::sync::Arc;
+
+    use crate::{Pool, Tuning};
+
+    fn pool(threads: usize, name: &str) -> Pool {
+        Pool::builder()
+            .threads(threads)
+            .name(name)
+            .tuning(Tuning::new().awake_budget(true))
+            .build()
+            .expect("pool")
+    }
+
+    /// A pool dropped while a task of it is still held keeps its registry, but its workers
+    /// have exited: they count for nothing, and another pool's wake-ups are not withheld on
+    /// their account. (The only test of the library that joins its own process's budget;
+    /// another does so in a child process.)
+    #[test]
+    fn a_dropped_pool_leaves_the_budget_with_its_workers_not_its_last_handle() {
+        let cores = std::thread::available_parallelism().map_or(2, |n| n.get());
+        let a = pool(cores, "budget-gone");
+        let b = pool(2, "budget-stays");
+        let task = a.task(|| 7).spawn();
+        let a_registry = Arc::downgrade(a.registry());
+        // Drops the last handle: waits for A's workers to exit.
+        drop(a);
+        assert!(
+            a_registry.upgrade().is_some(),
+            "the task keeps A's registry"
+        );
+        // One of B's workers blocks in a job, so B has one awake whatever the others do.
+        let (started_tx, started_rx) = std::sync::mpsc::channel();
+        let (release_tx, release_rx) = std::sync::mpsc::channel::<()>();
+        b.spawn(move || {
+            started_tx.send(()).unwrap();
+            let _ = release_rx.recv();
+        });
+        started_rx
+            .recv_timeout(std::time::Duration::from_secs(60))
+            .expect("B runs its job");
+        // A's exited workers, were they counted awake, would fill the budget with B's one:
+        // B's next wake-up would be withheld.
+        assert!(
+            b.registry().sleep.budget_allows(),
+            "B's wake-up withheld on account of a dropped pool's workers"
+        );
+        release_tx.send(()).unwrap();
+        b.wait_idle();
+        assert_eq!(task.join().ok(), Some(7));
     }
 }

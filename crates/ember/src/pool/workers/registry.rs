@@ -328,6 +328,8 @@ impl Registry {
         if self.live_workers.fetch_sub(1, Ordering::SeqCst) == 1 {
             // Nobody is left to owe a wake-up (`wake/deferred.rs`).
             self.sleep.stop_watching();
+            // Nor to count against the other pools' budget, however long a task keeps this.
+            self.sleep.leave_budget();
             self.exit_waiters
                 .notify_changed(|| self.live_workers.load(Ordering::SeqCst) == 0);
         }
