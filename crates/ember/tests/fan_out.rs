@@ -23,10 +23,11 @@ mod common;
 use common::{affinity, pin_to};
 
 const WORKERS: usize = 16;
-/// A chain takes 15 steps, a binary tree 7. The fan-out takes 7 in three levels: the
-/// spawner's wake-up, then the first searcher's own wake-ups at steps 2 to 7, each handed a
-/// share of what those six cannot make (README, "Fan-out"). Its wakers choose all their
-/// wakees before unparking any, so the tree does not depend on which wakee the kernel runs
+/// A chain takes 15 steps, a binary tree 7. The spawner wakes up to three searchers at steps
+/// 1 to 3, each holding a share as wide as its own fan-out (README, "Backlog"); each fans
+/// out to step 7 at most, handing shares of what it cannot make (README, "Fan-out"). Wakers
+/// choose all their wakees before unparking any, and the shares count the fan-outs of
+/// searchers still on their way, so the tree does not depend on which wakee the kernel runs
 /// first; the margin is for jobs a waker counts before the spawner has pushed them all.
 const MOST_STEPS: usize = 8;
 
