@@ -90,7 +90,20 @@ pub trait Transport: Send + Sync + 'static {
     /// drop then tells every rank, in its check or its last round, that this rank lost
     /// tasks, and no rank's drop waits for the messages they would have sent.
     fn abort(&self, message: &str);
+    /// A flow of this transport dropped on a pool's worker makes its drop's collective part
+    /// (its check, the wait for its tasks and messages, its last round) on a thread of its
+    /// own, which goes on using the transport after the `Flow` is gone: this is called before
+    /// that thread starts, and [`background_drop_ended`](Self::background_drop_ended) once it
+    /// no longer uses the transport (also after a panic there). A transport whose end
+    /// (`MPI_Finalize`) must come after every message of its flows counts them, with a
+    /// [`BackgroundDrops`], and waits until none runs before it ends. The default does
+    /// nothing.
+    fn background_drop_began(&self) {}
+    /// See [`background_drop_began`](Self::background_drop_began).
+    fn background_drop_ended(&self) {}
 }
+
+pub use super::settle::BackgroundDrops;
 
 /// A flow's tags are its number (modulo 2^16) shifted left by this many bits, plus the
 /// message's number on the flow: below 2^48, so at most 2^47 data messages per (sender,
@@ -589,6 +602,11 @@ impl Dist {
         let (me, ranks) = (self.transport.rank(), self.transport.ranks());
         let peers = (0..ranks).filter(|&r| r != me).collect();
         (self.tag(control_tag(k, 0)), peers)
+    }
+
+    /// This flow's number on its transport (modulo 2^16).
+    pub(crate) fn flow_number(&self) -> u64 {
+        self.flow_bits >> FLOW_TAG_SHIFT
     }
 
     /// The tag that message `tag` of this flow (a data or control tag) travels under: the

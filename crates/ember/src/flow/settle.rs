@@ -1,0 +1,231 @@
+//! The collective part of a distributed flow's drop: its check, its last round (`settle`)
+//! and the end of its scheduler thread; run on the dropping thread, or handed to a thread of
+//! its own when the dropping thread is a pool's worker (see `flow/README.md`, "A drop on a
+//! worker").
+
+use std::panic::{self, AssertUnwindSafe};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, Condvar, Mutex};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use super::dist::{self, Dist, Transport};
+use super::lock;
+use super::queue::SubmissionQueue;
+use super::scheduler::{Shared, Submission};
+use crate::pool::WorkerThread;
+
+/// What a distributed flow's drop still has to do once the `Flow` itself is gone: everything
+/// it needs, owned, so that another thread can do it.
+pub(super) struct Closing {
+    pub(super) dist: Arc<Dist>,
+    pub(super) shared: Arc<Shared>,
+    /// The scheduler thread's queue and handle, in a threaded mode: closed and joined last,
+    /// once the flow's last submissions were analysed (the last round waits for their tasks).
+    pub(super) scheduler: Option<(Arc<SubmissionQueue<Submission>>, Option<JoinHandle<()>>)>,
+}
+
+/// Whether the calling thread is a worker of any pool. A wait there runs that pool's jobs,
+/// and one of them may make a collective call of another flow: a drop's collective part
+/// does not run there.
+pub(super) fn on_a_worker() -> bool {
+    WorkerThread::with_any_current(|worker| worker.is_some())
+}
+
+impl Closing {
+    /// Runs the drop's collective part on a thread of its own, which no pool's job runs on
+    /// and which may wait for the flow's tasks. The transport hears of it before the thread
+    /// starts and after it has ended ([`Transport::background_drop_began`]), so that the
+    /// owner of the transport can wait for it before ending. If the operating system refuses
+    /// the thread, the part runs here without waiting for the flow's tasks: the transport is
+    /// then left what is in flight, as after a failed check.
+    pub(super) fn hand_off(self) {
+        let guard = Background::begin(self.dist.transport.clone());
+        let flow = self.dist.flow_number();
+        let cell = Arc::new(Mutex::new(Some((self, guard))));
+        let taken = cell.clone();
+        let spawned = std::thread::Builder::new()
+            .name(format!("ember-flow-drop-{flow}"))
+            .spawn(move || {
+                if let Some((closing, _guard)) = lock(&taken).take() {
+                    closing.run(true);
+                }
+            });
+        if spawned.is_err() {
+            if let Some((closing, _guard)) = lock(&cell).take() {
+                closing.run(false);
+            }
+        }
+    }
+
+    /// The drop's check, then (if it passed with no rank troubled) its last round, then the
+    /// end of the scheduler thread. With `can_wait` the last round waits for the flow's tasks
+    /// and for every other rank's outcome.
+    ///
+    /// A panic on the way (a transport's method, say) is caught: the other ranks may wait
+    /// for what this rank no longer sends, so it ends the job through
+    /// [`Transport::abort`], as a kernel's panic does; the scheduler thread is joined all
+    /// the same.
+    pub(super) fn run(self, can_wait: bool) {
+        let Closing {
+            dist,
+            shared,
+            scheduler,
+        } = self;
+        let collective = panic::catch_unwind(AssertUnwindSafe(|| {
+            // Dropping the flow is collective too: its check tells the other ranks, whose
+            // calls at the same check fail unless they drop theirs, and whether this rank
+            // had a task that panicked or was cancelled.
+            let troubled = lock(&shared.outcomes).troubled;
+            let quiet = matches!(dist.check_reporting(dist::Call::Drop, troubled), Ok(false));
+            // Once every rank agreed on every group, and no rank lost a task, every receive
+            // of this flow has its send on another rank, which waits here for its own: the
+            // flow's messages all arrive, and none is left in flight for the transport after
+            // the flow. After a failed check, or once a task panicked or was cancelled on
+            // some rank (its sends are never made), some may never come: every rank then
+            // leaves them to the transport; so does a task lost during the wait, which
+            // `settle` tells every rank.
+            if quiet {
+                settle(&dist, &shared, can_wait);
+            }
+        }));
+        if let Err(payload) = collective {
+            let text = crate::task::panic_message(&*payload).unwrap_or("(no message)");
+            dist.transport
+                .abort(&format!("dropping a flow panicked: {text}"));
+        }
+        if let Some((queue, thread)) = scheduler {
+            queue.close();
+            if let Some(thread) = thread {
+                let _ = thread.join();
+            }
+        }
+    }
+}
+
+/// A drop's collective part running on its own thread, as its transport sees it: begun when
+/// made, ended when dropped (also while unwinding).
+struct Background(Arc<dyn Transport>);
+
+impl Background {
+    fn begin(transport: Arc<dyn Transport>) -> Background {
+        transport.background_drop_began();
+        Background(transport)
+    }
+}
+
+impl Drop for Background {
+    fn drop(&mut self) {
+        self.0.background_drop_ended();
+    }
+}
+
+/// What a drop's last round heard from the other ranks.
+#[derive(Default)]
+struct Heard {
+    /// Outcomes arrived.
+    count: AtomicUsize,
+    /// Whether one said its rank lost a task.
+    lost: AtomicBool,
+}
+
+/// The drop's wait, after a check that passed with no rank reporting a lost task: every
+/// rank waits until its tasks have ended or a task is lost (here, or on a rank that says so),
+/// then sends every other rank its outcome (whether it lost a task) and waits for theirs. A
+/// task lost after the check (a kernel that panics late, with an abort that returns) so stops
+/// every rank's wait instead of leaving a rank waiting for a message its send will never
+/// bring. Without `can_wait` the rank sends its outcome at once and waits for nothing.
+fn settle(dist: &Dist, shared: &Arc<Shared>, can_wait: bool) {
+    let (tag, peers) = dist.last_round();
+    let heard = Arc::new(Heard::default());
+    for &peer in &peers {
+        let (heard, shared) = (heard.clone(), shared.clone());
+        let done = move |bytes: Vec<u8>| {
+            if bytes.first() != Some(&0) {
+                heard.lost.store(true, Ordering::SeqCst);
+            }
+            heard.count.fetch_add(1, Ordering::SeqCst);
+            shared.settle.notify_changed(|| true);
+        };
+        dist.transport.receive(peer, tag, 8, Box::new(done));
+    }
+    let lost = || lock(&shared.outcomes).troubled || heard.lost.load(Ordering::SeqCst);
+    if can_wait {
+        let ended = || lock(&shared.outcomes).pending == 0 || lost();
+        while !ended() {
+            shared.settle.wait(&ended, None);
+        }
+    }
+    let mine = u8::from(lock(&shared.outcomes).troubled);
+    for &peer in &peers {
+        dist.transport.send(peer, tag, vec![mine; 8]);
+    }
+    if can_wait {
+        let all = || heard.count.load(Ordering::SeqCst) == peers.len();
+        while !all() {
+            shared.settle.wait(&all, None);
+        }
+    }
+}
+
+/// A count of the flow drops whose collective part runs on a thread of its own, for a
+/// transport whose owner must not end before they have: the transport calls
+/// [`began`](Self::began) and [`ended`](Self::ended) from
+/// [`Transport::background_drop_began`] and [`Transport::background_drop_ended`], and its
+/// owner [`wait`](Self::wait)s before it ends (over MPI, before `MPI_Finalize`).
+#[derive(Debug, Default)]
+pub struct BackgroundDrops {
+    running: Mutex<usize>,
+    changed: Condvar,
+}
+
+impl BackgroundDrops {
+    /// A count of none.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// One more drop runs.
+    pub fn began(&self) {
+        *lock(&self.running) += 1;
+    }
+
+    /// One drop has ended.
+    pub fn ended(&self) {
+        let mut running = lock(&self.running);
+        *running = running.saturating_sub(1);
+        drop(running);
+        self.changed.notify_all();
+    }
+
+    /// How many run now.
+    pub fn running(&self) -> usize {
+        *lock(&self.running)
+    }
+
+    /// Waits until none runs, for at most `timeout` if one is given, and returns how many
+    /// still run (`0`: all ended).
+    pub fn wait(&self, timeout: Option<Duration>) -> usize {
+        let deadline = timeout.and_then(|t| Instant::now().checked_add(t));
+        let mut running = lock(&self.running);
+        while *running > 0 {
+            running = match deadline {
+                None => self
+                    .changed
+                    .wait(running)
+                    .unwrap_or_else(|p| p.into_inner()),
+                Some(deadline) => {
+                    let left = deadline.saturating_duration_since(Instant::now());
+                    if left.is_zero() {
+                        break;
+                    }
+                    self.changed
+                        .wait_timeout(running, left)
+                        .unwrap_or_else(|p| p.into_inner())
+                        .0
+                }
+            };
+        }
+        *running
+    }
+}
