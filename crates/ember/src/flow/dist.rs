@@ -90,17 +90,16 @@ pub trait Transport: Send + Sync + 'static {
     /// drop then tells every rank, in its check or its last round, that this rank lost
     /// tasks, and no rank's drop waits for the messages they would have sent.
     fn abort(&self, message: &str);
-    /// A flow of this transport dropped on a pool's worker makes its drop's collective part
-    /// (its check, the wait for its tasks and messages, its last round) on a thread of its
-    /// own, which goes on using the transport after the `Flow` is gone: this is called before
-    /// that thread starts, and [`background_drop_ended`](Self::background_drop_ended) once it
-    /// no longer uses the transport (also after a panic there). A transport whose end
-    /// (`MPI_Finalize`) must come after every message of its flows counts them, with a
-    /// [`BackgroundDrops`], and waits until none runs before it ends. The default does
-    /// nothing.
-    fn background_drop_began(&self) {}
-    /// See [`background_drop_began`](Self::background_drop_began).
-    fn background_drop_ended(&self) {}
+    /// The count of this transport's flow drops that go on on threads of their own, if it
+    /// keeps one. A flow dropped on a pool's worker makes its drop's collective part (its
+    /// check, the wait for its tasks, its last round) on a thread of its own, which still
+    /// uses the transport after the `Flow` is gone; it counts itself here while it runs. A
+    /// transport whose end (`MPI_Finalize`) must come after every message of its flows keeps
+    /// a [`BackgroundDrops`] and [waits](BackgroundDrops::wait) on it before it ends. The
+    /// default keeps none.
+    fn background_drops(&self) -> Option<&BackgroundDrops> {
+        None
+    }
 }
 
 pub use super::settle::BackgroundDrops;

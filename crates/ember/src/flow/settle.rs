@@ -34,8 +34,8 @@ pub(super) fn on_a_worker() -> bool {
 
 impl Closing {
     /// Runs the drop's collective part on a thread of its own, which no pool's job runs on
-    /// and which may wait for the flow's tasks. The transport hears of it before the thread
-    /// starts and after it has ended ([`Transport::background_drop_began`]), so that the
+    /// and which may wait for the flow's tasks. It counts itself in the transport's
+    /// [`BackgroundDrops`] from before the thread starts until it has ended, so that the
     /// owner of the transport can wait for it before ending. If the operating system refuses
     /// the thread, the part runs here without waiting for the flow's tasks: the transport is
     /// then left what is in flight, as after a failed check.
@@ -86,7 +86,8 @@ impl Closing {
             // leaves them to the transport; so does a task lost during the wait, which
             // `settle` tells every rank.
             if quiet {
-                settle(&dist, &shared, can_wait);
+                let drops = dist.transport.background_drops();
+                settle(&dist, &shared, can_wait, drops);
             }
         }));
         if let Err(payload) = collective {
@@ -103,20 +104,45 @@ impl Closing {
     }
 }
 
-/// A drop's collective part running on its own thread, as its transport sees it: begun when
-/// made, ended when dropped (also while unwinding).
+/// A drop's collective part running on its own thread, counted in its transport's
+/// [`BackgroundDrops`] (if it keeps one) from when it is made until it is dropped (also while
+/// unwinding).
 struct Background(Arc<dyn Transport>);
 
 impl Background {
     fn begin(transport: Arc<dyn Transport>) -> Background {
-        transport.background_drop_began();
+        if let Some(drops) = transport.background_drops() {
+            drops.change(|d| d.running += 1);
+        }
         Background(transport)
     }
 }
 
 impl Drop for Background {
     fn drop(&mut self) {
-        self.0.background_drop_ended();
+        if let Some(drops) = self.0.background_drops() {
+            drops.change(|d| d.running = d.running.saturating_sub(1));
+        }
+    }
+}
+
+/// Counted in [`BackgroundDrops::waiting_for_tasks`] while it lives.
+struct OnTasks<'a>(Option<&'a BackgroundDrops>);
+
+impl<'a> OnTasks<'a> {
+    fn enter(drops: Option<&'a BackgroundDrops>) -> OnTasks<'a> {
+        if let Some(drops) = drops {
+            drops.change(|d| d.on_tasks += 1);
+        }
+        OnTasks(drops)
+    }
+}
+
+impl Drop for OnTasks<'_> {
+    fn drop(&mut self) {
+        if let Some(drops) = self.0 {
+            drops.change(|d| d.on_tasks = d.on_tasks.saturating_sub(1));
+        }
     }
 }
 
@@ -135,7 +161,10 @@ struct Heard {
 /// task lost after the check (a kernel that panics late, with an abort that returns) so stops
 /// every rank's wait instead of leaving a rank waiting for a message its send will never
 /// bring. Without `can_wait` the rank sends its outcome at once and waits for nothing.
-fn settle(dist: &Dist, shared: &Arc<Shared>, can_wait: bool) {
+///
+/// While it waits for the flow's tasks it counts itself in `drops` as
+/// [waiting for tasks](BackgroundDrops::waiting_for_tasks).
+fn settle(dist: &Dist, shared: &Arc<Shared>, can_wait: bool, drops: Option<&BackgroundDrops>) {
     let (tag, peers) = dist.last_round();
     let heard = Arc::new(Heard::default());
     for &peer in &peers {
@@ -151,6 +180,7 @@ fn settle(dist: &Dist, shared: &Arc<Shared>, can_wait: bool) {
     }
     let lost = || lock(&shared.outcomes).troubled || heard.lost.load(Ordering::SeqCst);
     if can_wait {
+        let _on_tasks = OnTasks::enter(drops);
         let ended = || lock(&shared.outcomes).pending == 0 || lost();
         while !ended() {
             shared.settle.wait(&ended, None);
@@ -168,15 +198,26 @@ fn settle(dist: &Dist, shared: &Arc<Shared>, can_wait: bool) {
     }
 }
 
-/// A count of the flow drops whose collective part runs on a thread of its own, for a
-/// transport whose owner must not end before they have: the transport calls
-/// [`began`](Self::began) and [`ended`](Self::ended) from
-/// [`Transport::background_drop_began`] and [`Transport::background_drop_ended`], and its
-/// owner [`wait`](Self::wait)s before it ends (over MPI, before `MPI_Finalize`).
+/// The flow drops of one transport whose collective part runs on a thread of its own (see
+/// [`Transport::background_drops`]), for the owner of the transport, which must not end
+/// before they have: it [`wait`](Self::wait)s for them (over MPI, before `MPI_Finalize`).
+///
+/// A drop waiting for its own flow's tasks waits for the program's work, as a drop made on
+/// the program's own thread does; otherwise it waits for the other ranks' drops of the same
+/// flow. An owner that bounds its wait can tell them apart with
+/// [`waiting_for_tasks`](Self::waiting_for_tasks), and see that something happened with
+/// [`changes`](Self::changes).
 #[derive(Debug, Default)]
 pub struct BackgroundDrops {
-    running: Mutex<usize>,
+    state: Mutex<DropState>,
     changed: Condvar,
+}
+
+#[derive(Debug, Default)]
+struct DropState {
+    running: usize,
+    on_tasks: usize,
+    changes: u64,
 }
 
 impl BackgroundDrops {
@@ -185,47 +226,50 @@ impl BackgroundDrops {
         Self::default()
     }
 
-    /// One more drop runs.
-    pub fn began(&self) {
-        *lock(&self.running) += 1;
-    }
-
-    /// One drop has ended.
-    pub fn ended(&self) {
-        let mut running = lock(&self.running);
-        *running = running.saturating_sub(1);
-        drop(running);
-        self.changed.notify_all();
-    }
-
     /// How many run now.
     pub fn running(&self) -> usize {
-        *lock(&self.running)
+        lock(&self.state).running
+    }
+
+    /// How many of them wait now for their own flow's tasks to end.
+    pub fn waiting_for_tasks(&self) -> usize {
+        lock(&self.state).on_tasks
+    }
+
+    /// How many times a drop began, ended, or began or ended its wait for its flow's tasks
+    /// so far.
+    pub fn changes(&self) -> u64 {
+        lock(&self.state).changes
     }
 
     /// Waits until none runs, for at most `timeout` if one is given, and returns how many
     /// still run (`0`: all ended).
     pub fn wait(&self, timeout: Option<Duration>) -> usize {
         let deadline = timeout.and_then(|t| Instant::now().checked_add(t));
-        let mut running = lock(&self.running);
-        while *running > 0 {
-            running = match deadline {
-                None => self
-                    .changed
-                    .wait(running)
-                    .unwrap_or_else(|p| p.into_inner()),
+        let mut state = lock(&self.state);
+        while state.running > 0 {
+            state = match deadline {
+                None => self.changed.wait(state).unwrap_or_else(|p| p.into_inner()),
                 Some(deadline) => {
                     let left = deadline.saturating_duration_since(Instant::now());
                     if left.is_zero() {
                         break;
                     }
                     self.changed
-                        .wait_timeout(running, left)
+                        .wait_timeout(state, left)
                         .unwrap_or_else(|p| p.into_inner())
                         .0
                 }
             };
         }
-        *running
+        state.running
+    }
+
+    fn change(&self, f: impl FnOnce(&mut DropState)) {
+        let mut state = lock(&self.state);
+        f(&mut state);
+        state.changes += 1;
+        drop(state);
+        self.changed.notify_all();
     }
 }
