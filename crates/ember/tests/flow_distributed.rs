@@ -825,6 +825,56 @@ fn a_panic_after_the_drops_check_stops_every_ranks_wait() {
         .all(|(rank, m)| *rank == 0 && m.contains("writer panics")));
 }
 
+#[test]
+fn a_job_run_while_a_check_waits_on_a_worker_may_submit_to_the_same_flow() {
+    // Rank 0 calls `wait` in a scope of another pool of one worker, whose check then waits
+    // for rank 1's header running that pool's jobs; one of them submits a group to the
+    // same flow. Rank 1 makes its `wait` only once that job has submitted, so the job surely runs
+    // inside rank 0's check. The check does not hold the flow's state while it waits, so the
+    // submission goes through; the group is not part of that check (taken before it), and
+    // both ranks' next `wait` covers it.
+    let submitted = Arc::new(Flag::default());
+    let results = ends("a job that submitted inside a check hung", move || {
+        let (results, _) = job_on_pools(2, Mode::DoubleBuffered, |_, flow| {
+            let ran = Arc::new(AtomicU64::new(0));
+            let group = |flow: &Flow| {
+                let ran = ran.clone();
+                flow.submit(|cg| {
+                    cg.label("submitted inside a check").run(move || {
+                        ran.fetch_add(1, Ordering::SeqCst);
+                    });
+                })
+            };
+            let first = if flow.rank().0 == 0 {
+                let other = ember::Pool::builder().threads(1).build().unwrap();
+                let mut inner = None;
+                let first = other.scope(|s| {
+                    // Queued on the only worker, which runs it inside the check's wait.
+                    s.spawn(|_| {
+                        inner = Some(group(flow));
+                        submitted.raise();
+                    });
+                    flow.wait()
+                });
+                inner.expect("the job ran").unwrap();
+                first
+            } else {
+                submitted.wait();
+                let first = flow.wait();
+                group(flow).unwrap();
+                first
+            };
+            (first, flow.wait(), ran.load(Ordering::SeqCst))
+        });
+        results
+    });
+    for (rank, (first, second, ran)) in results.into_iter().enumerate() {
+        assert!(first.is_ok(), "rank {rank}: {first:?}");
+        assert!(second.is_ok(), "rank {rank}: {second:?}");
+        assert_eq!(ran, 1, "rank {rank}");
+    }
+}
+
 /// A rank whose transport loses every message it is to receive: it drops each receive's
 /// callback without calling it, as a transport whose progress has ended does.
 struct Forgetful;
