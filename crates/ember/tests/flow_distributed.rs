@@ -917,3 +917,74 @@ fn a_check_whose_message_the_transport_dropped_is_an_error_not_a_hang() {
         );
     }
 }
+
+/// Rank 0 of two whose peer makes every call it makes: each message it sends comes back as
+/// rank 1's under the same tag. From its `forget_from`-th receive on it drops each receive's
+/// callback uncalled, as a transport whose progress has ended does.
+struct Mirror {
+    waiting: Mutex<HashMap<u64, Done>>,
+    early: Mutex<HashMap<u64, Vec<u8>>>,
+    posted: AtomicU64,
+    forget_from: u64,
+}
+
+impl Transport for Mirror {
+    fn rank(&self) -> usize {
+        0
+    }
+    fn ranks(&self) -> usize {
+        2
+    }
+    fn open_flow(&self) -> u64 {
+        0
+    }
+    fn send(&self, _to: usize, tag: u64, bytes: Vec<u8>) {
+        let waiting = self.waiting.lock().unwrap().remove(&tag);
+        match waiting {
+            Some(done) => done(bytes),
+            None => {
+                self.early.lock().unwrap().insert(tag, bytes);
+            }
+        }
+    }
+    fn receive(&self, _from: usize, tag: u64, _len: usize, done: Done) {
+        if self.posted.fetch_add(1, Ordering::SeqCst) >= self.forget_from {
+            drop(done);
+            return;
+        }
+        let early = self.early.lock().unwrap().remove(&tag);
+        match early {
+            Some(bytes) => done(bytes),
+            None => {
+                self.waiting.lock().unwrap().insert(tag, done);
+            }
+        }
+    }
+    fn abort(&self, _message: &str) {}
+}
+
+#[test]
+fn a_drop_whose_last_round_the_transport_dropped_ends_not_hangs() {
+    // The drop's check (the first receive) is answered; the outcome of its last round (the
+    // second) is dropped uncalled: the other rank will never be heard, and the drop ends.
+    let posted = ends(
+        "a drop waited for an outcome the transport had dropped",
+        || {
+            let pool = ember::Pool::builder().threads(1).build().unwrap();
+            let transport = Arc::new(Mirror {
+                waiting: Mutex::default(),
+                early: Mutex::default(),
+                posted: AtomicU64::new(0),
+                forget_from: 1,
+            });
+            let flow = Flow::distributed(&pool, FlowOptions::default(), transport.clone());
+            flow.submit(|cg| {
+                cg.run(|| {});
+            })
+            .unwrap();
+            drop(flow);
+            transport.posted.load(Ordering::SeqCst)
+        },
+    );
+    assert_eq!(posted, 2, "the drop's check and its last round");
+}

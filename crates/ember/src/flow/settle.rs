@@ -149,10 +149,43 @@ impl Drop for OnTasks<'_> {
 /// What a drop's last round heard from the other ranks.
 #[derive(Default)]
 struct Heard {
-    /// Outcomes arrived.
+    /// Outcomes arrived, or that the transport said will never arrive.
     count: AtomicUsize,
     /// Whether one said its rank lost a task.
     lost: AtomicBool,
+    /// Whether the transport dropped a receive's callback uncalled: that outcome will never
+    /// come, nor, likely, the flow's other messages.
+    gone: AtomicBool,
+}
+
+/// One peer's outcome, when the transport delivers it, or word that it never will (the
+/// callback dropped uncalled, as the transport does once its progress has ended): either
+/// counts, so that the last round's wait ends.
+struct Outcome {
+    heard: Arc<Heard>,
+    shared: Arc<Shared>,
+    called: bool,
+}
+
+impl Outcome {
+    fn deliver(&mut self, bytes: Vec<u8>) {
+        if bytes.first() != Some(&0) {
+            self.heard.lost.store(true, Ordering::SeqCst);
+        }
+        self.heard.count.fetch_add(1, Ordering::SeqCst);
+        self.called = true;
+        self.shared.settle.notify_changed(|| true);
+    }
+}
+
+impl Drop for Outcome {
+    fn drop(&mut self) {
+        if !self.called {
+            self.heard.gone.store(true, Ordering::SeqCst);
+            self.heard.count.fetch_add(1, Ordering::SeqCst);
+            self.shared.settle.notify_changed(|| true);
+        }
+    }
 }
 
 /// The drop's wait, after a check that passed with no rank reporting a lost task: every
@@ -160,7 +193,9 @@ struct Heard {
 /// then sends every other rank its outcome (whether it lost a task) and waits for theirs. A
 /// task lost after the check (a kernel that panics late, with an abort that returns) so stops
 /// every rank's wait instead of leaving a rank waiting for a message its send will never
-/// bring. Without `can_wait` the rank sends its outcome at once and waits for nothing.
+/// bring. A receive of an outcome that the transport drops uncalled (its progress ended)
+/// ends both waits too. Without `can_wait` the rank sends its outcome at once and waits for
+/// nothing.
 ///
 /// While it waits for the flow's tasks it counts itself in `drops` as
 /// [waiting for tasks](BackgroundDrops::waiting_for_tasks).
@@ -168,17 +203,21 @@ fn settle(dist: &Dist, shared: &Arc<Shared>, can_wait: bool, drops: Option<&Back
     let (tag, peers) = dist.last_round();
     let heard = Arc::new(Heard::default());
     for &peer in &peers {
-        let (heard, shared) = (heard.clone(), shared.clone());
-        let done = move |bytes: Vec<u8>| {
-            if bytes.first() != Some(&0) {
-                heard.lost.store(true, Ordering::SeqCst);
-            }
-            heard.count.fetch_add(1, Ordering::SeqCst);
-            shared.settle.notify_changed(|| true);
+        let mut outcome = Outcome {
+            heard: heard.clone(),
+            shared: shared.clone(),
+            called: false,
         };
+        let done = move |bytes: Vec<u8>| outcome.deliver(bytes);
         dist.transport.receive(peer, tag, 8, Box::new(done));
     }
-    let lost = || lock(&shared.outcomes).troubled || heard.lost.load(Ordering::SeqCst);
+    // A transport that lost a message ends the wait as a lost task does: what it lost may be
+    // what a task here waits for.
+    let lost = || {
+        lock(&shared.outcomes).troubled
+            || heard.lost.load(Ordering::SeqCst)
+            || heard.gone.load(Ordering::SeqCst)
+    };
     if can_wait {
         let _on_tasks = OnTasks::enter(drops);
         let ended = || lock(&shared.outcomes).pending == 0 || lost();
