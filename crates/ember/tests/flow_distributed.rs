@@ -666,9 +666,9 @@ fn a_flow_dropped_after_a_panic_whose_abort_returned_does_not_wait_for_lost_mess
 #[test]
 fn a_flow_dropped_on_a_worker_of_its_pool_ends_on_every_rank() {
     // Rank 0 drops its flow inside `install`, on its pool's only worker; rank 1 on its own
-    // thread. The worker does not wait for the flow's tasks (`flow/README.md`, "A drop that
-    // could wait for itself") but runs them once the drop has returned, so rank 1's drop,
-    // which waits for the halo rank 0 sends, ends too.
+    // thread. The worker hands the drop's collective part to a thread of its own
+    // (`flow/README.md`, "A drop on a worker") and runs the flow's tasks once the drop has
+    // returned, so rank 1's drop, which waits for the halo rank 0 sends, ends too.
     ends("a rank's drop hung", || {
         let (hub, ranks) = (Arc::new(Hub::default()), 2);
         std::thread::scope(|s| {

@@ -39,8 +39,9 @@
 //!   reported in it a task that panicked or was cancelled, waits for the flow's tasks, its
 //!   sends and receives included, so that nothing of it is left in flight for the transport;
 //!   every rank then tells the others whether it lost a task meanwhile, and a lost task on
-//!   any rank stops every rank's wait. A kernel that panics on a distributed flow ends the
-//!   job through [`Transport::abort`].
+//!   any rank stops every rank's wait. Dropped on a pool's worker, the flow makes that part
+//!   on a thread of its own, counted in [`Transport::background_drops`]. A kernel that
+//!   panics on a distributed flow ends the job through [`Transport::abort`].
 
 use crate::pool::workers::wait::{block_until, Sleeper};
 use std::collections::hash_map::DefaultHasher;
@@ -604,7 +605,7 @@ impl Dist {
         Err(fail(Failed::Diverged { task, detail }))
     }
 
-    /// The tag of the drop's last round (see `Flow::settle`), which takes the number of the
+    /// The tag of the drop's last round (see `settle.rs`), which takes the number of the
     /// check after the drop's (no check follows it), and the other ranks.
     pub(crate) fn last_round(&self) -> (u64, Vec<usize>) {
         let mut st = super::lock(&self.state);

@@ -91,12 +91,12 @@
 //! [distributed](Flow::distributed) flow's drop first makes its collective check and, if
 //! every rank agrees and none had a task that panicked or was cancelled, waits for every task
 //! of the flow to end, its messages included, unless a task is lost meanwhile on some rank
-//! (see [`dist`]). It does not wait when dropped on a worker of its own pool, or from work
-//! that a job of its pool waits for through another pool: such a wait could wait for itself,
-//! or for another rank that waits for it (`flow/README.md`, "A drop that could wait for
-//! itself"). Its messages are then the transport's. Make a distributed flow's collective
-//! calls from a thread that is no pool's worker (`flow/README.md`, "Collective calls nested
-//! in a wait: a known gap").
+//! (see [`dist`]). Dropped on a pool's worker, it hands that collective part to a thread of
+//! its own and returns at once: a wait there would run the pool's jobs, and another flow's
+//! drop among them would be nested in this one (`flow/README.md`, "A drop on a worker"). The
+//! transport counts such drops ([`dist::Transport::background_drops`]) so that its owner can
+//! wait for them before it ends. An explicit `wait` or `read_back` made inside a job is the
+//! program's to nest alike on every rank, as MPI collectives are.
 //!
 //! # Choosing a mode
 //!
