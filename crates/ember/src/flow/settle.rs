@@ -22,8 +22,11 @@ pub(super) struct Closing {
     pub(super) shared: Arc<Shared>,
     /// The scheduler thread's queue and handle, in a threaded mode: closed and joined last,
     /// once the flow's last submissions were analysed (the last round waits for their tasks).
-    pub(super) scheduler: Option<(Arc<SubmissionQueue<Submission>>, Option<JoinHandle<()>>)>,
+    pub(super) scheduler: Option<SchedulerThread>,
 }
+
+/// A threaded flow's submission queue and its scheduler thread (taken once).
+pub(super) type SchedulerThread = (Arc<SubmissionQueue<Submission>>, Option<JoinHandle<()>>);
 
 /// Whether the calling thread is a worker of any pool. A wait there runs that pool's jobs,
 /// and one of them may make a collective call of another flow: a drop's collective part
