@@ -988,3 +988,52 @@ fn a_drop_whose_last_round_the_transport_dropped_ends_not_hangs() {
     );
     assert_eq!(posted, 2, "the drop's check and its last round");
 }
+
+/// Rank 0 of two whose every send panics, as a transport's bug would; it records aborts and
+/// counts background drops.
+#[derive(Default)]
+struct Breaking {
+    aborts: Mutex<Vec<String>>,
+    drops: BackgroundDrops,
+}
+
+impl Transport for Breaking {
+    fn rank(&self) -> usize {
+        0
+    }
+    fn ranks(&self) -> usize {
+        2
+    }
+    fn open_flow(&self) -> u64 {
+        0
+    }
+    fn send(&self, to: usize, _tag: u64, _bytes: Vec<u8>) {
+        panic!("the transport broke sending to rank {to}");
+    }
+    fn receive(&self, _from: usize, _tag: u64, _len: usize, _done: Done) {}
+    fn abort(&self, message: &str) {
+        self.aborts.lock().unwrap().push(message.to_string());
+    }
+    fn background_drops(&self) -> Option<&BackgroundDrops> {
+        Some(&self.drops)
+    }
+}
+
+#[test]
+fn a_panic_in_a_background_drop_ends_the_job_through_the_transport() {
+    // The flow is dropped on a worker, so its check runs on a thread of its own, where the
+    // transport's send panics: the other ranks would wait for this rank's header, so the
+    // drop ends the job through the transport instead of letting its thread die quietly.
+    let transport = Arc::new(Breaking::default());
+    let pool = ember::Pool::builder().threads(1).build().unwrap();
+    let flow = Flow::distributed(&pool, FlowOptions::default(), transport.clone());
+    pool.install(move || drop(flow));
+    assert_eq!(transport.drops.wait(None), 0);
+    let aborts = transport.aborts.lock().unwrap();
+    assert_eq!(aborts.len(), 1, "{aborts:?}");
+    assert!(
+        aborts[0].contains("dropping a flow panicked: the transport broke sending to rank 1"),
+        "{}",
+        aborts[0]
+    );
+}

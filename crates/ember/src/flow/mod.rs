@@ -538,7 +538,7 @@ impl Drop for Flow {
         {
             closing.hand_off();
         } else {
-            closing.run(true);
+            closing.run(true, false);
         }
     }
 }

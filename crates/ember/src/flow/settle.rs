@@ -51,25 +51,26 @@ impl Closing {
             .name(format!("ember-flow-drop-{flow}"))
             .spawn(move || {
                 if let Some((closing, _guard)) = lock(&taken).take() {
-                    closing.run(true);
+                    closing.run(true, true);
                 }
             });
         if spawned.is_err() {
             if let Some((closing, _guard)) = lock(&cell).take() {
-                closing.run(false);
+                closing.run(false, false);
             }
         }
     }
 
     /// The drop's check, then (if it passed with no rank troubled) its last round, then the
     /// end of the scheduler thread. With `can_wait` the last round waits for the flow's tasks
-    /// and for every other rank's outcome.
+    /// and for every other rank's outcome; `background` says it runs on a thread of its own,
+    /// counted in the transport's [`BackgroundDrops`] (also while it waits for the tasks).
     ///
     /// A panic on the way (a transport's method, say) is caught: the other ranks may wait
     /// for what this rank no longer sends, so it ends the job through
     /// [`Transport::abort`], as a kernel's panic does; the scheduler thread is joined all
     /// the same.
-    pub(super) fn run(self, can_wait: bool) {
+    pub(super) fn run(self, can_wait: bool, background: bool) {
         let Closing {
             dist,
             shared,
@@ -89,7 +90,7 @@ impl Closing {
             // leaves them to the transport; so does a task lost during the wait, which
             // `settle` tells every rank.
             if quiet {
-                let drops = dist.transport.background_drops();
+                let drops = dist.transport.background_drops().filter(|_| background);
                 settle(&dist, &shared, can_wait, drops);
             }
         }));
