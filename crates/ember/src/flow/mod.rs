@@ -436,7 +436,8 @@ impl Flow {
         let flow = self.id;
         Box::new(move || {
             let mut completion = completion;
-            // The drop of this flow, reached from inside this task, must not wait for it.
+            // The drop of this flow, reached from inside this task, must not wait for it
+            // here: it hands its wait to a thread of its own.
             let _running = Running::enter(flow);
             completion.set(RunState::Panicked);
             if let Some(kernel) = kernel {
