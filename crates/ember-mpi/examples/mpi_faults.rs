@@ -18,6 +18,10 @@
 //!   of sleeps; the program reads back an unrelated buffer and drops its flow, its pool and
 //!   its world while that halo is still to be sent. Dropping the flow waits for its messages,
 //!   so every rank prints `ok` and the job exits zero.
+//! - `--case drop-on-worker`: as `drop-in-flight`, but the flow is dropped inside
+//!   `pool.install`, on a worker: its drop goes on on a thread of its own, still waiting for
+//!   the halo, while the program drops its pool and its world. The world waits for that
+//!   drop before it finalises MPI, so every rank prints `ok` and the job exits zero.
 //! - `--case unreceived-send`: the ranks diverge so that rank 0 sends a large message that
 //!   no rank receives; rank 0 hands it to the transport only after the checks are over, and
 //!   the other ranks end first. The job ends with a non-zero exit, saying why, and does not
@@ -57,7 +61,8 @@ fn main() -> ExitCode {
     }
     let result = match case.as_str() {
         "tag-wrap" => tag_wrap(&world),
-        "drop-in-flight" => drop_in_flight(&world),
+        "drop-in-flight" => drop_in_flight(&world, false),
+        "drop-on-worker" => drop_in_flight(&world, true),
         "unreceived-send" => unreceived_send(&world),
         _ => steps(&world, &case),
     };
@@ -321,8 +326,9 @@ fn tag_wrap(world: &World) -> Result<String, Box<dyn Error>> {
 }
 
 /// The case `drop-in-flight`: the flow and the pool are dropped, and then the world, while
-/// rank 0's halo for the other ranks is still held back by its sleeping writer.
-fn drop_in_flight(world: &World) -> Result<String, Box<dyn Error>> {
+/// rank 0's halo for the other ranks is still held back by its sleeping writer; with
+/// `on_worker`, the case `drop-on-worker`: the flow is dropped on a worker of its pool.
+fn drop_in_flight(world: &World, on_worker: bool) -> Result<String, Box<dyn Error>> {
     // Two workers: one sleeps in rank 0's writer while the other runs the read-back.
     let pool = ember::Pool::builder().threads(2).build()?;
     let flow = world.flow(&pool, FlowOptions::default());
@@ -356,7 +362,11 @@ fn drop_in_flight(world: &World) -> Result<String, Box<dyn Error>> {
     })?;
     // Reads nothing the halo read writes: it returns while the halo is still held back.
     let sum: u64 = flow.read_back(&unrelated)?.iter().sum();
-    drop(flow);
+    if on_worker {
+        pool.install(move || drop(flow));
+    } else {
+        drop(flow);
+    }
     drop(pool);
     Ok(format!("sum {sum}"))
 }

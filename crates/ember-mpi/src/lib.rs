@@ -59,7 +59,10 @@
 //!   arrived for 10 s (`EMBER_MPI_GIVE_UP_MS` sets it in milliseconds), rather than
 //!   finalize with messages that will never arrive or hang there.
 //! - Dropping a flow whose check passed, on a rank where no rank reported a lost task,
-//!   waits for its messages, so a world dropped after its flows has none of theirs left.
+//!   waits for its messages, so a world dropped after its flows has none of theirs left. A
+//!   flow dropped on a pool's worker does so on a thread of its own, and the world's drop
+//!   waits for that thread before it finalises MPI (ending the job, saying so, if it waits
+//!   on other ranks with nothing moving for the give-up time).
 //!   A send or receive handed over after the world's drop began is refused and ends the
 //!   job with a message, never dropped silently. Every rank makes its flows from the world in the same
 //!   order: a flow's number, the same on every rank, keeps its messages apart from those of

@@ -13,6 +13,8 @@
 //! its check reports the divergence) instead of being an MPI truncation error that kills
 //! the job first. It polls while requests or receives are outstanding (yielding, then
 //! sleeping in short waits for new commands) and sleeps while none are. Dropping the world
+//! first waits for the drops of its flows that went on on threads of their own (flows
+//! dropped on a pool's worker: [`BackgroundDrops`]), which still send and receive; then it
 //! closes the command channel (the transport's only sender, taken under its lock, so a
 //! command is either in the channel before it closes or refused, ending the job: never
 //! lost); the thread ends once the channel is closed and drained and nothing is
@@ -33,7 +35,7 @@ use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use crossbeam_channel::{Receiver, RecvTimeoutError, Sender, TryRecvError};
-use ember::flow::dist::Transport;
+use ember::flow::dist::{BackgroundDrops, Transport};
 use mpi::ffi;
 use mpi::Threading;
 
@@ -128,6 +130,13 @@ pub(crate) struct MpiTransport {
     commands: Mutex<Option<Sender<Command>>>,
     /// Flows made so far on this world: the next one's number.
     flows: AtomicU64,
+    /// Drops of this world's flows that go on on threads of their own: the world's drop
+    /// waits for them before it closes the channel.
+    drops: BackgroundDrops,
+    /// Counts every time the progress thread sees a message complete, arrive or reach its
+    /// receive:
+    /// the world's wait for the drops above gives up only once it stands still.
+    moved: Arc<AtomicU64>,
 }
 
 impl MpiTransport {
@@ -228,6 +237,10 @@ impl Transport for MpiTransport {
         say(&format!("rank {}: {message}; ending the job", self.rank));
         abort_job();
     }
+
+    fn background_drops(&self) -> Option<&BackgroundDrops> {
+        Some(&self.drops)
+    }
 }
 
 /// MPI, initialised, with its progress thread: finalised on drop.
@@ -260,20 +273,57 @@ impl MpiWorld {
             (rank as usize, size as usize)
         };
         let (commands, rx) = crossbeam_channel::unbounded();
-        let progress = std::thread::Builder::new()
-            .name(format!("ember-mpi-{rank}"))
-            .spawn(move || progress(rx))
-            .expect("the MPI progress thread");
+        let moved = Arc::new(AtomicU64::new(0));
+        let progress = {
+            let moved = moved.clone();
+            std::thread::Builder::new()
+                .name(format!("ember-mpi-{rank}"))
+                .spawn(move || progress(rx, &moved))
+                .expect("the MPI progress thread")
+        };
         Ok(MpiWorld {
             transport: Arc::new(MpiTransport {
                 rank,
                 ranks,
                 commands: Mutex::new(Some(commands)),
                 flows: AtomicU64::new(0),
+                drops: BackgroundDrops::new(),
+                moved,
             }),
             progress: Some(progress),
             universe: Some(universe),
         })
+    }
+}
+
+impl MpiWorld {
+    /// Waits until the drops of this world's flows that went on on threads of their own
+    /// (flows dropped on a pool's worker) have ended: they still send and receive, and
+    /// would otherwise meet a closed channel or a finalised MPI. While one of them waits for
+    /// its flow's tasks, it waits as a drop on this thread would; otherwise, if for
+    /// [`give_up`] no drop began or ended a step and no message moved (another rank that
+    /// never answers), it ends the job, saying so, rather than wait for ever.
+    fn wait_for_background_drops(&self) {
+        let (transport, drops) = (&self.transport, &self.transport.drops);
+        let seen = || (drops.changes(), transport.moved.load(Ordering::SeqCst));
+        let mut before = seen();
+        loop {
+            let left = drops.wait(Some(give_up()));
+            if left == 0 {
+                return;
+            }
+            let now = seen();
+            if now == before && drops.waiting_for_tasks() == 0 {
+                say(&format!(
+                    "rank {}: {left} dropped flow(s) still exchanging with other ranks, \
+                     nothing moved for {} ms; ending the job",
+                    transport.rank,
+                    give_up().as_millis()
+                ));
+                abort_job();
+            }
+            before = now;
+        }
     }
 }
 
@@ -291,6 +341,7 @@ impl Drop for MpiWorld {
             ));
             abort_job();
         }
+        self.wait_for_background_drops();
         // Closes the channel, which wakes the progress thread if it sleeps on it; a command
         // from now on is refused and ends the job.
         let sender = self
@@ -426,7 +477,7 @@ fn unfinished(routes: &Routes, pending: &[Pending]) -> String {
 /// another rank completes that rank's send); if nothing completes or arrives for
 /// [`give_up`], it gives up on what is outstanding and says what: the world then ends the
 /// job, which would otherwise wait, here or on another rank, in `MPI_Finalize`.
-fn progress(commands: Receiver<Command>) -> Result<(), String> {
+fn progress(commands: Receiver<Command>, moved: &AtomicU64) -> Result<(), String> {
     let mut pending: Vec<Pending> = Vec::new();
     let mut routes = Routes::default();
     let mut idle_rounds = 0u32;
@@ -521,6 +572,7 @@ fn progress(commands: Receiver<Command>) -> Result<(), String> {
             idle_rounds.saturating_add(1)
         } else {
             last_progress = Instant::now();
+            moved.fetch_add(1, Ordering::SeqCst);
             0
         };
         for p in finished {

@@ -242,6 +242,16 @@ fn dropping_a_flow_with_messages_in_flight_ends_the_job_cleanly() {
 }
 
 #[test]
+fn a_world_dropped_while_a_flow_dropped_on_a_worker_still_settles_waits_for_it() {
+    // The flow's drop, made on a worker, goes on on a thread of its own while the halo is
+    // still held back; the world, dropped meanwhile, must neither close its channel under
+    // that drop's last messages nor give up on the halo's receive.
+    let (status, all) = fault(2, "drop-on-worker");
+    assert!(status.success(), "{all}");
+    assert_eq!(all.matches(": ok, sum ").count(), 2, "{all}");
+}
+
+#[test]
 fn a_send_that_no_rank_receives_ends_the_job_not_a_hang() {
     let (status, all) = fault(2, "unreceived-send");
     assert_ne!(status.code(), Some(124), "the job hung: {all}");

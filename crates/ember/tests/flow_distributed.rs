@@ -8,7 +8,7 @@ use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
 
-use ember::flow::dist::Transport;
+use ember::flow::dist::{BackgroundDrops, Transport};
 use ember::flow::{map, Buffer, Flow, FlowError, FlowOptions, Mode};
 
 mod common;
@@ -25,6 +25,8 @@ enum Slot {
 struct Hub {
     slots: Mutex<HashMap<(usize, usize, u64), Slot>>,
     aborts: Mutex<Vec<(usize, String)>>,
+    /// The ranks' flow drops that go on on threads of their own.
+    drops: BackgroundDrops,
 }
 
 struct Local {
@@ -91,6 +93,9 @@ impl Transport for Local {
             .lock()
             .unwrap()
             .push((self.rank, message.to_string()));
+    }
+    fn background_drops(&self) -> Option<&BackgroundDrops> {
+        Some(&self.hub.drops)
     }
 }
 
@@ -661,9 +666,9 @@ fn a_flow_dropped_after_a_panic_whose_abort_returned_does_not_wait_for_lost_mess
 #[test]
 fn a_flow_dropped_on_a_worker_of_its_pool_ends_on_every_rank() {
     // Rank 0 drops its flow inside `install`, on its pool's only worker; rank 1 on its own
-    // thread. The worker does not wait for the flow's tasks (`flow/README.md`, "A drop that
-    // could wait for itself") but runs them once the drop has returned, so rank 1's drop,
-    // which waits for the halo rank 0 sends, ends too.
+    // thread. The worker hands the drop's collective part to a thread of its own
+    // (`flow/README.md`, "A drop on a worker") and runs the flow's tasks once the drop has
+    // returned, so rank 1's drop, which waits for the halo rank 0 sends, ends too.
     ends("a rank's drop hung", || {
         let (hub, ranks) = (Arc::new(Hub::default()), 2);
         std::thread::scope(|s| {
@@ -692,13 +697,78 @@ fn a_flow_dropped_on_a_worker_of_its_pool_ends_on_every_rank() {
 }
 
 #[test]
-#[ignore = "known gap (flow/README.md, \"Collective calls nested in a wait\"): B's drop can run nested inside A's check on rank 0's worker and deadlock, about one run in six"]
+fn a_flow_dropped_inside_its_own_task_still_waits_for_its_messages() {
+    // Each rank drops its flow inside one of the flow's own tasks, while the halo it sends
+    // and receives is still to come (its writer takes a while). The drop cannot wait there
+    // for the tasks, its own among them; its collective part goes on on a thread of its
+    // own, which does: once every rank's such drop has ended, every halo row has arrived
+    // and been read, and every message of the flow has met its receive.
+    for mode in [Mode::Inline, Mode::DoubleBuffered] {
+        let (reads, hub) = ends("a rank's drop hung", move || {
+            let (hub, ranks) = (Arc::new(Hub::default()), 2);
+            let reads: Vec<u64> = std::thread::scope(|s| {
+                let handles: Vec<_> = (0..ranks)
+                    .map(|rank| {
+                        let hub = hub.clone();
+                        s.spawn(move || {
+                            let pool = ember::Pool::builder().threads(2).build().unwrap();
+                            let options = FlowOptions {
+                                mode,
+                                horizon_every: 8,
+                            };
+                            let transport = Arc::new(Local::new(rank, ranks, hub.clone()));
+                            let flow = Flow::distributed(&pool, options, transport);
+                            let src = Buffer::new(&flow, [8], |_| 0u64);
+                            let dst = Buffer::new(&flow, [8], |_| 0u64);
+                            let read = Arc::new(AtomicU64::new(0));
+                            writer_then_halo(&flow, &src, &dst, None, read.clone());
+                            let slot = Arc::new(Mutex::new(None::<Flow>));
+                            let (placed, dropped) =
+                                (Arc::new(Flag::default()), Arc::new(Flag::default()));
+                            let (inside, on_placed, on_dropped) =
+                                (slot.clone(), placed.clone(), dropped.clone());
+                            flow.submit(|cg| {
+                                cg.label("drops its flow").run(move || {
+                                    on_placed.wait();
+                                    drop(inside.lock().unwrap().take());
+                                    on_dropped.raise();
+                                });
+                            })
+                            .unwrap();
+                            *slot.lock().unwrap() = Some(flow);
+                            placed.raise();
+                            dropped.wait();
+                            hub.drops.wait(None);
+                            read.load(Ordering::SeqCst)
+                        })
+                    })
+                    .collect();
+                handles.into_iter().map(|h| h.join().unwrap()).collect()
+            });
+            (reads, hub)
+        });
+        // Each rank reads its part: four of the eight items.
+        assert_eq!(
+            reads,
+            [4, 4],
+            "{mode:?}: every item read once the drops ended"
+        );
+        assert!(hub.aborts.lock().unwrap().is_empty());
+        assert!(
+            hub.slots.lock().unwrap().is_empty(),
+            "{mode:?}: a message nobody took"
+        );
+    }
+}
+
+#[test]
 fn flows_dropped_nested_on_a_worker_of_their_pool_do_not_wait_for_each_other() {
-    // The known gap: rank 0 drops flow A on its pool's only worker, whose job meanwhile
-    // drops flow B; rank 1 drops A, then B, on its own thread. B's drop can run inside A's
-    // check on rank 0, waiting for rank 1's check of B, which rank 1 makes only once A has
-    // settled there: each rank waits for the other. Expected to hang until a drop's
-    // collective part stops blocking its worker.
+    // Rank 0 drops flow A on its pool's only worker, whose job meanwhile drops flow B; rank 1
+    // drops A, then B, on its own thread. Were B's drop made inside A's (its check's wait
+    // runs the worker's jobs), rank 0 would wait in B's check for rank 1, which makes it only
+    // once A has settled there: each rank would wait for the other. Each drop on the worker
+    // hands its collective part to a thread of its own instead, which waits for nothing but
+    // its own flow.
     ends("a rank's drops deadlocked", || {
         let (hub, ranks) = (Arc::new(Hub::default()), 2);
         std::thread::scope(|s| {
@@ -755,6 +825,56 @@ fn a_panic_after_the_drops_check_stops_every_ranks_wait() {
         .all(|(rank, m)| *rank == 0 && m.contains("writer panics")));
 }
 
+#[test]
+fn a_job_run_while_a_check_waits_on_a_worker_may_submit_to_the_same_flow() {
+    // Rank 0 calls `wait` in a scope of another pool of one worker, whose check then waits
+    // for rank 1's header running that pool's jobs; one of them submits a group to the
+    // same flow. Rank 1 makes its `wait` only once that job has submitted, so the job surely runs
+    // inside rank 0's check. The check does not hold the flow's state while it waits, so the
+    // submission goes through; the group is not part of that check (taken before it), and
+    // both ranks' next `wait` covers it.
+    let submitted = Arc::new(Flag::default());
+    let results = ends("a job that submitted inside a check hung", move || {
+        let (results, _) = job_on_pools(2, Mode::DoubleBuffered, |_, flow| {
+            let ran = Arc::new(AtomicU64::new(0));
+            let group = |flow: &Flow| {
+                let ran = ran.clone();
+                flow.submit(|cg| {
+                    cg.label("submitted inside a check").run(move || {
+                        ran.fetch_add(1, Ordering::SeqCst);
+                    });
+                })
+            };
+            let first = if flow.rank().0 == 0 {
+                let other = ember::Pool::builder().threads(1).build().unwrap();
+                let mut inner = None;
+                let first = other.scope(|s| {
+                    // Queued on the only worker, which runs it inside the check's wait.
+                    s.spawn(|_| {
+                        inner = Some(group(flow));
+                        submitted.raise();
+                    });
+                    flow.wait()
+                });
+                inner.expect("the job ran").unwrap();
+                first
+            } else {
+                submitted.wait();
+                let first = flow.wait();
+                group(flow).unwrap();
+                first
+            };
+            (first, flow.wait(), ran.load(Ordering::SeqCst))
+        });
+        results
+    });
+    for (rank, (first, second, ran)) in results.into_iter().enumerate() {
+        assert!(first.is_ok(), "rank {rank}: {first:?}");
+        assert!(second.is_ok(), "rank {rank}: {second:?}");
+        assert_eq!(ran, 1, "rank {rank}");
+    }
+}
+
 /// A rank whose transport loses every message it is to receive: it drops each receive's
 /// callback without calling it, as a transport whose progress has ended does.
 struct Forgetful;
@@ -796,4 +916,124 @@ fn a_check_whose_message_the_transport_dropped_is_an_error_not_a_hang() {
             "{outcome:?}"
         );
     }
+}
+
+/// Rank 0 of two whose peer makes every call it makes: each message it sends comes back as
+/// rank 1's under the same tag. From its `forget_from`-th receive on it drops each receive's
+/// callback uncalled, as a transport whose progress has ended does.
+struct Mirror {
+    waiting: Mutex<HashMap<u64, Done>>,
+    early: Mutex<HashMap<u64, Vec<u8>>>,
+    posted: AtomicU64,
+    forget_from: u64,
+}
+
+impl Transport for Mirror {
+    fn rank(&self) -> usize {
+        0
+    }
+    fn ranks(&self) -> usize {
+        2
+    }
+    fn open_flow(&self) -> u64 {
+        0
+    }
+    fn send(&self, _to: usize, tag: u64, bytes: Vec<u8>) {
+        let waiting = self.waiting.lock().unwrap().remove(&tag);
+        match waiting {
+            Some(done) => done(bytes),
+            None => {
+                self.early.lock().unwrap().insert(tag, bytes);
+            }
+        }
+    }
+    fn receive(&self, _from: usize, tag: u64, _len: usize, done: Done) {
+        if self.posted.fetch_add(1, Ordering::SeqCst) >= self.forget_from {
+            drop(done);
+            return;
+        }
+        let early = self.early.lock().unwrap().remove(&tag);
+        match early {
+            Some(bytes) => done(bytes),
+            None => {
+                self.waiting.lock().unwrap().insert(tag, done);
+            }
+        }
+    }
+    fn abort(&self, _message: &str) {}
+}
+
+#[test]
+fn a_drop_whose_last_round_the_transport_dropped_ends_not_hangs() {
+    // The drop's check (the first receive) is answered; the outcome of its last round (the
+    // second) is dropped uncalled: the other rank will never be heard, and the drop ends.
+    let posted = ends(
+        "a drop waited for an outcome the transport had dropped",
+        || {
+            let pool = ember::Pool::builder().threads(1).build().unwrap();
+            let transport = Arc::new(Mirror {
+                waiting: Mutex::default(),
+                early: Mutex::default(),
+                posted: AtomicU64::new(0),
+                forget_from: 1,
+            });
+            let flow = Flow::distributed(&pool, FlowOptions::default(), transport.clone());
+            flow.submit(|cg| {
+                cg.run(|| {});
+            })
+            .unwrap();
+            drop(flow);
+            transport.posted.load(Ordering::SeqCst)
+        },
+    );
+    assert_eq!(posted, 2, "the drop's check and its last round");
+}
+
+/// Rank 0 of two whose every send panics, as a transport's bug would; it records aborts and
+/// counts background drops.
+#[derive(Default)]
+struct Breaking {
+    aborts: Mutex<Vec<String>>,
+    drops: BackgroundDrops,
+}
+
+impl Transport for Breaking {
+    fn rank(&self) -> usize {
+        0
+    }
+    fn ranks(&self) -> usize {
+        2
+    }
+    fn open_flow(&self) -> u64 {
+        0
+    }
+    fn send(&self, to: usize, _tag: u64, _bytes: Vec<u8>) {
+        panic!("the transport broke sending to rank {to}");
+    }
+    fn receive(&self, _from: usize, _tag: u64, _len: usize, _done: Done) {}
+    fn abort(&self, message: &str) {
+        self.aborts.lock().unwrap().push(message.to_string());
+    }
+    fn background_drops(&self) -> Option<&BackgroundDrops> {
+        Some(&self.drops)
+    }
+}
+
+#[test]
+fn a_panic_in_a_background_drop_ends_the_job_through_the_transport() {
+    // The flow is dropped on a worker, so its check runs on a thread of its own, where the
+    // transport's send panics: the other ranks would wait for this rank's header, so the
+    // drop ends the job through the transport instead of letting its thread die quietly.
+    let transport = Arc::new(Breaking::default());
+    let pool = ember::Pool::builder().threads(1).build().unwrap();
+    let flow = Flow::distributed(&pool, FlowOptions::default(), transport.clone());
+    pool.install(move || drop(flow));
+    assert_eq!(transport.drops.wait(None), 0);
+    let aborts = transport.aborts.lock().unwrap();
+    assert_eq!(aborts.len(), 1, "{aborts:?}");
+    assert!(
+        aborts[0].contains("dropping a flow panicked: the transport broke sending to rank 1"),
+        "{}",
+        aborts[0]
+    );
 }

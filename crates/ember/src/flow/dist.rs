@@ -39,8 +39,9 @@
 //!   reported in it a task that panicked or was cancelled, waits for the flow's tasks, its
 //!   sends and receives included, so that nothing of it is left in flight for the transport;
 //!   every rank then tells the others whether it lost a task meanwhile, and a lost task on
-//!   any rank stops every rank's wait. A kernel that panics on a distributed flow ends the
-//!   job through [`Transport::abort`].
+//!   any rank stops every rank's wait. Dropped on a pool's worker, the flow makes that part
+//!   on a thread of its own, counted in [`Transport::background_drops`]. A kernel that
+//!   panics on a distributed flow ends the job through [`Transport::abort`].
 
 use crate::pool::workers::wait::{block_until, Sleeper};
 use std::collections::hash_map::DefaultHasher;
@@ -90,7 +91,19 @@ pub trait Transport: Send + Sync + 'static {
     /// drop then tells every rank, in its check or its last round, that this rank lost
     /// tasks, and no rank's drop waits for the messages they would have sent.
     fn abort(&self, message: &str);
+    /// The count of this transport's flow drops that go on on threads of their own, if it
+    /// keeps one. A flow dropped on a pool's worker makes its drop's collective part (its
+    /// check, the wait for its tasks, its last round) on a thread of its own, which still
+    /// uses the transport after the `Flow` is gone; it counts itself here while it runs. A
+    /// transport whose end (`MPI_Finalize`) must come after every message of its flows keeps
+    /// a [`BackgroundDrops`] and [waits](BackgroundDrops::wait) on it before it ends. The
+    /// default keeps none.
+    fn background_drops(&self) -> Option<&BackgroundDrops> {
+        None
+    }
 }
+
+pub use super::settle::BackgroundDrops;
 
 /// A flow's tags are its number (modulo 2^16) shifted left by this many bits, plus the
 /// message's number on the flow: below 2^48, so at most 2^47 data messages per (sender,
@@ -487,37 +500,54 @@ impl Dist {
     /// [`check`](Self::check), also telling every rank whether this one had a task that
     /// panicked or was cancelled (`troubled`): returns, once every rank agreed, whether any
     /// rank had one. Every rank decides alike from the same flags.
+    ///
+    /// The state's lock is not held while the check waits for the other ranks: a wait on a
+    /// worker runs its pool's jobs, and one of them may submit to this flow or make another
+    /// of its calls. The check takes what it sends (its number, the groups so far and their
+    /// history) under the lock, and records its outcome under it again: on agreement it
+    /// forgets the history it sent, not the groups submitted meanwhile, which the next check
+    /// covers.
     pub(crate) fn check_reporting(&self, call: Call, troubled: bool) -> Result<bool, FlowError> {
-        let mut st = super::lock(&self.state);
-        if let Some(failed) = &st.failed {
-            return Err(failed.error());
-        }
         let (me, ranks) = (self.transport.rank(), self.transport.ranks());
         let peers: Vec<usize> = (0..ranks).filter(|&r| r != me).collect();
-        let k = st.checks;
-        st.checks += 1;
+        let (k, header, history, base) = {
+            let mut st = super::lock(&self.state);
+            if let Some(failed) = &st.failed {
+                return Err(failed.error());
+            }
+            let k = st.checks;
+            st.checks += 1;
+            let history = st.history.clone();
+            let header = [st.groups, st.rolling, call.code(), 0, u64::from(troubled)];
+            (k, header, history, st.groups - st.history.len() as u64)
+        };
+        // Records `failed` (unless a call made meanwhile failed first) and returns its error.
+        let fail = |failed: Failed| {
+            let mut st = super::lock(&self.state);
+            st.failed.get_or_insert(failed).error()
+        };
+        let lost = || {
+            fail(Failed::TransportLost {
+                call: call.to_string(),
+            })
+        };
+        // Forgets the history this check covered (a check made meanwhile, by a job of the
+        // program on another thread, may have forgotten some of it already).
+        let forget = || {
+            let mut st = super::lock(&self.state);
+            let covered = history.len().min(st.history.len());
+            st.history.drain(..covered);
+        };
         if peers.is_empty() {
-            st.history.clear();
+            forget();
             return Ok(troubled);
         }
-        let payload = encode_history(&st.history);
-        let header = [
-            st.groups,
-            st.rolling,
-            call.code(),
-            payload.len() as u64,
-            u64::from(troubled),
-        ];
-        let lost = |st: &mut DistState| {
-            let failed = Failed::TransportLost {
-                call: call.to_string(),
-            };
-            st.failed = Some(failed.clone());
-            failed.error()
-        };
+        let payload = encode_history(&history);
+        let mut header = header;
+        header[3] = payload.len() as u64;
         let Some(headers) = self.exchange(&peers, control_tag(k, 0), words(&header), 8 * HEADER)
         else {
-            return Err(lost(&mut st));
+            return Err(lost());
         };
         let mut all = vec![(me, header)];
         for (p, bytes) in peers.iter().zip(headers) {
@@ -531,34 +561,31 @@ impl Dist {
                 .map(|(r, h)| format!("rank {r}: {}", Call::from_code(h[2])))
                 .collect::<Vec<_>>()
                 .join("; ");
-            let failed = Failed::NotCollective {
+            return Err(fail(Failed::NotCollective {
                 call: call.to_string(),
                 detail,
-            };
-            st.failed = Some(failed.clone());
-            return Err(failed.error());
+            }));
         }
         let agree = all
             .iter()
             .all(|(_, h)| h[0] == header[0] && h[1] == header[1]);
         if agree {
-            st.history.clear();
+            forget();
             return Ok(all.iter().any(|(_, h)| h[4] != 0));
         }
         let mut histories = Vec::new();
         for (p, h) in &all {
             if *p == me {
-                histories.push((me, st.history.clone()));
+                histories.push((me, history.clone()));
             } else {
                 let Some(bytes) =
                     self.exchange_one(*p, control_tag(k, 1), payload.clone(), h[3] as usize)
                 else {
-                    return Err(lost(&mut st));
+                    return Err(lost());
                 };
                 histories.push((*p, decode_history(&bytes)));
             }
         }
-        let base = st.groups - st.history.len() as u64;
         let longest = histories.iter().map(|(_, h)| h.len()).max().unwrap_or(0);
         let first = (0..longest)
             .find(|&i| {
@@ -575,12 +602,10 @@ impl Dist {
             .collect::<Vec<_>>()
             .join("; ");
         let task = base + first as u64;
-        let failed = Failed::Diverged { task, detail };
-        st.failed = Some(failed.clone());
-        Err(failed.error())
+        Err(fail(Failed::Diverged { task, detail }))
     }
 
-    /// The tag of the drop's last round (see `Flow::settle`), which takes the number of the
+    /// The tag of the drop's last round (see `settle.rs`), which takes the number of the
     /// check after the drop's (no check follows it), and the other ranks.
     pub(crate) fn last_round(&self) -> (u64, Vec<usize>) {
         let mut st = super::lock(&self.state);
@@ -589,6 +614,11 @@ impl Dist {
         let (me, ranks) = (self.transport.rank(), self.transport.ranks());
         let peers = (0..ranks).filter(|&r| r != me).collect();
         (self.tag(control_tag(k, 0)), peers)
+    }
+
+    /// This flow's number on its transport (modulo 2^16).
+    pub(crate) fn flow_number(&self) -> u64 {
+        self.flow_bits >> FLOW_TAG_SHIFT
     }
 
     /// The tag that message `tag` of this flow (a data or control tag) travels under: the

@@ -91,12 +91,12 @@
 //! [distributed](Flow::distributed) flow's drop first makes its collective check and, if
 //! every rank agrees and none had a task that panicked or was cancelled, waits for every task
 //! of the flow to end, its messages included, unless a task is lost meanwhile on some rank
-//! (see [`dist`]). It does not wait when dropped on a worker of its own pool, or from work
-//! that a job of its pool waits for through another pool: such a wait could wait for itself,
-//! or for another rank that waits for it (`flow/README.md`, "A drop that could wait for
-//! itself"). Its messages are then the transport's. Make a distributed flow's collective
-//! calls from a thread that is no pool's worker (`flow/README.md`, "Collective calls nested
-//! in a wait: a known gap").
+//! (see [`dist`]). Dropped on a pool's worker, it hands that collective part to a thread of
+//! its own and returns at once: a wait there would run the pool's jobs, and another flow's
+//! drop among them would be nested in this one (`flow/README.md`, "A drop on a worker"). The
+//! transport counts such drops ([`dist::Transport::background_drops`]) so that its owner can
+//! wait for them before it ends. An explicit `wait` or `read_back` made inside a job is the
+//! program's to nest alike on every rank, as MPI collectives are.
 //!
 //! # Choosing a mode
 //!
@@ -142,6 +142,7 @@ pub(crate) mod queue;
 mod read_back;
 mod region;
 mod scheduler;
+mod settle;
 
 pub use buffer::{Buffer, BufferId, Pod};
 pub use command_group::CommandGroup;
@@ -154,7 +155,7 @@ use std::cell::RefCell;
 use std::collections::HashMap;
 use std::fmt;
 use std::panic::{self, AssertUnwindSafe};
-use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 use crate::Pool;
@@ -435,7 +436,8 @@ impl Flow {
         let flow = self.id;
         Box::new(move || {
             let mut completion = completion;
-            // The drop of this flow, reached from inside this task, must not wait for it.
+            // The drop of this flow, reached from inside this task, must not wait for it
+            // here: it hands its wait to a thread of its own.
             let _running = Running::enter(flow);
             completion.set(RunState::Panicked);
             if let Some(kernel) = kernel {
@@ -509,87 +511,35 @@ impl Flow {
 
 impl Drop for Flow {
     fn drop(&mut self) {
-        if let Some(dist) = &self.dist {
-            // Dropping the flow is collective too: its check tells the other ranks, whose
-            // calls at the same check fail unless they drop theirs, and whether this rank
-            // had a task that panicked or was cancelled.
-            let troubled = lock(&self.shared.outcomes).troubled;
-            let quiet = matches!(dist.check_reporting(dist::Call::Drop, troubled), Ok(false));
-            // Once every rank agreed on every group, and no rank lost a task, every receive
-            // of this flow has its send on another rank, which waits here for its own: the
-            // flow's messages all arrive, and none is left in flight for the transport after
-            // the flow. After a failed check, or once a task panicked or was cancelled on
-            // some rank (its sends are never made), some may never come: every rank then
-            // leaves them to the transport; so does a task lost during the wait, which
-            // `settle` tells every rank. Dropped on a worker of its own pool (inside one of
-            // its own tasks, or in work that a job of its pool waits for, it could wait for
-            // itself; and a wait there that runs the pool's jobs could run another flow's
-            // drop, whose check no rank answers before this one settles), the flow does not
-            // wait: it leaves its messages to the transport.
-            if quiet {
-                let can_wait = !Running::contains(self.id)
-                    && !self.pool.waited_for_by_own_job()
-                    && !self.pool.is_current_worker();
-                self.settle(dist, can_wait);
-            }
-        }
-        if let Engine::Threaded { queue, thread } = &mut self.engine {
-            queue.close();
-            if let Some(thread) = thread.take() {
-                let _ = thread.join();
-            }
-        }
-    }
-}
-
-/// What a drop's last round heard from the other ranks.
-#[derive(Default)]
-struct Heard {
-    /// Outcomes arrived.
-    count: AtomicUsize,
-    /// Whether one said its rank lost a task.
-    lost: AtomicBool,
-}
-
-impl Flow {
-    /// The drop's wait, after a check that passed with no rank reporting a lost task: every
-    /// rank waits until its tasks have ended or a task is lost (here, or on a rank that says
-    /// so), then sends every other rank its outcome (whether it lost a task) and waits for
-    /// theirs. A task lost after the check (a kernel that panics late, with an abort that
-    /// returns) so stops every rank's wait instead of leaving a rank waiting for a message
-    /// its send will never bring. Without `can_wait` the rank sends its outcome at once
-    /// and waits for nothing.
-    fn settle(&self, dist: &dist::Dist, can_wait: bool) {
-        let shared = &self.shared;
-        let (tag, peers) = dist.last_round();
-        let heard = Arc::new(Heard::default());
-        for &peer in &peers {
-            let (heard, shared) = (heard.clone(), shared.clone());
-            let done = move |bytes: Vec<u8>| {
-                if bytes.first() != Some(&0) {
-                    heard.lost.store(true, Ordering::SeqCst);
+        let scheduler = match &mut self.engine {
+            Engine::Threaded { queue, thread } => Some((queue.clone(), thread.take())),
+            Engine::Inline(_) => None,
+        };
+        let Some(dist) = &self.dist else {
+            if let Some((queue, thread)) = scheduler {
+                queue.close();
+                if let Some(thread) = thread {
+                    let _ = thread.join();
                 }
-                heard.count.fetch_add(1, Ordering::SeqCst);
-                shared.settle.notify_changed(|| true);
-            };
-            dist.transport.receive(peer, tag, 8, Box::new(done));
-        }
-        let lost = || lock(&shared.outcomes).troubled || heard.lost.load(Ordering::SeqCst);
-        if can_wait {
-            let ended = || lock(&shared.outcomes).pending == 0 || lost();
-            while !ended() {
-                shared.settle.wait(&ended, None);
             }
-        }
-        let mine = u8::from(lock(&shared.outcomes).troubled);
-        for &peer in &peers {
-            dist.transport.send(peer, tag, vec![mine; 8]);
-        }
-        if can_wait {
-            let all = || heard.count.load(Ordering::SeqCst) == peers.len();
-            while !all() {
-                shared.settle.wait(&all, None);
-            }
+            return;
+        };
+        let closing = settle::Closing {
+            dist: dist.clone(),
+            shared: self.shared.clone(),
+            scheduler,
+        };
+        // On a pool's worker (inside one of the flow's own tasks, in `install`, or in any
+        // job) the collective part would block the worker, and a wait there runs the pool's
+        // jobs, one of which may make another flow's collective call that the other ranks
+        // answer only after this one: it goes on on a thread of its own, which waits for the
+        // flow's tasks like any other thread. Elsewhere the drop makes it itself and returns
+        // once the flow has settled.
+        if settle::on_a_worker() || Running::contains(self.id) || self.pool.waited_for_by_own_job()
+        {
+            closing.hand_off();
+        } else {
+            closing.run(true, false);
         }
     }
 }

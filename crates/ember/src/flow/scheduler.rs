@@ -44,7 +44,7 @@ pub(super) struct Shared {
     /// `wait` callers, woken when `pending` falls to zero.
     pub(super) waiters: WaitList,
     /// A distributed flow's drop, woken when `pending` falls to zero, when a task ends
-    /// panicked or unrun, and when another rank's outcome arrives (see `Flow::settle`).
+    /// panicked or unrun, and when another rank's outcome arrives (see `settle.rs`).
     pub(super) settle: WaitList,
     pub(super) tasks: AtomicU64,
     pub(super) edges: AtomicU64,

@@ -497,11 +497,6 @@ impl Pool {
         blocked_pools_contain(self.inner.registry.id)
     }
 
-    /// Whether the calling thread is one of this pool's workers.
-    pub(crate) fn is_current_worker(&self) -> bool {
-        WorkerThread::is_current(self.inner.registry.id)
-    }
-
     /// Panics if the calling thread runs a job of this pool, or work one of its jobs waits
     /// for: a wait for the whole pool could then never end.
     pub(crate) fn check_not_waiting_for_itself(&self, what: &str) {

@@ -1,0 +1,318 @@
+//! The collective part of a distributed flow's drop: its check, its last round (`settle`)
+//! and the end of its scheduler thread; run on the dropping thread, or handed to a thread of
+//! its own when the dropping thread is a pool's worker (see `flow/README.md`, "A drop on a
+//! worker").
+
+use std::panic::{self, AssertUnwindSafe};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, Condvar, Mutex};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use super::dist::{self, Dist, Transport};
+use super::lock;
+use super::queue::SubmissionQueue;
+use super::scheduler::{Shared, Submission};
+use crate::pool::WorkerThread;
+
+/// What a distributed flow's drop still has to do once the `Flow` itself is gone: everything
+/// it needs, owned, so that another thread can do it.
+pub(super) struct Closing {
+    pub(super) dist: Arc<Dist>,
+    pub(super) shared: Arc<Shared>,
+    /// The scheduler thread's queue and handle, in a threaded mode: closed and joined last,
+    /// once the flow's last submissions were analysed (the last round waits for their tasks).
+    pub(super) scheduler: Option<SchedulerThread>,
+}
+
+/// A threaded flow's submission queue and its scheduler thread (taken once).
+pub(super) type SchedulerThread = (Arc<SubmissionQueue<Submission>>, Option<JoinHandle<()>>);
+
+/// Whether the calling thread is a worker of any pool. A wait there runs that pool's jobs,
+/// and one of them may make a collective call of another flow: a drop's collective part
+/// does not run there.
+pub(super) fn on_a_worker() -> bool {
+    WorkerThread::with_any_current(|worker| worker.is_some())
+}
+
+impl Closing {
+    /// Runs the drop's collective part on a thread of its own, which no pool's job runs on
+    /// and which may wait for the flow's tasks. It counts itself in the transport's
+    /// [`BackgroundDrops`] from before the thread starts until it has ended, so that the
+    /// owner of the transport can wait for it before ending. If the operating system refuses
+    /// the thread, the part runs here without waiting for the flow's tasks: the transport is
+    /// then left what is in flight, as after a failed check.
+    pub(super) fn hand_off(self) {
+        let guard = Background::begin(self.dist.transport.clone());
+        let flow = self.dist.flow_number();
+        let cell = Arc::new(Mutex::new(Some((self, guard))));
+        let taken = cell.clone();
+        let spawned = std::thread::Builder::new()
+            .name(format!("ember-flow-drop-{flow}"))
+            .spawn(move || {
+                if let Some((closing, _guard)) = lock(&taken).take() {
+                    closing.run(true, true);
+                }
+            });
+        if spawned.is_err() {
+            if let Some((closing, _guard)) = lock(&cell).take() {
+                closing.run(false, false);
+            }
+        }
+    }
+
+    /// The drop's check, then (if it passed with no rank troubled) its last round, then the
+    /// end of the scheduler thread. With `can_wait` the last round waits for the flow's tasks
+    /// and for every other rank's outcome; `background` says it runs on a thread of its own,
+    /// counted in the transport's [`BackgroundDrops`] (also while it waits for the tasks).
+    ///
+    /// A panic on the way (a transport's method, say) is caught: the other ranks may wait
+    /// for what this rank no longer sends, so it ends the job through
+    /// [`Transport::abort`], as a kernel's panic does; the scheduler thread is joined all
+    /// the same.
+    pub(super) fn run(self, can_wait: bool, background: bool) {
+        let Closing {
+            dist,
+            shared,
+            scheduler,
+        } = self;
+        let collective = panic::catch_unwind(AssertUnwindSafe(|| {
+            // Dropping the flow is collective too: its check tells the other ranks, whose
+            // calls at the same check fail unless they drop theirs, and whether this rank
+            // had a task that panicked or was cancelled.
+            let troubled = lock(&shared.outcomes).troubled;
+            let quiet = matches!(dist.check_reporting(dist::Call::Drop, troubled), Ok(false));
+            // Once every rank agreed on every group, and no rank lost a task, every receive
+            // of this flow has its send on another rank, which waits here for its own: the
+            // flow's messages all arrive, and none is left in flight for the transport after
+            // the flow. After a failed check, or once a task panicked or was cancelled on
+            // some rank (its sends are never made), some may never come: every rank then
+            // leaves them to the transport; so does a task lost during the wait, which
+            // `settle` tells every rank.
+            if quiet {
+                let drops = dist.transport.background_drops().filter(|_| background);
+                settle(&dist, &shared, can_wait, drops);
+            }
+        }));
+        if let Err(payload) = collective {
+            let text = crate::task::panic_message(&*payload).unwrap_or("(no message)");
+            dist.transport
+                .abort(&format!("dropping a flow panicked: {text}"));
+        }
+        if let Some((queue, thread)) = scheduler {
+            queue.close();
+            if let Some(thread) = thread {
+                let _ = thread.join();
+            }
+        }
+    }
+}
+
+/// A drop's collective part running on its own thread, counted in its transport's
+/// [`BackgroundDrops`] (if it keeps one) from when it is made until it is dropped (also while
+/// unwinding).
+struct Background(Arc<dyn Transport>);
+
+impl Background {
+    fn begin(transport: Arc<dyn Transport>) -> Background {
+        if let Some(drops) = transport.background_drops() {
+            drops.change(|d| d.running += 1);
+        }
+        Background(transport)
+    }
+}
+
+impl Drop for Background {
+    fn drop(&mut self) {
+        if let Some(drops) = self.0.background_drops() {
+            drops.change(|d| d.running = d.running.saturating_sub(1));
+        }
+    }
+}
+
+/// Counted in [`BackgroundDrops::waiting_for_tasks`] while it lives.
+struct OnTasks<'a>(Option<&'a BackgroundDrops>);
+
+impl<'a> OnTasks<'a> {
+    fn enter(drops: Option<&'a BackgroundDrops>) -> OnTasks<'a> {
+        if let Some(drops) = drops {
+            drops.change(|d| d.on_tasks += 1);
+        }
+        OnTasks(drops)
+    }
+}
+
+impl Drop for OnTasks<'_> {
+    fn drop(&mut self) {
+        if let Some(drops) = self.0 {
+            drops.change(|d| d.on_tasks = d.on_tasks.saturating_sub(1));
+        }
+    }
+}
+
+/// What a drop's last round heard from the other ranks.
+#[derive(Default)]
+struct Heard {
+    /// Outcomes arrived, or that the transport said will never arrive.
+    count: AtomicUsize,
+    /// Whether one said its rank lost a task.
+    lost: AtomicBool,
+    /// Whether the transport dropped a receive's callback uncalled: that outcome will never
+    /// come, nor, likely, the flow's other messages.
+    gone: AtomicBool,
+}
+
+/// One peer's outcome, when the transport delivers it, or word that it never will (the
+/// callback dropped uncalled, as the transport does once its progress has ended): either
+/// counts, so that the last round's wait ends.
+struct Outcome {
+    heard: Arc<Heard>,
+    shared: Arc<Shared>,
+    called: bool,
+}
+
+impl Outcome {
+    fn deliver(&mut self, bytes: Vec<u8>) {
+        if bytes.first() != Some(&0) {
+            self.heard.lost.store(true, Ordering::SeqCst);
+        }
+        self.heard.count.fetch_add(1, Ordering::SeqCst);
+        self.called = true;
+        self.shared.settle.notify_changed(|| true);
+    }
+}
+
+impl Drop for Outcome {
+    fn drop(&mut self) {
+        if !self.called {
+            self.heard.gone.store(true, Ordering::SeqCst);
+            self.heard.count.fetch_add(1, Ordering::SeqCst);
+            self.shared.settle.notify_changed(|| true);
+        }
+    }
+}
+
+/// The drop's wait, after a check that passed with no rank reporting a lost task: every
+/// rank waits until its tasks have ended or a task is lost (here, or on a rank that says so),
+/// then sends every other rank its outcome (whether it lost a task) and waits for theirs. A
+/// task lost after the check (a kernel that panics late, with an abort that returns) so stops
+/// every rank's wait instead of leaving a rank waiting for a message its send will never
+/// bring. A receive of an outcome that the transport drops uncalled (its progress ended)
+/// ends both waits too. Without `can_wait` the rank sends its outcome at once and waits for
+/// nothing.
+///
+/// While it waits for the flow's tasks it counts itself in `drops` as
+/// [waiting for tasks](BackgroundDrops::waiting_for_tasks).
+fn settle(dist: &Dist, shared: &Arc<Shared>, can_wait: bool, drops: Option<&BackgroundDrops>) {
+    let (tag, peers) = dist.last_round();
+    let heard = Arc::new(Heard::default());
+    for &peer in &peers {
+        let mut outcome = Outcome {
+            heard: heard.clone(),
+            shared: shared.clone(),
+            called: false,
+        };
+        let done = move |bytes: Vec<u8>| outcome.deliver(bytes);
+        dist.transport.receive(peer, tag, 8, Box::new(done));
+    }
+    // A transport that lost a message ends the wait as a lost task does: what it lost may be
+    // what a task here waits for.
+    let lost = || {
+        lock(&shared.outcomes).troubled
+            || heard.lost.load(Ordering::SeqCst)
+            || heard.gone.load(Ordering::SeqCst)
+    };
+    if can_wait {
+        let _on_tasks = OnTasks::enter(drops);
+        let ended = || lock(&shared.outcomes).pending == 0 || lost();
+        while !ended() {
+            shared.settle.wait(&ended, None);
+        }
+    }
+    let mine = u8::from(lock(&shared.outcomes).troubled);
+    for &peer in &peers {
+        dist.transport.send(peer, tag, vec![mine; 8]);
+    }
+    if can_wait {
+        let all = || heard.count.load(Ordering::SeqCst) == peers.len();
+        while !all() {
+            shared.settle.wait(&all, None);
+        }
+    }
+}
+
+/// The flow drops of one transport whose collective part runs on a thread of its own (see
+/// [`Transport::background_drops`]), for the owner of the transport, which must not end
+/// before they have: it [`wait`](Self::wait)s for them (over MPI, before `MPI_Finalize`).
+///
+/// A drop waiting for its own flow's tasks waits for the program's work, as a drop made on
+/// the program's own thread does; otherwise it waits for the other ranks' drops of the same
+/// flow. An owner that bounds its wait can tell them apart with
+/// [`waiting_for_tasks`](Self::waiting_for_tasks), and see that something happened with
+/// [`changes`](Self::changes).
+#[derive(Debug, Default)]
+pub struct BackgroundDrops {
+    state: Mutex<DropState>,
+    changed: Condvar,
+}
+
+#[derive(Debug, Default)]
+struct DropState {
+    running: usize,
+    on_tasks: usize,
+    changes: u64,
+}
+
+impl BackgroundDrops {
+    /// A count of none.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// How many run now.
+    pub fn running(&self) -> usize {
+        lock(&self.state).running
+    }
+
+    /// How many of them wait now for their own flow's tasks to end.
+    pub fn waiting_for_tasks(&self) -> usize {
+        lock(&self.state).on_tasks
+    }
+
+    /// How many times a drop began, ended, or began or ended its wait for its flow's tasks
+    /// so far.
+    pub fn changes(&self) -> u64 {
+        lock(&self.state).changes
+    }
+
+    /// Waits until none runs, for at most `timeout` if one is given, and returns how many
+    /// still run (`0`: all ended).
+    pub fn wait(&self, timeout: Option<Duration>) -> usize {
+        let deadline = timeout.and_then(|t| Instant::now().checked_add(t));
+        let mut state = lock(&self.state);
+        while state.running > 0 {
+            state = match deadline {
+                None => self.changed.wait(state).unwrap_or_else(|p| p.into_inner()),
+                Some(deadline) => {
+                    let left = deadline.saturating_duration_since(Instant::now());
+                    if left.is_zero() {
+                        break;
+                    }
+                    self.changed
+                        .wait_timeout(state, left)
+                        .unwrap_or_else(|p| p.into_inner())
+                        .0
+                }
+            };
+        }
+        state.running
+    }
+
+    fn change(&self, f: impl FnOnce(&mut DropState)) {
+        let mut state = lock(&self.state);
+        f(&mut state);
+        state.changes += 1;
+        drop(state);
+        self.changed.notify_all();
+    }
+}
