@@ -41,7 +41,7 @@ fn latch_races_policy_wake(policy: WakePolicy, leave: bool) {
             thread::spawn(move || {
                 let mut me = pool.work(0, || latch.load(Ordering::Acquire));
                 if leave {
-                    pool.sleep.leave(&mut me, || pool.has_work());
+                    pool.sleep.leave(&mut me, |_| usize::from(pool.has_work()));
                 }
                 pool.block_until_run(JOB);
             })
@@ -134,7 +134,7 @@ fn exit_while_searching(leave: bool) {
                 thread::spawn(move || {
                     let mut me = pool.work(index, || terminating.load(Ordering::SeqCst));
                     if leave {
-                        pool.sleep.leave(&mut me, || pool.has_work());
+                        pool.sleep.leave(&mut me, |_| usize::from(pool.has_work()));
                     }
                 })
             })
@@ -301,7 +301,7 @@ fn exit_handler_waits_on_another_worker(second_round: bool) {
         round: &(AtomicUsize, AtomicBool),
     ) {
         shut_down_with(pool, me, state, &round.0, &round.1, true);
-        pool.sleep.leave(state, || pool.has_work());
+        pool.sleep.leave(state, |_| usize::from(pool.has_work()));
     }
     model_bounded(3, move || {
         let pool = ModelPool::new(WakePolicy::Searching, 2);

@@ -129,6 +129,9 @@ fn backlog_reaches_the_second_sleeper(backlog_wakes: bool) {
                             }
                         }
                     }
+                    // Out of the loop, as a worker at shutdown: a search in progress ends.
+                    pool.sleep
+                        .leave(&mut state, |_| usize::from(pool.has_work()));
                 })
             })
             .collect();
@@ -162,6 +165,8 @@ fn backlog_reaches_the_second_sleeper(backlog_wakes: bool) {
         for worker in workers {
             worker.join().unwrap();
         }
+        // Every search ended, and with it every share the backlog handed out.
+        assert_eq!(pool.sleep.searching_and_promised(), (0, 0));
     });
 }
 

@@ -301,12 +301,13 @@ impl Sleep {
         debug_assert_eq!(self.policy, WakePolicy::Searching);
         // StoreLoad, as every push (README, "Pushing").
         fence(Ordering::SeqCst);
-        if !self.searcher_wanted() {
-            // Somebody searches (or nobody sleeps). A backlog's wake-up is never owed: it is
-            // for a job beyond the one its spawner runs next (README, "Backlog").
-            if self.sleepers.len() != 0 && self.backlog_wakes() {
-                self.wake_for_backlog(local_len());
-            }
+        if self.num_searching.load(Ordering::SeqCst) != 0 {
+            // A backlog's wake-up is never owed: it is for a job beyond the one its spawner
+            // runs next (README, "Backlog").
+            self.wake_for_backlog_if_any(local_len);
+            return SpawnWake::Settled;
+        }
+        if self.sleepers.len() == 0 {
             return SpawnWake::Settled;
         }
         // The wake-up is made at once unless the job is alone on the deque, an alarm

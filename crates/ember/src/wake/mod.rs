@@ -520,14 +520,15 @@ impl Sleep {
     /// return to user code instead, or (Eager) take another job, such as a broadcast's. It
     /// passes the wake-up on if work is still visible. Otherwise that job could wait behind
     /// user code while every other worker sleeps.
-    pub(crate) fn leave(&self, me: &mut WakeState, pending: impl Fn() -> bool) {
+    ///
+    /// `visible` counts the jobs still visible, as for `found_work`: a woken searcher's
+    /// share held other fan-outs back, so it is made here as it would be at a found job.
+    pub(crate) fn leave(&self, me: &mut WakeState, visible: impl Fn(usize) -> usize) {
         match self.policy {
-            // One job at most: leaving for user code wakes no more than the last searcher's
-            // hand-off would.
-            WakePolicy::Searching => self.found_work_searching(me, |_| usize::from(pending())),
+            WakePolicy::Searching => self.found_work_searching(me, visible),
             WakePolicy::Eager | WakePolicy::Biased { .. } => {
                 if me.picked {
-                    self.pass_on_pick(me, pending);
+                    self.pass_on_pick(me, || visible(1) > 0);
                 }
             }
         }

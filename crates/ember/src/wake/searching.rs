@@ -84,14 +84,27 @@ impl Sleep {
     /// one its pusher runs itself (README, "Backlog").
     #[inline(always)]
     pub(super) fn wake_for_local_push(&self, local_len: impl FnOnce() -> usize) {
-        // Cheap checks first: with nobody asleep, as in a busy pool, one load.
-        if self.sleepers.len() == 0 {
+        if self.num_searching.load(Ordering::SeqCst) != 0 {
+            self.wake_for_backlog_if_any(local_len);
+        } else if self.sleepers.len() != 0 {
+            self.wake_searcher();
+        }
+    }
+
+    /// A push that found somebody searching: the backlog's wake-up, if its deque holds one
+    /// (README, "Backlog"). A backlog needs three jobs at least: the pusher's own next, one for
+    /// the searcher counted, one uncovered. Out of line, so that a push's inlined check stays
+    /// the two loads and branches it was before backlogs: the push sites of every policy are
+    /// on the hottest path there is, and they slowed when this was inlined into them.
+    #[cold]
+    #[inline(never)]
+    pub(super) fn wake_for_backlog_if_any(&self, local_len: impl FnOnce() -> usize) {
+        if !self.backlog_wakes() {
             return;
         }
-        if self.num_searching.load(Ordering::SeqCst) == 0 {
-            self.wake_searcher();
-        } else if self.backlog_wakes() {
-            self.wake_for_backlog(local_len());
+        let local_len = local_len();
+        if local_len >= 3 {
+            self.wake_for_backlog(local_len);
         }
     }
 
@@ -113,7 +126,10 @@ impl Sleep {
     /// [`BACKLOG_STEPS`]: past that, the searchers it woke fan out themselves. Its wakee holds
     /// a share as wide as its own fan-out may be.
     #[cold]
-    pub(super) fn wake_for_backlog(&self, local_len: usize) {
+    fn wake_for_backlog(&self, local_len: usize) {
+        if self.sleepers.len() == 0 {
+            return;
+        }
         let uncovered = || {
             self.num_searching.load(Ordering::SeqCst) + self.promised.load(Ordering::SeqCst) + 1
                 < local_len
@@ -129,8 +145,10 @@ impl Sleep {
         if step > BACKLOG_STEPS {
             return;
         }
-        // The awake-core budget may withhold this wake-up (README, "Budget").
+        // The awake-core budget may withhold this wake-up (README, "Budget"). Then the burst's
+        // backlog wakes nobody more: its next pushes would only ask the budget again.
         if !self.budget_allows_when(|| self.sleepers.len() != 0 && uncovered()) {
+            self.note_step(me, step.max(BACKLOG_STEPS));
             return;
         }
         // Its share is its whole fan-out: a searcher that arrives before it then leaves it the
@@ -236,16 +254,14 @@ impl Sleep {
 
     /// A woken searcher's fan-out (README, "Fan-out"): wakes sleepers for the `jobs` that
     /// neither a searcher nor a promised wake-up covers. A waker `step` steps from the first
-    /// waker wakes up to [`FAN_OUT_STEPS`] minus `step` itself (at least [`LEAST_WIDTH`] if it
-    /// was `handed` a share: past the bound, only shares carry a burst further) and
+    /// waker wakes up to [`FAN_OUT_STEPS`] minus `step` itself (at least [`LEAST_WIDTH`]) and
     /// hands out what is beyond them as shares: half the excess to the first wakee, half the
     /// rest to the next, all that is left to the last. All are chosen before the first is
     /// unparked, so the tree does not depend on which wakee the kernel runs first, nor on
     /// whether one preempts its waker. Returns whether it woke anybody.
     #[cold]
-    fn fan_out(&self, jobs: usize, step: usize, handed: bool) -> bool {
-        let least = if handed { LEAST_WIDTH } else { 0 };
-        let width = self.fan_out_steps().saturating_sub(step).max(least);
+    fn fan_out(&self, jobs: usize, step: usize) -> bool {
+        let width = self.fan_out_steps().saturating_sub(step).max(LEAST_WIDTH);
         let mut chosen = [0; FAN_OUT_STEPS];
         let width = width.min(chosen.len());
         let mut count = 0;
@@ -363,8 +379,6 @@ impl Sleep {
             return;
         }
         let woken = me.woken;
-        // Read before the search ends, which ends the share.
-        let handed = me.share > 0;
         let last = self.stop_searching(me);
         if !(last || woken) {
             return;
@@ -395,7 +409,7 @@ impl Sleep {
         // search started by a worker itself is: these searchers are woken for jobs already
         // there, and stop at their first. The last searcher wakes one whatever the promises
         // say: a promise is a hint, the hand-off is the proof.
-        let woke = woken && self.fans_out() && self.fan_out(jobs, me.step as usize, handed);
+        let woke = woken && self.fans_out() && self.fan_out(jobs, me.step as usize);
         #[cfg(all(test, loom))]
         if !self.promise_guards {
             if last && !woken {

@@ -317,7 +317,7 @@ impl WorkerThread {
         let mut wake = self.wake.get();
         self.registry
             .sleep
-            .leave(&mut wake, || self.registry.has_work());
+            .leave(&mut wake, |most| self.registry.visible_jobs(most));
         self.wake.set(wake);
         self.kick_held();
     }
