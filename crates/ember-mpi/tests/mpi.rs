@@ -252,6 +252,21 @@ fn a_world_dropped_while_a_flow_dropped_on_a_worker_still_settles_waits_for_it()
 }
 
 #[test]
+fn a_rank_slower_than_the_give_up_time_at_the_end_does_not_end_a_correct_job() {
+    // The drops made on workers wait, on threads of their own, for the slowest rank: in
+    // their check, for their tasks (a halo that rank sends), or in their last round, for its
+    // outcome. Nothing moves meanwhile for longer than the give-up time (a second here);
+    // the worlds wait for those drops as for a drop on their own thread.
+    for ranks in [3, 4] {
+        for case in ["drop-on-worker", "uneven-drop-on-worker"] {
+            let (status, all) = fault(ranks, case);
+            assert!(status.success(), "{case} on {ranks} ranks: {all}");
+            assert_eq!(all.matches(": ok, ").count(), ranks, "{case}: {all}");
+        }
+    }
+}
+
+#[test]
 fn a_send_that_no_rank_receives_ends_the_job_not_a_hang() {
     let (status, all) = fault(2, "unreceived-send");
     assert_ne!(status.code(), Some(124), "the job hung: {all}");

@@ -539,7 +539,7 @@ impl Drop for Flow {
         {
             closing.hand_off();
         } else {
-            closing.run(true, false);
+            closing.run(true);
         }
     }
 }

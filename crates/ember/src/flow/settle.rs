@@ -51,26 +51,25 @@ impl Closing {
             .name(format!("ember-flow-drop-{flow}"))
             .spawn(move || {
                 if let Some((closing, _guard)) = lock(&taken).take() {
-                    closing.run(true, true);
+                    closing.run(true);
                 }
             });
         if spawned.is_err() {
             if let Some((closing, _guard)) = lock(&cell).take() {
-                closing.run(false, false);
+                closing.run(false);
             }
         }
     }
 
     /// The drop's check, then (if it passed with no rank troubled) its last round, then the
     /// end of the scheduler thread. With `can_wait` the last round waits for the flow's tasks
-    /// and for every other rank's outcome; `background` says it runs on a thread of its own,
-    /// counted in the transport's [`BackgroundDrops`] (also while it waits for the tasks).
+    /// and for every other rank's outcome.
     ///
     /// A panic on the way (a transport's method, say) is caught: the other ranks may wait
     /// for what this rank no longer sends, so it ends the job through
     /// [`Transport::abort`], as a kernel's panic does; the scheduler thread is joined all
     /// the same.
-    pub(super) fn run(self, can_wait: bool, background: bool) {
+    pub(super) fn run(self, can_wait: bool) {
         let Closing {
             dist,
             shared,
@@ -90,8 +89,7 @@ impl Closing {
             // leaves them to the transport; so does a task lost during the wait, which
             // `settle` tells every rank.
             if quiet {
-                let drops = dist.transport.background_drops().filter(|_| background);
-                settle(&dist, &shared, can_wait, drops);
+                settle(&dist, &shared, can_wait);
             }
         }));
         if let Err(payload) = collective {
@@ -126,26 +124,6 @@ impl Drop for Background {
     fn drop(&mut self) {
         if let Some(drops) = self.0.background_drops() {
             drops.change(|d| d.running = d.running.saturating_sub(1));
-        }
-    }
-}
-
-/// Counted in [`BackgroundDrops::waiting_for_tasks`] while it lives.
-struct OnTasks<'a>(Option<&'a BackgroundDrops>);
-
-impl<'a> OnTasks<'a> {
-    fn enter(drops: Option<&'a BackgroundDrops>) -> OnTasks<'a> {
-        if let Some(drops) = drops {
-            drops.change(|d| d.on_tasks += 1);
-        }
-        OnTasks(drops)
-    }
-}
-
-impl Drop for OnTasks<'_> {
-    fn drop(&mut self) {
-        if let Some(drops) = self.0 {
-            drops.change(|d| d.on_tasks = d.on_tasks.saturating_sub(1));
         }
     }
 }
@@ -200,10 +178,7 @@ impl Drop for Outcome {
 /// bring. A receive of an outcome that the transport drops uncalled (its progress ended)
 /// ends both waits too. Without `can_wait` the rank sends its outcome at once and waits for
 /// nothing.
-///
-/// While it waits for the flow's tasks it counts itself in `drops` as
-/// [waiting for tasks](BackgroundDrops::waiting_for_tasks).
-fn settle(dist: &Dist, shared: &Arc<Shared>, can_wait: bool, drops: Option<&BackgroundDrops>) {
+fn settle(dist: &Dist, shared: &Arc<Shared>, can_wait: bool) {
     let (tag, peers) = dist.last_round();
     let heard = Arc::new(Heard::default());
     for &peer in &peers {
@@ -223,7 +198,6 @@ fn settle(dist: &Dist, shared: &Arc<Shared>, can_wait: bool, drops: Option<&Back
             || heard.gone.load(Ordering::SeqCst)
     };
     if can_wait {
-        let _on_tasks = OnTasks::enter(drops);
         let ended = || lock(&shared.outcomes).pending == 0 || lost();
         while !ended() {
             shared.settle.wait(&ended, None);
@@ -245,11 +219,10 @@ fn settle(dist: &Dist, shared: &Arc<Shared>, can_wait: bool, drops: Option<&Back
 /// [`Transport::background_drops`]), for the owner of the transport, which must not end
 /// before they have: it [`wait`](Self::wait)s for them (over MPI, before `MPI_Finalize`).
 ///
-/// A drop waiting for its own flow's tasks waits for the program's work, as a drop made on
-/// the program's own thread does; otherwise it waits for the other ranks' drops of the same
-/// flow. An owner that bounds its wait can tell them apart with
-/// [`waiting_for_tasks`](Self::waiting_for_tasks), and see that something happened with
-/// [`changes`](Self::changes).
+/// Such a drop waits for what a drop made on the program's own thread waits for: its flow's
+/// tasks and the other ranks' check and last round of the same flow, which a slower rank
+/// makes later. The owner waits for it without a limit, as it would for a drop on its own
+/// thread: a rank that never answers leaves either waiting.
 #[derive(Debug, Default)]
 pub struct BackgroundDrops {
     state: Mutex<DropState>,
@@ -259,8 +232,6 @@ pub struct BackgroundDrops {
 #[derive(Debug, Default)]
 struct DropState {
     running: usize,
-    on_tasks: usize,
-    changes: u64,
 }
 
 impl BackgroundDrops {
@@ -272,17 +243,6 @@ impl BackgroundDrops {
     /// How many run now.
     pub fn running(&self) -> usize {
         lock(&self.state).running
-    }
-
-    /// How many of them wait now for their own flow's tasks to end.
-    pub fn waiting_for_tasks(&self) -> usize {
-        lock(&self.state).on_tasks
-    }
-
-    /// How many times a drop began, ended, or began or ended its wait for its flow's tasks
-    /// so far.
-    pub fn changes(&self) -> u64 {
-        lock(&self.state).changes
     }
 
     /// Waits until none runs, for at most `timeout` if one is given, and returns how many
@@ -311,7 +271,6 @@ impl BackgroundDrops {
     fn change(&self, f: impl FnOnce(&mut DropState)) {
         let mut state = lock(&self.state);
         f(&mut state);
-        state.changes += 1;
         drop(state);
         self.changed.notify_all();
     }
