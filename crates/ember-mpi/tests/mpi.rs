@@ -267,6 +267,14 @@ fn a_rank_slower_than_the_give_up_time_at_the_end_does_not_end_a_correct_job() {
 }
 
 #[test]
+fn a_world_dropped_on_a_worker_runs_the_tasks_its_flows_drops_wait_for() {
+    let (status, all) = fault(2, "world-on-worker");
+    assert_ne!(status.code(), Some(124), "the job hung: {all}");
+    assert!(status.success(), "{all}");
+    assert_eq!(all.matches(": ok, ").count(), 2, "{all}");
+}
+
+#[test]
 fn a_send_that_no_rank_receives_ends_the_job_not_a_hang() {
     let (status, all) = fault(2, "unreceived-send");
     assert_ne!(status.code(), Some(124), "the job hung: {all}");

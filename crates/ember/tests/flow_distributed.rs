@@ -1037,3 +1037,50 @@ fn a_panic_in_a_background_drop_ends_the_job_through_the_transport() {
         aborts[0]
     );
 }
+
+#[test]
+fn a_wait_for_background_drops_on_a_worker_runs_the_tasks_they_wait_for() {
+    // On a pool of one worker, a job submits a task (queued behind the job, on the only
+    // worker), drops its flow, and then waits for the transport's background drops, as an
+    // MPI World dropped there does. The drop's thread waits for that task, which only this
+    // worker can run: the wait runs the pool's jobs meanwhile instead of blocking the worker.
+    for ranks in [1, 2] {
+        let ran = ends(
+            "a wait for background drops blocked the only worker",
+            move || {
+                let hub = Arc::new(Hub::default());
+                std::thread::scope(|s| {
+                    let handles: Vec<_> = (0..ranks)
+                        .map(|rank| {
+                            let hub = hub.clone();
+                            s.spawn(move || {
+                                let pool = ember::Pool::builder().threads(1).build().unwrap();
+                                let transport = Arc::new(Local::new(rank, ranks, hub.clone()));
+                                let flow =
+                                    Flow::distributed(&pool, FlowOptions::default(), transport);
+                                let ran = Arc::new(AtomicU64::new(0));
+                                let counter = ran.clone();
+                                let left = pool.install(move || {
+                                    flow.submit(|cg| {
+                                        cg.label("queued").run(move || {
+                                            counter.fetch_add(1, Ordering::SeqCst);
+                                        });
+                                    })
+                                    .unwrap();
+                                    drop(flow);
+                                    hub.drops.wait(None)
+                                });
+                                (left, ran.load(Ordering::SeqCst))
+                            })
+                        })
+                        .collect();
+                    handles
+                        .into_iter()
+                        .map(|h| h.join().unwrap())
+                        .collect::<Vec<_>>()
+                })
+            },
+        );
+        assert_eq!(ran, vec![(0, 1); ranks], "{ranks} rank(s)");
+    }
+}

@@ -5,7 +5,7 @@
 
 use std::panic::{self, AssertUnwindSafe};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::{Arc, Condvar, Mutex};
+use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
@@ -13,7 +13,7 @@ use super::dist::{self, Dist, Transport};
 use super::lock;
 use super::queue::SubmissionQueue;
 use super::scheduler::{Shared, Submission};
-use crate::pool::WorkerThread;
+use crate::pool::{WaitList, WorkerThread};
 
 /// What a distributed flow's drop still has to do once the `Flow` itself is gone: everything
 /// it needs, owned, so that another thread can do it.
@@ -114,7 +114,7 @@ struct Background(Arc<dyn Transport>);
 impl Background {
     fn begin(transport: Arc<dyn Transport>) -> Background {
         if let Some(drops) = transport.background_drops() {
-            drops.change(|d| d.running += 1);
+            drops.begin();
         }
         Background(transport)
     }
@@ -123,7 +123,7 @@ impl Background {
 impl Drop for Background {
     fn drop(&mut self) {
         if let Some(drops) = self.0.background_drops() {
-            drops.change(|d| d.running = d.running.saturating_sub(1));
+            drops.end();
         }
     }
 }
@@ -223,15 +223,28 @@ fn settle(dist: &Dist, shared: &Arc<Shared>, can_wait: bool) {
 /// tasks and the other ranks' check and last round of the same flow, which a slower rank
 /// makes later. The owner waits for it without a limit, as it would for a drop on its own
 /// thread: a rank that never answers leaves either waiting.
-#[derive(Debug, Default)]
 pub struct BackgroundDrops {
-    state: Mutex<DropState>,
-    changed: Condvar,
+    running: AtomicUsize,
+    /// Waiters for the count to fall to zero: a thread parks, a pool's worker runs its
+    /// pool's jobs (the drops may wait for tasks queued there).
+    ended: WaitList,
 }
 
-#[derive(Debug, Default)]
-struct DropState {
-    running: usize,
+impl Default for BackgroundDrops {
+    fn default() -> Self {
+        BackgroundDrops {
+            running: AtomicUsize::new(0),
+            ended: WaitList::new(),
+        }
+    }
+}
+
+impl std::fmt::Debug for BackgroundDrops {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("BackgroundDrops")
+            .field("running", &self.running())
+            .finish_non_exhaustive()
+    }
 }
 
 impl BackgroundDrops {
@@ -242,36 +255,36 @@ impl BackgroundDrops {
 
     /// How many run now.
     pub fn running(&self) -> usize {
-        lock(&self.state).running
+        self.running.load(Ordering::SeqCst)
     }
 
     /// Waits until none runs, for at most `timeout` if one is given, and returns how many
     /// still run (`0`: all ended).
+    ///
+    /// On a pool's worker (a World dropped inside a job, say) it runs that pool's jobs while
+    /// it waits, as every wait in ember does: the drops may wait for their flows' tasks,
+    /// queued on this very worker.
     pub fn wait(&self, timeout: Option<Duration>) -> usize {
         let deadline = timeout.and_then(|t| Instant::now().checked_add(t));
-        let mut state = lock(&self.state);
-        while state.running > 0 {
-            state = match deadline {
-                None => self.changed.wait(state).unwrap_or_else(|p| p.into_inner()),
-                Some(deadline) => {
-                    let left = deadline.saturating_duration_since(Instant::now());
-                    if left.is_zero() {
-                        break;
-                    }
-                    self.changed
-                        .wait_timeout(state, left)
-                        .unwrap_or_else(|p| p.into_inner())
-                        .0
-                }
-            };
+        let none = || self.running() == 0;
+        // A wake-up says the count fell to zero; a drop that began since may have raised it
+        // again.
+        while !none() {
+            if !self.ended.wait(&none, deadline) {
+                break;
+            }
         }
-        state.running
+        self.running()
     }
 
-    fn change(&self, f: impl FnOnce(&mut DropState)) {
-        let mut state = lock(&self.state);
-        f(&mut state);
-        drop(state);
-        self.changed.notify_all();
+    fn begin(&self) {
+        self.running.fetch_add(1, Ordering::SeqCst);
+    }
+
+    /// One drop ended (each [`begin`](Self::begin) is followed by one `end`); wakes the
+    /// waiters if none runs any more.
+    fn end(&self) {
+        self.running.fetch_sub(1, Ordering::SeqCst);
+        self.ended.notify_changed(|| self.running() == 0);
     }
 }
