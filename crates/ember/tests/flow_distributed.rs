@@ -1084,3 +1084,127 @@ fn a_wait_for_background_drops_on_a_worker_runs_the_tasks_they_wait_for() {
         assert_eq!(ran, vec![(0, 1); ranks], "{ranks} rank(s)");
     }
 }
+
+/// How many messages rank `from` has sent rank `to` that rank `to` has not received yet.
+fn unreceived(hub: &Hub, from: usize, to: usize) -> usize {
+    let slots = hub.slots.lock().unwrap();
+    slots
+        .iter()
+        .filter(|((f, t, _), slot)| (*f, *t) == (from, to) && matches!(slot, Slot::Arrived(_)))
+        .count()
+}
+
+/// Polls `done` until it holds or `patience` has passed: an aid to an interleaving, never a
+/// condition of a test.
+fn poll(done: impl Fn() -> bool, patience: std::time::Duration) {
+    let start = std::time::Instant::now();
+    while !done() && start.elapsed() < patience {
+        std::thread::sleep(std::time::Duration::from_millis(1));
+    }
+}
+
+#[test]
+fn a_check_made_while_another_of_the_same_flow_fails_fails_too() {
+    // Rank 0 makes two `wait`s on one flow from two threads, the second while the first
+    // waits for rank 1; rank 1 makes a `read_back`, then a `wait`. The first check fails
+    // (NotCollective) on both ranks, and rank 1's `wait` returns that error without
+    // exchanging anything. The checks of one flow take turns, so rank 0's second `wait`
+    // makes its check once the first has failed and returns the same error, instead of
+    // waiting for a header that rank 1 never sends.
+    let results = ends("a check made meanwhile waited for ever", || {
+        let hub = Arc::new(Hub::default());
+        let second_began = Arc::new(Flag::default());
+        std::thread::scope(|s| {
+            let handles: Vec<_> = (0..2)
+                .map(|rank| {
+                    let (hub, second_began) = (hub.clone(), second_began.clone());
+                    s.spawn(move || {
+                        let pool = ember::Pool::builder().threads(1).build().unwrap();
+                        let transport = Arc::new(Local::new(rank, 2, hub.clone()));
+                        let flow = Flow::distributed(&pool, FlowOptions::default(), transport);
+                        let buf = Buffer::new(&flow, [8], |_| 0u64);
+                        if rank == 0 {
+                            std::thread::scope(|t| {
+                                let first = t.spawn(|| flow.wait());
+                                // The first check's header is on its way.
+                                poll(|| unreceived(&hub, 0, 1) == 1, FOREVER);
+                                let second = t.spawn(|| {
+                                    second_began.raise();
+                                    flow.wait()
+                                });
+                                vec![first.join().unwrap(), second.join().unwrap()]
+                            })
+                        } else {
+                            second_began.wait();
+                            // Lets the second check send its header, where it could (the
+                            // interleaving that hung); with turns it sends none yet.
+                            poll(
+                                || unreceived(&hub, 0, 1) == 2,
+                                std::time::Duration::from_millis(200),
+                            );
+                            vec![flow.read_back(&buf).map(|_| ()), flow.wait()]
+                        }
+                    })
+                })
+                .collect();
+            handles
+                .into_iter()
+                .map(|h| h.join().unwrap())
+                .collect::<Vec<_>>()
+        })
+    });
+    for (rank, calls) in results.into_iter().enumerate() {
+        for result in calls {
+            let (_, detail) = not_collective(result);
+            assert!(
+                detail.contains("rank 0: Flow::wait; rank 1: Flow::read_back of buffer #0"),
+                "rank {rank}: {detail}"
+            );
+        }
+    }
+}
+
+/// A bound on a poll that only guards against a hang (the test's `ends` fails first).
+const FOREVER: std::time::Duration = std::time::Duration::from_secs(3600);
+
+#[test]
+fn a_check_nested_in_a_check_of_the_same_flow_on_its_thread_is_an_error_not_a_hang() {
+    // Rank 0 calls `wait` in a scope of another pool of one worker, whose check then waits
+    // for rank 1's header running that pool's jobs; one of them calls `wait` on the same
+    // flow, nested in the first on the same thread. The first holds the flow's turn to
+    // check, so the nested one cannot check before the first returns: it returns
+    // `NestedCall` at once, exchanging nothing, and rank 1, which makes no such call, and
+    // rank 0 go on with their checks paired as before.
+    let nested_returned = Arc::new(Flag::default());
+    let results = ends("a nested check hung", move || {
+        let (results, _) = job_on_pools(2, Mode::DoubleBuffered, |_, flow| {
+            if flow.rank().0 == 0 {
+                let other = ember::Pool::builder().threads(1).build().unwrap();
+                let mut nested = None;
+                let first = other.scope(|s| {
+                    // Queued on the only worker, which runs it inside the check's wait.
+                    s.spawn(|_| {
+                        nested = Some(flow.wait());
+                        nested_returned.raise();
+                    });
+                    flow.wait()
+                });
+                (first, nested.expect("the job ran"), flow.wait())
+            } else {
+                nested_returned.wait();
+                (flow.wait(), Ok(()), flow.wait())
+            }
+        });
+        results
+    });
+    for (rank, (first, nested, last)) in results.into_iter().enumerate() {
+        assert!(first.is_ok(), "rank {rank}: {first:?}");
+        assert!(last.is_ok(), "rank {rank}: {last:?}");
+        if rank == 0 {
+            match nested {
+                Err(FlowError::NestedCall { call }) => assert_eq!(call, "Flow::wait"),
+                other => panic!("{other:?}"),
+            }
+        }
+    }
+}
