@@ -1208,3 +1208,63 @@ fn a_check_nested_in_a_check_of_the_same_flow_on_its_thread_is_an_error_not_a_ha
         }
     }
 }
+
+/// Rank 0 of two whose every send panics, and whose abort panics too; with `drops_panic`
+/// its `background_drops` panics as well: transports' bugs.
+struct Broken {
+    drops_panic: bool,
+}
+
+impl Transport for Broken {
+    fn rank(&self) -> usize {
+        0
+    }
+    fn ranks(&self) -> usize {
+        2
+    }
+    fn open_flow(&self) -> u64 {
+        0
+    }
+    fn send(&self, to: usize, _tag: u64, _bytes: Vec<u8>) {
+        panic!("the transport broke sending to rank {to}");
+    }
+    fn receive(&self, _from: usize, _tag: u64, _len: usize, _done: Done) {}
+    fn abort(&self, message: &str) {
+        panic!("the transport broke ending the job: {message}");
+    }
+    fn background_drops(&self) -> Option<&BackgroundDrops> {
+        assert!(!self.drops_panic, "the transport broke counting drops");
+        None
+    }
+}
+
+#[test]
+fn a_flow_whose_transport_panics_in_its_drop_still_ends_its_scheduler_thread() {
+    // The drop's check panics in the transport's send, and so does the abort that would end
+    // the job (and, on a worker, the count of background drops). The drop contains those
+    // panics: it returns, and its scheduler thread ends, letting go of the pool, whose
+    // workers then exit once the pool is dropped.
+    for (on_worker, drops_panic) in [(false, false), (true, false), (true, true)] {
+        let exited = Arc::new(Flag::default());
+        let on_exit = exited.clone();
+        let pool = ember::Pool::builder()
+            .threads(1)
+            .exit_handler(move |_| on_exit.raise())
+            .build()
+            .unwrap();
+        let transport = Arc::new(Broken { drops_panic });
+        let flow = Flow::distributed(&pool, FlowOptions::default(), transport);
+        let dropped = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            if on_worker {
+                pool.install(move || drop(flow));
+            } else {
+                drop(flow);
+            }
+        }));
+        assert!(dropped.is_ok(), "on_worker {on_worker}: the drop panicked");
+        drop(pool);
+        ends("the scheduler thread kept the pool alive", move || {
+            exited.wait()
+        });
+    }
+}

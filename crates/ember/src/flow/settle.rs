@@ -13,6 +13,7 @@ use super::dist::{self, Dist, Transport};
 use super::lock;
 use super::queue::SubmissionQueue;
 use super::scheduler::{Shared, Submission};
+use crate::pool::jobs::unwind::drop_payload;
 use crate::pool::{WaitList, WorkerThread};
 
 /// What a distributed flow's drop still has to do once the `Flow` itself is gone: everything
@@ -67,14 +68,18 @@ impl Closing {
     ///
     /// A panic on the way (a transport's method, say) is caught: the other ranks may wait
     /// for what this rank no longer sends, so it ends the job through
-    /// [`Transport::abort`], as a kernel's panic does; the scheduler thread is joined all
-    /// the same.
+    /// [`Transport::abort`], as a kernel's panic does (a panic of that abort, or of a
+    /// payload's `Drop`, is caught too, and leaves the job to the transport). The scheduler
+    /// thread is closed and joined whatever happens, by a guard.
     pub(super) fn run(self, can_wait: bool) {
         let Closing {
             dist,
             shared,
             scheduler,
         } = self;
+        // Dropped last, also while unwinding: the scheduler thread holds a handle of the
+        // pool, which would otherwise live for ever.
+        let _scheduler = EndScheduler(scheduler);
         let collective = panic::catch_unwind(AssertUnwindSafe(|| {
             // Dropping the flow is collective too: its check tells the other ranks, whose
             // calls at the same check fail unless they drop theirs, and whether this rank
@@ -93,37 +98,88 @@ impl Closing {
             }
         }));
         if let Err(payload) = collective {
-            let text = crate::task::panic_message(&*payload).unwrap_or("(no message)");
-            dist.transport
-                .abort(&format!("dropping a flow panicked: {text}"));
+            let text = crate::task::panic_message(&*payload)
+                .unwrap_or("(no message)")
+                .to_owned();
+            drop_payload(payload);
+            abort_containing(
+                &*dist.transport,
+                &format!("dropping a flow panicked: {text}"),
+            );
         }
-        if let Some((queue, thread)) = scheduler {
+    }
+}
+
+/// Closes the scheduler thread's queue and joins the thread when dropped.
+struct EndScheduler(Option<SchedulerThread>);
+
+impl Drop for EndScheduler {
+    fn drop(&mut self) {
+        if let Some((queue, thread)) = self.0.take() {
             queue.close();
             if let Some(thread) = thread {
-                let _ = thread.join();
+                // A panic that ended the thread: its payload's `Drop` may panic too.
+                if let Err(payload) = thread.join() {
+                    drop_payload(payload);
+                }
             }
+        }
+    }
+}
+
+/// [`Transport::abort`], which may panic (a transport's bug): its panic is caught and its
+/// payload dropped, and the job is left to the transport, as when its abort returns.
+fn abort_containing(transport: &dyn Transport, message: &str) {
+    if let Err(payload) = panic::catch_unwind(AssertUnwindSafe(|| transport.abort(message))) {
+        drop_payload(payload);
+    }
+}
+
+/// [`Transport::background_drops`], which may panic (a transport's bug): a panic ends the
+/// job through the transport, as any panic of a drop's collective part does, and counts as
+/// a transport that keeps no count.
+fn drops_of(transport: &dyn Transport) -> Option<&BackgroundDrops> {
+    match panic::catch_unwind(AssertUnwindSafe(|| transport.background_drops())) {
+        Ok(drops) => drops,
+        Err(payload) => {
+            let text = crate::task::panic_message(&*payload)
+                .unwrap_or("(no message)")
+                .to_owned();
+            drop_payload(payload);
+            abort_containing(
+                transport,
+                &format!("counting a flow's background drop panicked: {text}"),
+            );
+            None
         }
     }
 }
 
 /// A drop's collective part running on its own thread, counted in its transport's
 /// [`BackgroundDrops`] (if it keeps one) from when it is made until it is dropped (also while
-/// unwinding).
-struct Background(Arc<dyn Transport>);
+/// unwinding). `counted` says whether it was counted: only then does it end its count.
+struct Background {
+    transport: Arc<dyn Transport>,
+    counted: bool,
+}
 
 impl Background {
     fn begin(transport: Arc<dyn Transport>) -> Background {
-        if let Some(drops) = transport.background_drops() {
+        let drops = drops_of(&*transport);
+        if let Some(drops) = drops {
             drops.begin();
         }
-        Background(transport)
+        let counted = drops.is_some();
+        Background { transport, counted }
     }
 }
 
 impl Drop for Background {
     fn drop(&mut self) {
-        if let Some(drops) = self.0.background_drops() {
-            drops.end();
+        if self.counted {
+            if let Some(drops) = drops_of(&*self.transport) {
+                drops.end();
+            }
         }
     }
 }
@@ -284,7 +340,11 @@ impl BackgroundDrops {
     /// One drop ended (each [`begin`](Self::begin) is followed by one `end`); wakes the
     /// waiters if none runs any more.
     fn end(&self) {
-        self.running.fetch_sub(1, Ordering::SeqCst);
+        // Saturating: a transport whose `background_drops` gave another count at the
+        // beginning must not wrap this one.
+        let _ = self
+            .running
+            .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| n.checked_sub(1));
         self.ended.notify_changed(|| self.running() == 0);
     }
 }
