@@ -768,15 +768,15 @@ fn flows_dropped_nested_on_a_worker_of_their_pool_do_not_wait_for_each_other() {
     // runs the worker's jobs), rank 0 would wait in B's check for rank 1, which makes it only
     // once A has settled there: each rank would wait for the other. Each drop on the worker
     // hands its collective part to a thread of its own instead, which waits for nothing but
-    // its own flow.
-    ends("a rank's drops deadlocked", || {
+    // its own flow; both end, and no rank aborts.
+    let hub = ends("a rank's drops deadlocked", || {
         let (hub, ranks) = (Arc::new(Hub::default()), 2);
         std::thread::scope(|s| {
             for rank in 0..ranks {
                 let hub = hub.clone();
                 s.spawn(move || {
                     let pool = ember::Pool::builder().threads(1).build().unwrap();
-                    let transport = Arc::new(Local::new(rank, ranks, hub));
+                    let transport = Arc::new(Local::new(rank, ranks, hub.clone()));
                     let flow =
                         |_| Flow::distributed(&pool, FlowOptions::default(), transport.clone());
                     let (a, b) = (flow(0), flow(1));
@@ -792,6 +792,8 @@ fn flows_dropped_nested_on_a_worker_of_their_pool_do_not_wait_for_each_other() {
                             drop(a);
                         });
                         pool.wait_idle();
+                        // Both drops went on on threads of their own.
+                        assert_eq!(hub.drops.wait(None), 0);
                     } else {
                         drop(a);
                         drop(b);
@@ -799,7 +801,10 @@ fn flows_dropped_nested_on_a_worker_of_their_pool_do_not_wait_for_each_other() {
                 });
             }
         });
+        hub
     });
+    let aborts = hub.aborts.lock().unwrap();
+    assert!(aborts.is_empty(), "{aborts:?}");
 }
 
 #[test]
@@ -1028,7 +1033,11 @@ fn a_panic_in_a_background_drop_ends_the_job_through_the_transport() {
     let pool = ember::Pool::builder().threads(1).build().unwrap();
     let flow = Flow::distributed(&pool, FlowOptions::default(), transport.clone());
     pool.install(move || drop(flow));
-    assert_eq!(transport.drops.wait(None), 0);
+    let counted = transport.clone();
+    let left = ends("the background drop never ended", move || {
+        counted.drops.wait(None)
+    });
+    assert_eq!(left, 0);
     let aborts = transport.aborts.lock().unwrap();
     assert_eq!(aborts.len(), 1, "{aborts:?}");
     assert!(
