@@ -1,8 +1,9 @@
 //! The examples on 1, 2 and 4 ranks under mpirun (feature `mpi`): results equal to one
 //! rank's, uneven parts, more ranks than rows, a panicking rank, divergent graphs, calls
 //! that not every rank makes, panics on the thread that owns the world, more messages
-//! between two ranks than MPI has tags, flows dropped with messages in flight, a send that
-//! no rank receives, and a flow that outlives its world.
+//! between two ranks than MPI has tags, flows dropped with messages in flight (on workers
+//! too, with one rank slower than the give-up time), a world dropped on a worker, a send
+//! that no rank receives, and a flow that outlives its world.
 #![cfg(feature = "mpi")]
 
 mod common;
