@@ -22,6 +22,16 @@
 //!   `pool.install`, on a worker: its drop goes on on a thread of its own, still waiting for
 //!   the halo, while the program drops its pool and its world. The world waits for that
 //!   drop before it finalises MPI, so every rank prints `ok` and the job exits zero.
+//! - `--case uneven-drop-on-worker`: rank 0's part of the only group sleeps three seconds
+//!   (longer than the give-up time the tests set), the other ranks' parts do not, and
+//!   nothing moves between the ranks; every rank drops its flow inside `pool.install`, then
+//!   its pool and its world. The other ranks' drops wait in their check or last round for
+//!   rank 0, which is slow, not gone: every world waits for them, every rank prints `ok`
+//!   and the job exits zero.
+//! - `--case world-on-worker`: a flow whose task is still queued behind a slow one on a pool
+//!   of one worker is dropped, and then the world, inside `pool.install`, on that worker: the
+//!   world's wait for the flow's drop runs the pool's jobs, that task among them, so every
+//!   rank prints `ok` and the job exits zero.
 //! - `--case unreceived-send`: the ranks diverge so that rank 0 sends a large message that
 //!   no rank receives; rank 0 hands it to the transport only after the checks are over, and
 //!   the other ranks end first. The job ends with a non-zero exit, saying why, and does not
@@ -54,6 +64,9 @@ fn main() -> ExitCode {
     if case == "world-before-flow" {
         world_before_flow(world);
     }
+    if case == "world-on-worker" {
+        world_on_worker(world);
+    }
     if case == "caught-panic" {
         let rank = world.rank();
         let caught = std::panic::catch_unwind(|| panic!("rank {rank}: a deliberate panic, caught"));
@@ -63,6 +76,7 @@ fn main() -> ExitCode {
         "tag-wrap" => tag_wrap(&world),
         "drop-in-flight" => drop_in_flight(&world, false),
         "drop-on-worker" => drop_in_flight(&world, true),
+        "uneven-drop-on-worker" => uneven_drop_on_worker(&world),
         "unreceived-send" => unreceived_send(&world),
         _ => steps(&world, &case),
     };
@@ -371,6 +385,31 @@ fn drop_in_flight(world: &World, on_worker: bool) -> Result<String, Box<dyn Erro
     Ok(format!("sum {sum}"))
 }
 
+/// The case `uneven-drop-on-worker`: rank 0's part takes three seconds, the others' none;
+/// every rank drops its flow on a worker of its pool, then its pool (and, on return, its
+/// world).
+fn uneven_drop_on_worker(world: &World) -> Result<String, Box<dyn Error>> {
+    let pool = ember::Pool::builder().threads(2).build()?;
+    let flow = world.flow(&pool, FlowOptions::default());
+    let n = 4 * world.ranks();
+    let b = Buffer::new(&flow, [n], |_| 0u64);
+    flow.submit(|cg| {
+        let b = b.write(cg, map::one_to_one());
+        cg.label("uneven").parallel_for([n], move |chunk| {
+            if chunk.range()[0].start == 0 {
+                std::thread::sleep(std::time::Duration::from_secs(3));
+            }
+            let mut b = chunk.write(&b);
+            for [i] in chunk.items() {
+                b[[i]] = i as u64;
+            }
+        });
+    })?;
+    pool.install(move || drop(flow));
+    drop(pool);
+    Ok("dropped".into())
+}
+
 /// Elements of the message no rank receives in the case `unreceived-send`: large enough
 /// (8 MiB) that MPI sends it only once a receive matches it.
 const UNRECEIVED: usize = 1 << 20;
@@ -455,6 +494,35 @@ fn unreceived_send(world: &World) -> Result<String, Box<dyn Error>> {
     }
     checked?;
     Ok("the ranks agreed".into())
+}
+
+/// The case `world-on-worker`: the flow and then the world are dropped on the only worker of
+/// the flow's pool, while a task of the flow is still queued there.
+fn world_on_worker(world: World) -> ! {
+    let rank = world.rank();
+    let pool = ember::Pool::builder().threads(1).build().expect("a pool");
+    let flow = world.flow(&pool, FlowOptions::default());
+    let n = 4 * world.ranks();
+    let b = Buffer::new(&flow, [n], |_| 0u64);
+    flow.submit(|cg| {
+        let b = b.write(cg, map::one_to_one());
+        cg.label("slow").parallel_for([n], move |chunk| {
+            std::thread::sleep(std::time::Duration::from_millis(300));
+            let mut b = chunk.write(&b);
+            for [i] in chunk.items() {
+                b[[i]] = i as u64;
+            }
+        });
+    })
+    .expect("a group");
+    pool.install(move || {
+        drop(flow);
+        // Without the `mpi` feature a world has nothing to finalize, and no `Drop`.
+        #[allow(clippy::drop_non_drop)]
+        drop(world);
+    });
+    println!("rank {rank}: ok, the world was dropped on a worker");
+    std::process::exit(0)
 }
 
 /// The case `world-before-flow`: a flow outlives its world (a mistake of the program).

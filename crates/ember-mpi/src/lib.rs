@@ -61,8 +61,8 @@
 //! - Dropping a flow whose check passed, on a rank where no rank reported a lost task,
 //!   waits for its messages, so a world dropped after its flows has none of theirs left. A
 //!   flow dropped on a pool's worker does so on a thread of its own, and the world's drop
-//!   waits for that thread before it finalises MPI (ending the job, saying so, if it waits
-//!   on other ranks with nothing moving for the give-up time).
+//!   waits for that thread, without limit, before it finalises MPI, as it would for a drop
+//!   on its own thread (a slower rank's check or last round comes later, not never).
 //!   A send or receive handed over after the world's drop began is refused and ends the
 //!   job with a message, never dropped silently. Every rank makes its flows from the world in the same
 //!   order: a flow's number, the same on every rank, keeps its messages apart from those of

@@ -133,10 +133,6 @@ pub(crate) struct MpiTransport {
     /// Drops of this world's flows that go on on threads of their own: the world's drop
     /// waits for them before it closes the channel.
     drops: BackgroundDrops,
-    /// Counts every time the progress thread sees a message complete, arrive or reach its
-    /// receive:
-    /// the world's wait for the drops above gives up only once it stands still.
-    moved: Arc<AtomicU64>,
 }
 
 impl MpiTransport {
@@ -273,14 +269,10 @@ impl MpiWorld {
             (rank as usize, size as usize)
         };
         let (commands, rx) = crossbeam_channel::unbounded();
-        let moved = Arc::new(AtomicU64::new(0));
-        let progress = {
-            let moved = moved.clone();
-            std::thread::Builder::new()
-                .name(format!("ember-mpi-{rank}"))
-                .spawn(move || progress(rx, &moved))
-                .expect("the MPI progress thread")
-        };
+        let progress = std::thread::Builder::new()
+            .name(format!("ember-mpi-{rank}"))
+            .spawn(move || progress(rx))
+            .expect("the MPI progress thread");
         Ok(MpiWorld {
             transport: Arc::new(MpiTransport {
                 rank,
@@ -288,7 +280,6 @@ impl MpiWorld {
                 commands: Mutex::new(Some(commands)),
                 flows: AtomicU64::new(0),
                 drops: BackgroundDrops::new(),
-                moved,
             }),
             progress: Some(progress),
             universe: Some(universe),
@@ -299,31 +290,12 @@ impl MpiWorld {
 impl MpiWorld {
     /// Waits until the drops of this world's flows that went on on threads of their own
     /// (flows dropped on a pool's worker) have ended: they still send and receive, and
-    /// would otherwise meet a closed channel or a finalised MPI. While one of them waits for
-    /// its flow's tasks, it waits as a drop on this thread would; otherwise, if for
-    /// [`give_up`] no drop began or ended a step and no message moved (another rank that
-    /// never answers), it ends the job, saying so, rather than wait for ever.
+    /// would otherwise meet a closed channel or a finalised MPI. It waits without limit, as
+    /// a drop made on this thread would: such a drop waits for its flow's tasks and for the
+    /// other ranks' checks and last rounds of the flow, which a slower rank makes later, and
+    /// a rank that never makes them leaves a drop on this thread waiting too.
     fn wait_for_background_drops(&self) {
-        let (transport, drops) = (&self.transport, &self.transport.drops);
-        let seen = || (drops.changes(), transport.moved.load(Ordering::SeqCst));
-        let mut before = seen();
-        loop {
-            let left = drops.wait(Some(give_up()));
-            if left == 0 {
-                return;
-            }
-            let now = seen();
-            if now == before && drops.waiting_for_tasks() == 0 {
-                say(&format!(
-                    "rank {}: {left} dropped flow(s) still exchanging with other ranks, \
-                     nothing moved for {} ms; ending the job",
-                    transport.rank,
-                    give_up().as_millis()
-                ));
-                abort_job();
-            }
-            before = now;
-        }
+        self.transport.drops.wait(None);
     }
 }
 
@@ -477,7 +449,7 @@ fn unfinished(routes: &Routes, pending: &[Pending]) -> String {
 /// another rank completes that rank's send); if nothing completes or arrives for
 /// [`give_up`], it gives up on what is outstanding and says what: the world then ends the
 /// job, which would otherwise wait, here or on another rank, in `MPI_Finalize`.
-fn progress(commands: Receiver<Command>, moved: &AtomicU64) -> Result<(), String> {
+fn progress(commands: Receiver<Command>) -> Result<(), String> {
     let mut pending: Vec<Pending> = Vec::new();
     let mut routes = Routes::default();
     let mut idle_rounds = 0u32;
@@ -572,7 +544,6 @@ fn progress(commands: Receiver<Command>, moved: &AtomicU64) -> Result<(), String
             idle_rounds.saturating_add(1)
         } else {
             last_progress = Instant::now();
-            moved.fetch_add(1, Ordering::SeqCst);
             0
         };
         for p in finished {

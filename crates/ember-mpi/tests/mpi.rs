@@ -1,8 +1,9 @@
 //! The examples on 1, 2 and 4 ranks under mpirun (feature `mpi`): results equal to one
 //! rank's, uneven parts, more ranks than rows, a panicking rank, divergent graphs, calls
 //! that not every rank makes, panics on the thread that owns the world, more messages
-//! between two ranks than MPI has tags, flows dropped with messages in flight, a send that
-//! no rank receives, and a flow that outlives its world.
+//! between two ranks than MPI has tags, flows dropped with messages in flight (on workers
+//! too, with one rank slower than the give-up time), a world dropped on a worker, a send
+//! that no rank receives, and a flow that outlives its world.
 #![cfg(feature = "mpi")]
 
 mod common;
@@ -249,6 +250,29 @@ fn a_world_dropped_while_a_flow_dropped_on_a_worker_still_settles_waits_for_it()
     let (status, all) = fault(2, "drop-on-worker");
     assert!(status.success(), "{all}");
     assert_eq!(all.matches(": ok, sum ").count(), 2, "{all}");
+}
+
+#[test]
+fn a_rank_slower_than_the_give_up_time_at_the_end_does_not_end_a_correct_job() {
+    // The drops made on workers wait, on threads of their own, for the slowest rank: in
+    // their check, for their tasks (a halo that rank sends), or in their last round, for its
+    // outcome. Nothing moves meanwhile for longer than the give-up time (a second here);
+    // the worlds wait for those drops as for a drop on their own thread.
+    for ranks in [3, 4] {
+        for case in ["drop-on-worker", "uneven-drop-on-worker"] {
+            let (status, all) = fault(ranks, case);
+            assert!(status.success(), "{case} on {ranks} ranks: {all}");
+            assert_eq!(all.matches(": ok, ").count(), ranks, "{case}: {all}");
+        }
+    }
+}
+
+#[test]
+fn a_world_dropped_on_a_worker_runs_the_tasks_its_flows_drops_wait_for() {
+    let (status, all) = fault(2, "world-on-worker");
+    assert_ne!(status.code(), Some(124), "the job hung: {all}");
+    assert!(status.success(), "{all}");
+    assert_eq!(all.matches(": ok, ").count(), 2, "{all}");
 }
 
 #[test]

@@ -768,15 +768,15 @@ fn flows_dropped_nested_on_a_worker_of_their_pool_do_not_wait_for_each_other() {
     // runs the worker's jobs), rank 0 would wait in B's check for rank 1, which makes it only
     // once A has settled there: each rank would wait for the other. Each drop on the worker
     // hands its collective part to a thread of its own instead, which waits for nothing but
-    // its own flow.
-    ends("a rank's drops deadlocked", || {
+    // its own flow; both end, and no rank aborts.
+    let hub = ends("a rank's drops deadlocked", || {
         let (hub, ranks) = (Arc::new(Hub::default()), 2);
         std::thread::scope(|s| {
             for rank in 0..ranks {
                 let hub = hub.clone();
                 s.spawn(move || {
                     let pool = ember::Pool::builder().threads(1).build().unwrap();
-                    let transport = Arc::new(Local::new(rank, ranks, hub));
+                    let transport = Arc::new(Local::new(rank, ranks, hub.clone()));
                     let flow =
                         |_| Flow::distributed(&pool, FlowOptions::default(), transport.clone());
                     let (a, b) = (flow(0), flow(1));
@@ -792,6 +792,8 @@ fn flows_dropped_nested_on_a_worker_of_their_pool_do_not_wait_for_each_other() {
                             drop(a);
                         });
                         pool.wait_idle();
+                        // Both drops went on on threads of their own.
+                        assert_eq!(hub.drops.wait(None), 0);
                     } else {
                         drop(a);
                         drop(b);
@@ -799,7 +801,10 @@ fn flows_dropped_nested_on_a_worker_of_their_pool_do_not_wait_for_each_other() {
                 });
             }
         });
+        hub
     });
+    let aborts = hub.aborts.lock().unwrap();
+    assert!(aborts.is_empty(), "{aborts:?}");
 }
 
 #[test]
@@ -1028,7 +1033,11 @@ fn a_panic_in_a_background_drop_ends_the_job_through_the_transport() {
     let pool = ember::Pool::builder().threads(1).build().unwrap();
     let flow = Flow::distributed(&pool, FlowOptions::default(), transport.clone());
     pool.install(move || drop(flow));
-    assert_eq!(transport.drops.wait(None), 0);
+    let counted = transport.clone();
+    let left = ends("the background drop never ended", move || {
+        counted.drops.wait(None)
+    });
+    assert_eq!(left, 0);
     let aborts = transport.aborts.lock().unwrap();
     assert_eq!(aborts.len(), 1, "{aborts:?}");
     assert!(
@@ -1036,4 +1045,235 @@ fn a_panic_in_a_background_drop_ends_the_job_through_the_transport() {
         "{}",
         aborts[0]
     );
+}
+
+#[test]
+fn a_wait_for_background_drops_on_a_worker_runs_the_tasks_they_wait_for() {
+    // On a pool of one worker, a job submits a task (queued behind the job, on the only
+    // worker), drops its flow, and then waits for the transport's background drops, as an
+    // MPI World dropped there does. The drop's thread waits for that task, which only this
+    // worker can run: the wait runs the pool's jobs meanwhile instead of blocking the worker.
+    for ranks in [1, 2] {
+        let ran = ends(
+            "a wait for background drops blocked the only worker",
+            move || {
+                let hub = Arc::new(Hub::default());
+                std::thread::scope(|s| {
+                    let handles: Vec<_> = (0..ranks)
+                        .map(|rank| {
+                            let hub = hub.clone();
+                            s.spawn(move || {
+                                let pool = ember::Pool::builder().threads(1).build().unwrap();
+                                let transport = Arc::new(Local::new(rank, ranks, hub.clone()));
+                                let flow =
+                                    Flow::distributed(&pool, FlowOptions::default(), transport);
+                                let ran = Arc::new(AtomicU64::new(0));
+                                let counter = ran.clone();
+                                let left = pool.install(move || {
+                                    flow.submit(|cg| {
+                                        cg.label("queued").run(move || {
+                                            counter.fetch_add(1, Ordering::SeqCst);
+                                        });
+                                    })
+                                    .unwrap();
+                                    drop(flow);
+                                    hub.drops.wait(None)
+                                });
+                                (left, ran.load(Ordering::SeqCst))
+                            })
+                        })
+                        .collect();
+                    handles
+                        .into_iter()
+                        .map(|h| h.join().unwrap())
+                        .collect::<Vec<_>>()
+                })
+            },
+        );
+        assert_eq!(ran, vec![(0, 1); ranks], "{ranks} rank(s)");
+    }
+}
+
+/// How many messages rank `from` has sent rank `to` that rank `to` has not received yet.
+fn unreceived(hub: &Hub, from: usize, to: usize) -> usize {
+    let slots = hub.slots.lock().unwrap();
+    slots
+        .iter()
+        .filter(|((f, t, _), slot)| (*f, *t) == (from, to) && matches!(slot, Slot::Arrived(_)))
+        .count()
+}
+
+/// Polls `done` until it holds or `patience` has passed: an aid to an interleaving, never a
+/// condition of a test.
+fn poll(done: impl Fn() -> bool, patience: std::time::Duration) {
+    let start = std::time::Instant::now();
+    while !done() && start.elapsed() < patience {
+        std::thread::sleep(std::time::Duration::from_millis(1));
+    }
+}
+
+#[test]
+fn a_check_made_while_another_of_the_same_flow_fails_fails_too() {
+    // Rank 0 makes two `wait`s on one flow from two threads, the second while the first
+    // waits for rank 1; rank 1 makes a `read_back`, then a `wait`. The first check fails
+    // (NotCollective) on both ranks, and rank 1's `wait` returns that error without
+    // exchanging anything. The checks of one flow take turns, so rank 0's second `wait`
+    // makes its check once the first has failed and returns the same error, instead of
+    // waiting for a header that rank 1 never sends.
+    let results = ends("a check made meanwhile waited for ever", || {
+        let hub = Arc::new(Hub::default());
+        let second_began = Arc::new(Flag::default());
+        std::thread::scope(|s| {
+            let handles: Vec<_> = (0..2)
+                .map(|rank| {
+                    let (hub, second_began) = (hub.clone(), second_began.clone());
+                    s.spawn(move || {
+                        let pool = ember::Pool::builder().threads(1).build().unwrap();
+                        let transport = Arc::new(Local::new(rank, 2, hub.clone()));
+                        let flow = Flow::distributed(&pool, FlowOptions::default(), transport);
+                        let buf = Buffer::new(&flow, [8], |_| 0u64);
+                        if rank == 0 {
+                            std::thread::scope(|t| {
+                                let first = t.spawn(|| flow.wait());
+                                // The first check's header is on its way.
+                                poll(|| unreceived(&hub, 0, 1) == 1, FOREVER);
+                                let second = t.spawn(|| {
+                                    second_began.raise();
+                                    flow.wait()
+                                });
+                                vec![first.join().unwrap(), second.join().unwrap()]
+                            })
+                        } else {
+                            second_began.wait();
+                            // Lets the second check send its header, where it could (the
+                            // interleaving that hung); with turns it sends none yet.
+                            poll(
+                                || unreceived(&hub, 0, 1) == 2,
+                                std::time::Duration::from_millis(200),
+                            );
+                            vec![flow.read_back(&buf).map(|_| ()), flow.wait()]
+                        }
+                    })
+                })
+                .collect();
+            handles
+                .into_iter()
+                .map(|h| h.join().unwrap())
+                .collect::<Vec<_>>()
+        })
+    });
+    for (rank, calls) in results.into_iter().enumerate() {
+        for result in calls {
+            let (_, detail) = not_collective(result);
+            assert!(
+                detail.contains("rank 0: Flow::wait; rank 1: Flow::read_back of buffer #0"),
+                "rank {rank}: {detail}"
+            );
+        }
+    }
+}
+
+/// A bound on a poll that only guards against a hang (the test's `ends` fails first).
+const FOREVER: std::time::Duration = std::time::Duration::from_secs(3600);
+
+#[test]
+fn a_check_nested_in_a_check_of_the_same_flow_on_its_thread_is_an_error_not_a_hang() {
+    // Rank 0 calls `wait` in a scope of another pool of one worker, whose check then waits
+    // for rank 1's header running that pool's jobs; one of them calls `wait` on the same
+    // flow, nested in the first on the same thread. The first holds the flow's turn to
+    // check, so the nested one cannot check before the first returns: it returns
+    // `NestedCall` at once, exchanging nothing, and rank 1, which makes no such call, and
+    // rank 0 go on with their checks paired as before.
+    let nested_returned = Arc::new(Flag::default());
+    let results = ends("a nested check hung", move || {
+        let (results, _) = job_on_pools(2, Mode::DoubleBuffered, |_, flow| {
+            if flow.rank().0 == 0 {
+                let other = ember::Pool::builder().threads(1).build().unwrap();
+                let mut nested = None;
+                let first = other.scope(|s| {
+                    // Queued on the only worker, which runs it inside the check's wait.
+                    s.spawn(|_| {
+                        nested = Some(flow.wait());
+                        nested_returned.raise();
+                    });
+                    flow.wait()
+                });
+                (first, nested.expect("the job ran"), flow.wait())
+            } else {
+                nested_returned.wait();
+                (flow.wait(), Ok(()), flow.wait())
+            }
+        });
+        results
+    });
+    for (rank, (first, nested, last)) in results.into_iter().enumerate() {
+        assert!(first.is_ok(), "rank {rank}: {first:?}");
+        assert!(last.is_ok(), "rank {rank}: {last:?}");
+        if rank == 0 {
+            match nested {
+                Err(FlowError::NestedCall { call }) => assert_eq!(call, "Flow::wait"),
+                other => panic!("{other:?}"),
+            }
+        }
+    }
+}
+
+/// Rank 0 of two whose every send panics, and whose abort panics too; with `drops_panic`
+/// its `background_drops` panics as well: transports' bugs.
+struct Broken {
+    drops_panic: bool,
+}
+
+impl Transport for Broken {
+    fn rank(&self) -> usize {
+        0
+    }
+    fn ranks(&self) -> usize {
+        2
+    }
+    fn open_flow(&self) -> u64 {
+        0
+    }
+    fn send(&self, to: usize, _tag: u64, _bytes: Vec<u8>) {
+        panic!("the transport broke sending to rank {to}");
+    }
+    fn receive(&self, _from: usize, _tag: u64, _len: usize, _done: Done) {}
+    fn abort(&self, message: &str) {
+        panic!("the transport broke ending the job: {message}");
+    }
+    fn background_drops(&self) -> Option<&BackgroundDrops> {
+        assert!(!self.drops_panic, "the transport broke counting drops");
+        None
+    }
+}
+
+#[test]
+fn a_flow_whose_transport_panics_in_its_drop_still_ends_its_scheduler_thread() {
+    // The drop's check panics in the transport's send, and so does the abort that would end
+    // the job (and, on a worker, the count of background drops). The drop contains those
+    // panics: it returns, and its scheduler thread ends, letting go of the pool, whose
+    // workers then exit once the pool is dropped.
+    for (on_worker, drops_panic) in [(false, false), (true, false), (true, true)] {
+        let exited = Arc::new(Flag::default());
+        let on_exit = exited.clone();
+        let pool = ember::Pool::builder()
+            .threads(1)
+            .exit_handler(move |_| on_exit.raise())
+            .build()
+            .unwrap();
+        let transport = Arc::new(Broken { drops_panic });
+        let flow = Flow::distributed(&pool, FlowOptions::default(), transport);
+        let dropped = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            if on_worker {
+                pool.install(move || drop(flow));
+            } else {
+                drop(flow);
+            }
+        }));
+        assert!(dropped.is_ok(), "on_worker {on_worker}: the drop panicked");
+        drop(pool);
+        ends("the scheduler thread kept the pool alive", move || {
+            exited.wait()
+        });
+    }
 }

@@ -43,12 +43,13 @@
 //!   on a thread of its own, counted in [`Transport::background_drops`]. A kernel that
 //!   panics on a distributed flow ends the job through [`Transport::abort`].
 
-use crate::pool::workers::wait::{block_until, Sleeper};
+use crate::pool::workers::wait::{block_until, Sleeper, WaitList};
 use std::collections::hash_map::DefaultHasher;
 use std::collections::HashMap;
 use std::hash::{Hash, Hasher};
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
+use std::thread::ThreadId;
 
 use super::command_group::Typed;
 use super::graph::{Access, Mode};
@@ -378,6 +379,52 @@ pub(crate) struct Dist {
     flow_bits: u64,
     pub state: Mutex<DistState>,
     pub stats: DistCounters,
+    /// The flow's turn to check: one check of the flow at a time (see
+    /// [`check_reporting`](Dist::check_reporting)).
+    turn: Turn,
+}
+
+/// Whose turn it is to check: the thread whose check of the flow runs, if any, and the
+/// checks waiting for their turn (a thread parks, a pool's worker runs its pool's jobs).
+struct Turn {
+    holder: Mutex<Option<ThreadId>>,
+    free: WaitList,
+}
+
+/// A check's turn, given back when dropped (also while unwinding).
+struct TurnHeld<'a>(&'a Turn);
+
+impl Turn {
+    /// Waits for the turn and takes it; on the thread that holds it already (a job run by
+    /// a worker while that check waits, nested in it), returns `None` at once: waiting
+    /// there would wait for itself.
+    fn take(&self) -> Option<TurnHeld<'_>> {
+        let me = std::thread::current().id();
+        loop {
+            {
+                let mut holder = super::lock(&self.holder);
+                match *holder {
+                    None => {
+                        *holder = Some(me);
+                        return Some(TurnHeld(self));
+                    }
+                    Some(other) if other == me => return None,
+                    Some(_) => {}
+                }
+            }
+            self.free
+                .wait(&|| super::lock(&self.holder).is_none(), None);
+        }
+    }
+}
+
+impl Drop for TurnHeld<'_> {
+    fn drop(&mut self) {
+        *super::lock(&self.0.holder) = None;
+        self.0
+            .free
+            .notify_changed(|| super::lock(&self.0.holder).is_none());
+    }
 }
 
 #[derive(Default)]
@@ -476,6 +523,10 @@ impl Dist {
                 failed: None,
             }),
             stats: DistCounters::default(),
+            turn: Turn {
+                holder: Mutex::new(None),
+                free: WaitList::new(),
+            },
         }
     }
 
@@ -501,13 +552,24 @@ impl Dist {
     /// panicked or was cancelled (`troubled`): returns, once every rank agreed, whether any
     /// rank had one. Every rank decides alike from the same flags.
     ///
+    /// The checks of one flow take turns: a check waits for the one under way (on this
+    /// rank, on another thread) to end, and then sees its outcome, a failure included, as
+    /// the checks on the other ranks do, which pair with them in the same order. A check
+    /// made on the thread whose check is under way (a job run by a worker while that check
+    /// waits) returns [`FlowError::NestedCall`] at once, exchanging nothing: it could not
+    /// check before the one it is nested in has returned.
+    ///
     /// The state's lock is not held while the check waits for the other ranks: a wait on a
-    /// worker runs its pool's jobs, and one of them may submit to this flow or make another
-    /// of its calls. The check takes what it sends (its number, the groups so far and their
-    /// history) under the lock, and records its outcome under it again: on agreement it
-    /// forgets the history it sent, not the groups submitted meanwhile, which the next check
-    /// covers.
+    /// worker runs its pool's jobs, and one of them may submit to this flow. The check takes
+    /// what it sends (its number, the groups so far and their history) under the lock, and
+    /// records its outcome under it again: on agreement it forgets the history it sent, not
+    /// the groups submitted meanwhile, which the next check covers.
     pub(crate) fn check_reporting(&self, call: Call, troubled: bool) -> Result<bool, FlowError> {
+        let Some(_turn) = self.turn.take() else {
+            return Err(FlowError::NestedCall {
+                call: call.to_string(),
+            });
+        };
         let (me, ranks) = (self.transport.rank(), self.transport.ranks());
         let peers: Vec<usize> = (0..ranks).filter(|&r| r != me).collect();
         let (k, header, history, base) = {
@@ -521,7 +583,7 @@ impl Dist {
             let header = [st.groups, st.rolling, call.code(), 0, u64::from(troubled)];
             (k, header, history, st.groups - st.history.len() as u64)
         };
-        // Records `failed` (unless a call made meanwhile failed first) and returns its error.
+        // Records `failed` and returns its error.
         let fail = |failed: Failed| {
             let mut st = super::lock(&self.state);
             st.failed.get_or_insert(failed).error()
@@ -531,10 +593,12 @@ impl Dist {
                 call: call.to_string(),
             })
         };
-        // Forgets the history this check covered (a check made meanwhile, by a job of the
-        // program on another thread, may have forgotten some of it already).
+        // Forgets the history this check covered: the first entries of the history, which
+        // only checks forget and this one holds the turn; the groups submitted meanwhile
+        // follow them.
         let forget = || {
             let mut st = super::lock(&self.state);
+            debug_assert!(st.history.len() >= history.len());
             let covered = history.len().min(st.history.len());
             st.history.drain(..covered);
         };

@@ -5,7 +5,7 @@
 
 use std::panic::{self, AssertUnwindSafe};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::{Arc, Condvar, Mutex};
+use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
@@ -13,7 +13,8 @@ use super::dist::{self, Dist, Transport};
 use super::lock;
 use super::queue::SubmissionQueue;
 use super::scheduler::{Shared, Submission};
-use crate::pool::WorkerThread;
+use crate::pool::jobs::unwind::drop_payload;
+use crate::pool::{WaitList, WorkerThread};
 
 /// What a distributed flow's drop still has to do once the `Flow` itself is gone: everything
 /// it needs, owned, so that another thread can do it.
@@ -51,31 +52,34 @@ impl Closing {
             .name(format!("ember-flow-drop-{flow}"))
             .spawn(move || {
                 if let Some((closing, _guard)) = lock(&taken).take() {
-                    closing.run(true, true);
+                    closing.run(true);
                 }
             });
         if spawned.is_err() {
             if let Some((closing, _guard)) = lock(&cell).take() {
-                closing.run(false, false);
+                closing.run(false);
             }
         }
     }
 
     /// The drop's check, then (if it passed with no rank troubled) its last round, then the
     /// end of the scheduler thread. With `can_wait` the last round waits for the flow's tasks
-    /// and for every other rank's outcome; `background` says it runs on a thread of its own,
-    /// counted in the transport's [`BackgroundDrops`] (also while it waits for the tasks).
+    /// and for every other rank's outcome.
     ///
     /// A panic on the way (a transport's method, say) is caught: the other ranks may wait
     /// for what this rank no longer sends, so it ends the job through
-    /// [`Transport::abort`], as a kernel's panic does; the scheduler thread is joined all
-    /// the same.
-    pub(super) fn run(self, can_wait: bool, background: bool) {
+    /// [`Transport::abort`], as a kernel's panic does (a panic of that abort, or of a
+    /// payload's `Drop`, is caught too, and leaves the job to the transport). The scheduler
+    /// thread is closed and joined whatever happens, by a guard.
+    pub(super) fn run(self, can_wait: bool) {
         let Closing {
             dist,
             shared,
             scheduler,
         } = self;
+        // Dropped last, also while unwinding: the scheduler thread holds a handle of the
+        // pool, which would otherwise live for ever.
+        let _scheduler = EndScheduler(scheduler);
         let collective = panic::catch_unwind(AssertUnwindSafe(|| {
             // Dropping the flow is collective too: its check tells the other ranks, whose
             // calls at the same check fail unless they drop theirs, and whether this rank
@@ -90,62 +94,92 @@ impl Closing {
             // leaves them to the transport; so does a task lost during the wait, which
             // `settle` tells every rank.
             if quiet {
-                let drops = dist.transport.background_drops().filter(|_| background);
-                settle(&dist, &shared, can_wait, drops);
+                settle(&dist, &shared, can_wait);
             }
         }));
         if let Err(payload) = collective {
-            let text = crate::task::panic_message(&*payload).unwrap_or("(no message)");
-            dist.transport
-                .abort(&format!("dropping a flow panicked: {text}"));
+            let text = crate::task::panic_message(&*payload)
+                .unwrap_or("(no message)")
+                .to_owned();
+            drop_payload(payload);
+            abort_containing(
+                &*dist.transport,
+                &format!("dropping a flow panicked: {text}"),
+            );
         }
-        if let Some((queue, thread)) = scheduler {
+    }
+}
+
+/// Closes the scheduler thread's queue and joins the thread when dropped.
+struct EndScheduler(Option<SchedulerThread>);
+
+impl Drop for EndScheduler {
+    fn drop(&mut self) {
+        if let Some((queue, thread)) = self.0.take() {
             queue.close();
             if let Some(thread) = thread {
-                let _ = thread.join();
+                // A panic that ended the thread: its payload's `Drop` may panic too.
+                if let Err(payload) = thread.join() {
+                    drop_payload(payload);
+                }
             }
+        }
+    }
+}
+
+/// [`Transport::abort`], which may panic (a transport's bug): its panic is caught and its
+/// payload dropped, and the job is left to the transport, as when its abort returns.
+fn abort_containing(transport: &dyn Transport, message: &str) {
+    if let Err(payload) = panic::catch_unwind(AssertUnwindSafe(|| transport.abort(message))) {
+        drop_payload(payload);
+    }
+}
+
+/// [`Transport::background_drops`], which may panic (a transport's bug): a panic ends the
+/// job through the transport, as any panic of a drop's collective part does, and counts as
+/// a transport that keeps no count.
+fn drops_of(transport: &dyn Transport) -> Option<&BackgroundDrops> {
+    match panic::catch_unwind(AssertUnwindSafe(|| transport.background_drops())) {
+        Ok(drops) => drops,
+        Err(payload) => {
+            let text = crate::task::panic_message(&*payload)
+                .unwrap_or("(no message)")
+                .to_owned();
+            drop_payload(payload);
+            abort_containing(
+                transport,
+                &format!("counting a flow's background drop panicked: {text}"),
+            );
+            None
         }
     }
 }
 
 /// A drop's collective part running on its own thread, counted in its transport's
 /// [`BackgroundDrops`] (if it keeps one) from when it is made until it is dropped (also while
-/// unwinding).
-struct Background(Arc<dyn Transport>);
+/// unwinding). `counted` says whether it was counted: only then does it end its count.
+struct Background {
+    transport: Arc<dyn Transport>,
+    counted: bool,
+}
 
 impl Background {
     fn begin(transport: Arc<dyn Transport>) -> Background {
-        if let Some(drops) = transport.background_drops() {
-            drops.change(|d| d.running += 1);
+        let drops = drops_of(&*transport);
+        if let Some(drops) = drops {
+            drops.begin();
         }
-        Background(transport)
+        let counted = drops.is_some();
+        Background { transport, counted }
     }
 }
 
 impl Drop for Background {
     fn drop(&mut self) {
-        if let Some(drops) = self.0.background_drops() {
-            drops.change(|d| d.running = d.running.saturating_sub(1));
-        }
-    }
-}
-
-/// Counted in [`BackgroundDrops::waiting_for_tasks`] while it lives.
-struct OnTasks<'a>(Option<&'a BackgroundDrops>);
-
-impl<'a> OnTasks<'a> {
-    fn enter(drops: Option<&'a BackgroundDrops>) -> OnTasks<'a> {
-        if let Some(drops) = drops {
-            drops.change(|d| d.on_tasks += 1);
-        }
-        OnTasks(drops)
-    }
-}
-
-impl Drop for OnTasks<'_> {
-    fn drop(&mut self) {
-        if let Some(drops) = self.0 {
-            drops.change(|d| d.on_tasks = d.on_tasks.saturating_sub(1));
+        if self.counted {
+            if let Some(drops) = drops_of(&*self.transport) {
+                drops.end();
+            }
         }
     }
 }
@@ -200,10 +234,7 @@ impl Drop for Outcome {
 /// bring. A receive of an outcome that the transport drops uncalled (its progress ended)
 /// ends both waits too. Without `can_wait` the rank sends its outcome at once and waits for
 /// nothing.
-///
-/// While it waits for the flow's tasks it counts itself in `drops` as
-/// [waiting for tasks](BackgroundDrops::waiting_for_tasks).
-fn settle(dist: &Dist, shared: &Arc<Shared>, can_wait: bool, drops: Option<&BackgroundDrops>) {
+fn settle(dist: &Dist, shared: &Arc<Shared>, can_wait: bool) {
     let (tag, peers) = dist.last_round();
     let heard = Arc::new(Heard::default());
     for &peer in &peers {
@@ -223,7 +254,6 @@ fn settle(dist: &Dist, shared: &Arc<Shared>, can_wait: bool, drops: Option<&Back
             || heard.gone.load(Ordering::SeqCst)
     };
     if can_wait {
-        let _on_tasks = OnTasks::enter(drops);
         let ended = || lock(&shared.outcomes).pending == 0 || lost();
         while !ended() {
             shared.settle.wait(&ended, None);
@@ -245,22 +275,32 @@ fn settle(dist: &Dist, shared: &Arc<Shared>, can_wait: bool, drops: Option<&Back
 /// [`Transport::background_drops`]), for the owner of the transport, which must not end
 /// before they have: it [`wait`](Self::wait)s for them (over MPI, before `MPI_Finalize`).
 ///
-/// A drop waiting for its own flow's tasks waits for the program's work, as a drop made on
-/// the program's own thread does; otherwise it waits for the other ranks' drops of the same
-/// flow. An owner that bounds its wait can tell them apart with
-/// [`waiting_for_tasks`](Self::waiting_for_tasks), and see that something happened with
-/// [`changes`](Self::changes).
-#[derive(Debug, Default)]
+/// Such a drop waits for what a drop made on the program's own thread waits for: its flow's
+/// tasks and the other ranks' check and last round of the same flow, which a slower rank
+/// makes later. The owner waits for it without a limit, as it would for a drop on its own
+/// thread: a rank that never answers leaves either waiting.
 pub struct BackgroundDrops {
-    state: Mutex<DropState>,
-    changed: Condvar,
+    running: AtomicUsize,
+    /// Waiters for the count to fall to zero: a thread parks, a pool's worker runs its
+    /// pool's jobs (the drops may wait for tasks queued there).
+    ended: WaitList,
 }
 
-#[derive(Debug, Default)]
-struct DropState {
-    running: usize,
-    on_tasks: usize,
-    changes: u64,
+impl Default for BackgroundDrops {
+    fn default() -> Self {
+        BackgroundDrops {
+            running: AtomicUsize::new(0),
+            ended: WaitList::new(),
+        }
+    }
+}
+
+impl std::fmt::Debug for BackgroundDrops {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("BackgroundDrops")
+            .field("running", &self.running())
+            .finish_non_exhaustive()
+    }
 }
 
 impl BackgroundDrops {
@@ -271,48 +311,40 @@ impl BackgroundDrops {
 
     /// How many run now.
     pub fn running(&self) -> usize {
-        lock(&self.state).running
-    }
-
-    /// How many of them wait now for their own flow's tasks to end.
-    pub fn waiting_for_tasks(&self) -> usize {
-        lock(&self.state).on_tasks
-    }
-
-    /// How many times a drop began, ended, or began or ended its wait for its flow's tasks
-    /// so far.
-    pub fn changes(&self) -> u64 {
-        lock(&self.state).changes
+        self.running.load(Ordering::SeqCst)
     }
 
     /// Waits until none runs, for at most `timeout` if one is given, and returns how many
     /// still run (`0`: all ended).
+    ///
+    /// On a pool's worker (a World dropped inside a job, say) it runs that pool's jobs while
+    /// it waits, as every wait in ember does: the drops may wait for their flows' tasks,
+    /// queued on this very worker.
     pub fn wait(&self, timeout: Option<Duration>) -> usize {
         let deadline = timeout.and_then(|t| Instant::now().checked_add(t));
-        let mut state = lock(&self.state);
-        while state.running > 0 {
-            state = match deadline {
-                None => self.changed.wait(state).unwrap_or_else(|p| p.into_inner()),
-                Some(deadline) => {
-                    let left = deadline.saturating_duration_since(Instant::now());
-                    if left.is_zero() {
-                        break;
-                    }
-                    self.changed
-                        .wait_timeout(state, left)
-                        .unwrap_or_else(|p| p.into_inner())
-                        .0
-                }
-            };
+        let none = || self.running() == 0;
+        // A wake-up says the count fell to zero; a drop that began since may have raised it
+        // again.
+        while !none() {
+            if !self.ended.wait(&none, deadline) {
+                break;
+            }
         }
-        state.running
+        self.running()
     }
 
-    fn change(&self, f: impl FnOnce(&mut DropState)) {
-        let mut state = lock(&self.state);
-        f(&mut state);
-        state.changes += 1;
-        drop(state);
-        self.changed.notify_all();
+    fn begin(&self) {
+        self.running.fetch_add(1, Ordering::SeqCst);
+    }
+
+    /// One drop ended (each [`begin`](Self::begin) is followed by one `end`); wakes the
+    /// waiters if none runs any more.
+    fn end(&self) {
+        // Saturating: a transport whose `background_drops` gave another count at the
+        // beginning must not wrap this one.
+        let _ = self
+            .running
+            .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| n.checked_sub(1));
+        self.ended.notify_changed(|| self.running() == 0);
     }
 }
