@@ -1177,14 +1177,14 @@ fn a_check_made_while_another_of_the_same_flow_fails_fails_too() {
 const FOREVER: std::time::Duration = std::time::Duration::from_secs(3600);
 
 #[test]
-fn a_check_nested_in_a_check_of_the_same_flow_on_its_thread_is_an_error_not_a_hang() {
+fn a_check_nested_in_a_check_of_the_same_flow_on_its_thread_pairs_like_any_other() {
     // Rank 0 calls `wait` in a scope of another pool of one worker, whose check then waits
     // for rank 1's header running that pool's jobs; one of them calls `wait` on the same
-    // flow, nested in the first on the same thread. The first holds the flow's turn to
-    // check, so the nested one cannot check before the first returns: it returns
-    // `NestedCall` at once, exchanging nothing, and rank 1, which makes no such call, and
-    // rank 0 go on with their checks paired as before.
-    let nested_returned = Arc::new(Flag::default());
+    // flow, nested in the first on the same thread. Rank 1 makes its first call only once
+    // that job has started, so the nested check begins while the first waits. Each takes
+    // its number as it begins, and they pair with rank 1's first and second calls: neither
+    // waits for the other.
+    let nested_started = Arc::new(Flag::default());
     let results = ends("a nested check hung", move || {
         let (results, _) = job_on_pools(2, Mode::DoubleBuffered, |_, flow| {
             if flow.rank().0 == 0 {
@@ -1193,28 +1193,63 @@ fn a_check_nested_in_a_check_of_the_same_flow_on_its_thread_is_an_error_not_a_ha
                 let first = other.scope(|s| {
                     // Queued on the only worker, which runs it inside the check's wait.
                     s.spawn(|_| {
+                        nested_started.raise();
                         nested = Some(flow.wait());
-                        nested_returned.raise();
                     });
                     flow.wait()
                 });
                 (first, nested.expect("the job ran"), flow.wait())
             } else {
-                nested_returned.wait();
-                (flow.wait(), Ok(()), flow.wait())
+                nested_started.wait();
+                (flow.wait(), flow.wait(), flow.wait())
             }
         });
         results
     });
     for (rank, (first, nested, last)) in results.into_iter().enumerate() {
         assert!(first.is_ok(), "rank {rank}: {first:?}");
+        assert!(nested.is_ok(), "rank {rank}: {nested:?}");
         assert!(last.is_ok(), "rank {rank}: {last:?}");
-        if rank == 0 {
-            match nested {
-                Err(FlowError::NestedCall { call }) => assert_eq!(call, "Flow::wait"),
-                other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn a_check_waited_for_by_a_job_run_inside_another_check_of_the_flow_ends() {
+    // Rank 0's check waits on the only worker of one pool, running its jobs; one of them
+    // waits, through another pool's only worker, for a second check of the same flow. The
+    // first check returns only once that job does, so the second must not wait for the
+    // first: each pairs by its number with rank 1's calls, which rank 1 makes once the
+    // second has begun.
+    let began = Arc::new(Flag::default());
+    let results = ends("a check waited for inside another hung", move || {
+        let (results, _) = job_on_pools(2, Mode::DoubleBuffered, |_, flow| {
+            if flow.rank().0 == 0 {
+                let (p1, p2) = (
+                    ember::Pool::builder().threads(1).build().unwrap(),
+                    ember::Pool::builder().threads(1).build().unwrap(),
+                );
+                let mut nested = None;
+                let first = p1.scope(|s| {
+                    s.spawn(|_| {
+                        nested = Some(p2.install(|| {
+                            began.raise();
+                            flow.wait()
+                        }));
+                    });
+                    flow.wait()
+                });
+                (first, nested.expect("the job ran"), flow.wait())
+            } else {
+                began.wait();
+                (flow.wait(), flow.wait(), flow.wait())
             }
-        }
+        });
+        results
+    });
+    for (rank, (first, nested, last)) in results.into_iter().enumerate() {
+        assert!(first.is_ok(), "rank {rank}: {first:?}");
+        assert!(nested.is_ok(), "rank {rank}: {nested:?}");
+        assert!(last.is_ok(), "rank {rank}: {last:?}");
     }
 }
 

@@ -43,13 +43,12 @@
 //!   on a thread of its own, counted in [`Transport::background_drops`]. A kernel that
 //!   panics on a distributed flow ends the job through [`Transport::abort`].
 
-use crate::pool::workers::wait::{block_until, Sleeper, WaitList};
+use crate::pool::workers::wait::{block_until, Sleeper};
 use std::collections::hash_map::DefaultHasher;
 use std::collections::HashMap;
 use std::hash::{Hash, Hasher};
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
-use std::thread::ThreadId;
 
 use super::command_group::Typed;
 use super::graph::{Access, Mode};
@@ -379,52 +378,10 @@ pub(crate) struct Dist {
     flow_bits: u64,
     pub state: Mutex<DistState>,
     pub stats: DistCounters,
-    /// The flow's turn to check: one check of the flow at a time (see
+    /// The checks waiting for the other ranks, by number, and how to wake each: a check that
+    /// fails wakes those numbered after it, which then fail alike (see
     /// [`check_reporting`](Dist::check_reporting)).
-    turn: Turn,
-}
-
-/// Whose turn it is to check: the thread whose check of the flow runs, if any, and the
-/// checks waiting for their turn (a thread parks, a pool's worker runs its pool's jobs).
-struct Turn {
-    holder: Mutex<Option<ThreadId>>,
-    free: WaitList,
-}
-
-/// A check's turn, given back when dropped (also while unwinding).
-struct TurnHeld<'a>(&'a Turn);
-
-impl Turn {
-    /// Waits for the turn and takes it; on the thread that holds it already (a job run by
-    /// a worker while that check waits, nested in it), returns `None` at once: waiting
-    /// there would wait for itself.
-    fn take(&self) -> Option<TurnHeld<'_>> {
-        let me = std::thread::current().id();
-        loop {
-            {
-                let mut holder = super::lock(&self.holder);
-                match *holder {
-                    None => {
-                        *holder = Some(me);
-                        return Some(TurnHeld(self));
-                    }
-                    Some(other) if other == me => return None,
-                    Some(_) => {}
-                }
-            }
-            self.free
-                .wait(&|| super::lock(&self.holder).is_none(), None);
-        }
-    }
-}
-
-impl Drop for TurnHeld<'_> {
-    fn drop(&mut self) {
-        *super::lock(&self.0.holder) = None;
-        self.0
-            .free
-            .notify_changed(|| super::lock(&self.0.holder).is_none());
-    }
+    in_flight: Mutex<Vec<(u64, Sleeper)>>,
 }
 
 #[derive(Default)]
@@ -448,6 +405,9 @@ pub(crate) struct DistState {
     /// Set once a check failed: the checks no longer pair up, so every later one reports
     /// it again.
     pub failed: Option<Failed>,
+    /// The number of the first check that failed: checks numbered after it that still wait
+    /// for the other ranks end with its error.
+    pub failed_at: u64,
 }
 
 /// A failed check, kept to be reported again.
@@ -521,12 +481,10 @@ impl Dist {
                 rolling: 0,
                 checks: 0,
                 failed: None,
+                failed_at: u64::MAX,
             }),
             stats: DistCounters::default(),
-            turn: Turn {
-                holder: Mutex::new(None),
-                free: WaitList::new(),
-            },
+            in_flight: Mutex::new(Vec::new()),
         }
     }
 
@@ -552,24 +510,21 @@ impl Dist {
     /// panicked or was cancelled (`troubled`): returns, once every rank agreed, whether any
     /// rank had one. Every rank decides alike from the same flags.
     ///
-    /// The checks of one flow take turns: a check waits for the one under way (on this
-    /// rank, on another thread) to end, and then sees its outcome, a failure included, as
-    /// the checks on the other ranks do, which pair with them in the same order. A check
-    /// made on the thread whose check is under way (a job run by a worker while that check
-    /// waits) returns [`FlowError::NestedCall`] at once, exchanging nothing: it could not
-    /// check before the one it is nested in has returned.
+    /// Checks of one flow made at once on several threads of a rank (one of them a job run
+    /// by a worker while another check waits, say) each take their number under the state's
+    /// lock and pair, by number, with the checks of the other ranks; none waits for another.
+    /// A check that fails records its number: every check numbered after it fails alike,
+    /// also one that already waits for the other ranks, which it wakes. On every rank the
+    /// checks after the first failure return that failure, whether or not they exchanged:
+    /// they no longer pair up.
     ///
     /// The state's lock is not held while the check waits for the other ranks: a wait on a
     /// worker runs its pool's jobs, and one of them may submit to this flow. The check takes
     /// what it sends (its number, the groups so far and their history) under the lock, and
-    /// records its outcome under it again: on agreement it forgets the history it sent, not
-    /// the groups submitted meanwhile, which the next check covers.
+    /// records its outcome under it again: on agreement it forgets the history it sent (by
+    /// the groups' numbers, whatever other checks forgot meanwhile), not the groups
+    /// submitted meanwhile, which the next check covers.
     pub(crate) fn check_reporting(&self, call: Call, troubled: bool) -> Result<bool, FlowError> {
-        let Some(_turn) = self.turn.take() else {
-            return Err(FlowError::NestedCall {
-                call: call.to_string(),
-            });
-        };
         let (me, ranks) = (self.transport.rank(), self.transport.ranks());
         let peers: Vec<usize> = (0..ranks).filter(|&r| r != me).collect();
         let (k, header, history, base) = {
@@ -583,23 +538,42 @@ impl Dist {
             let header = [st.groups, st.rolling, call.code(), 0, u64::from(troubled)];
             (k, header, history, st.groups - st.history.len() as u64)
         };
-        // Records `failed` and returns its error.
+        // Records `failed` (unless an earlier failure was) and returns the error every later
+        // check reports; wakes the later checks still waiting.
         let fail = |failed: Failed| {
-            let mut st = super::lock(&self.state);
-            st.failed.get_or_insert(failed).error()
+            let error = {
+                let mut st = super::lock(&self.state);
+                if st.failed.is_none() {
+                    st.failed_at = k;
+                }
+                st.failed.get_or_insert(failed).error()
+            };
+            for (number, sleeper) in super::lock(&self.in_flight).iter() {
+                if *number > k {
+                    sleeper.wake();
+                }
+            }
+            error
+        };
+        // An earlier check failed while this one waited: its error, which every rank reports
+        // for this check too.
+        let earlier_failure = || {
+            let st = super::lock(&self.state);
+            (st.failed_at < k).then(|| st.failed.as_ref().map(Failed::error))?
         };
         let lost = || {
             fail(Failed::TransportLost {
                 call: call.to_string(),
             })
         };
-        // Forgets the history this check covered: the first entries of the history, which
-        // only checks forget and this one holds the turn; the groups submitted meanwhile
-        // follow them.
+        // Forgets the history this check covered, by the groups' numbers: groups `base` up
+        // to `base + history.len()`. Another check may have forgotten some of them already,
+        // and the groups submitted meanwhile follow them.
         let forget = || {
             let mut st = super::lock(&self.state);
-            debug_assert!(st.history.len() >= history.len());
-            let covered = history.len().min(st.history.len());
+            let first_kept = st.groups - st.history.len() as u64;
+            let covered = (base + history.len() as u64).saturating_sub(first_kept);
+            let covered = (covered as usize).min(st.history.len());
             st.history.drain(..covered);
         };
         if peers.is_empty() {
@@ -609,9 +583,17 @@ impl Dist {
         let payload = encode_history(&history);
         let mut header = header;
         header[3] = payload.len() as u64;
-        let Some(headers) = self.exchange(&peers, control_tag(k, 0), words(&header), 8 * HEADER)
-        else {
-            return Err(lost());
+        let headers = match self.exchange(
+            k,
+            &peers,
+            control_tag(k, 0),
+            words(&header),
+            8 * HEADER,
+            &earlier_failure,
+        ) {
+            Exchanged::All(headers) => headers,
+            Exchanged::Lost => return Err(lost()),
+            Exchanged::EarlierFailure(error) => return Err(error),
         };
         let mut all = vec![(me, header)];
         for (p, bytes) in peers.iter().zip(headers) {
@@ -642,10 +624,17 @@ impl Dist {
             if *p == me {
                 histories.push((me, history.clone()));
             } else {
-                let Some(bytes) =
-                    self.exchange_one(*p, control_tag(k, 1), payload.clone(), h[3] as usize)
-                else {
-                    return Err(lost());
+                let bytes = match self.exchange(
+                    k,
+                    &[*p],
+                    control_tag(k, 1),
+                    payload.clone(),
+                    h[3] as usize,
+                    &earlier_failure,
+                ) {
+                    Exchanged::All(mut bytes) => bytes.pop().unwrap_or_default(),
+                    Exchanged::Lost => return Err(lost()),
+                    Exchanged::EarlierFailure(error) => return Err(error),
                 };
                 histories.push((*p, decode_history(&bytes)));
             }
@@ -701,13 +690,18 @@ impl Dist {
     /// A worker of a pool waits running its pool's jobs, as every wait in ember does: the
     /// tasks another rank waits for before it answers (a send of a flow it is dropping) may
     /// be queued on this very worker's pool.
+    ///
+    /// Check `k`'s wait also ends when an earlier check fails (`earlier_failure` returns its
+    /// error): the other ranks may never answer this one.
     fn exchange(
         &self,
+        k: u64,
         peers: &[usize],
         tag: u64,
         bytes: Vec<u8>,
         len: usize,
-    ) -> Option<Vec<Vec<u8>>> {
+        earlier_failure: &dyn Fn() -> Option<FlowError>,
+    ) -> Exchanged {
         let tag = self.tag(tag);
         let arrived: Arc<Mutex<Vec<Option<Vec<u8>>>>> =
             Arc::new(Mutex::new(vec![None; peers.len()]));
@@ -716,6 +710,9 @@ impl Dist {
         // the message will never come, and the wait must not last for ever.
         let lost = Arc::new(AtomicBool::new(false));
         let sleeper = Sleeper::current();
+        // Listed before the first look at an earlier failure: a check that fails after that
+        // look finds this one listed and wakes it.
+        let listed = InFlight::list(&self.in_flight, k, sleeper.clone());
         for (i, &p) in peers.iter().enumerate() {
             let mut arrival = Arrival {
                 arrived: arrived.clone(),
@@ -731,19 +728,27 @@ impl Dist {
         for &p in peers {
             self.transport.send(p, tag, bytes.clone());
         }
+        let mut failure = None;
         block_until(
-            &|| count.load(Ordering::SeqCst) == peers.len() || lost.load(Ordering::SeqCst),
+            &|| {
+                count.load(Ordering::SeqCst) == peers.len()
+                    || lost.load(Ordering::SeqCst)
+                    || earlier_failure().is_some()
+            },
             None,
         );
+        drop(listed);
         if count.load(Ordering::SeqCst) != peers.len() {
-            return None;
+            failure = earlier_failure();
+        }
+        if let Some(error) = failure {
+            return Exchanged::EarlierFailure(error);
+        }
+        if count.load(Ordering::SeqCst) != peers.len() {
+            return Exchanged::Lost;
         }
         let arrived = std::mem::take(&mut *arrived.lock().unwrap_or_else(|p| p.into_inner()));
-        Some(arrived.into_iter().map(Option::unwrap_or_default).collect())
-    }
-
-    fn exchange_one(&self, peer: usize, tag: u64, bytes: Vec<u8>, len: usize) -> Option<Vec<u8>> {
-        self.exchange(&[peer], tag, bytes, len)?.pop()
+        Exchanged::All(arrived.into_iter().map(Option::unwrap_or_default).collect())
     }
 
     pub(crate) fn stats(&self) -> TransferStats {
@@ -753,6 +758,39 @@ impl Dist {
             bytes_sent: s.bytes_sent.load(Ordering::Relaxed),
             messages_received: s.messages_received.load(Ordering::Relaxed),
             bytes_received: s.bytes_received.load(Ordering::Relaxed),
+        }
+    }
+}
+
+/// How an exchange ended.
+enum Exchanged {
+    /// Every peer's message, in the order of the peers.
+    All(Vec<Vec<u8>>),
+    /// The transport dropped a message's callback uncalled: it will never come.
+    Lost,
+    /// An earlier check failed meanwhile, with this error.
+    EarlierFailure(FlowError),
+}
+
+/// A check listed as waiting for the other ranks, unlisted when dropped (also while
+/// unwinding).
+struct InFlight<'a> {
+    list: &'a Mutex<Vec<(u64, Sleeper)>>,
+    k: u64,
+}
+
+impl<'a> InFlight<'a> {
+    fn list(list: &'a Mutex<Vec<(u64, Sleeper)>>, k: u64, sleeper: Sleeper) -> Self {
+        super::lock(list).push((k, sleeper));
+        InFlight { list, k }
+    }
+}
+
+impl Drop for InFlight<'_> {
+    fn drop(&mut self) {
+        let mut list = super::lock(self.list);
+        if let Some(at) = list.iter().position(|(k, _)| *k == self.k) {
+            list.swap_remove(at);
         }
     }
 }

@@ -468,10 +468,8 @@ impl Flow {
     /// [distributed](Self::distributed) flow it first checks that every rank calls `wait`
     /// here and submitted the same command groups, and returns [`FlowError::NotCollective`]
     /// or [`FlowError::Diverged`] if not, [`FlowError::TransportLost`] if the transport
-    /// dropped a message of the check undelivered (see [`dist`]), and
-    /// [`FlowError::NestedCall`] if a job made it inside another collective call of the flow
-    /// waiting on the same thread. Called on a worker of another pool, that worker runs its
-    /// own pool's jobs while it waits.
+    /// dropped a message of the check undelivered (see [`dist`]). Called on a worker of
+    /// another pool, that worker runs its own pool's jobs while it waits.
     ///
     /// # Panics
     /// When called from a job of the flow's pool (a kernel, say), directly or through

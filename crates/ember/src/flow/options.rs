@@ -122,18 +122,6 @@ pub enum FlowError {
         /// The call this rank made.
         call: String,
     },
-    /// A collective call of a distributed flow made on the thread where another collective
-    /// call of the same flow waits: a job that a pool's worker ran while that call waited
-    /// for the other ranks. The outer call holds the flow's turn to check until it returns,
-    /// so the nested one could only wait for itself. It is refused at once, exchanging
-    /// nothing: on this rank the call was not made, and the flow goes on (a rank that did
-    /// make a call there pairs it with this rank's next one, whose check reports the
-    /// difference). Make such a call after the outer one returns, or from a thread that is
-    /// no pool's worker.
-    NestedCall {
-        /// The call this rank made.
-        call: String,
-    },
 }
 
 impl fmt::Display for FlowError {
@@ -181,11 +169,6 @@ impl fmt::Display for FlowError {
                 f,
                 "{call} is collective, but the transport dropped a message of it without \
                  delivering it: its progress has ended"
-            ),
-            FlowError::NestedCall { call } => write!(
-                f,
-                "{call} was made inside another collective call of the same flow, by a job \
-                 run on the thread where that call waits; make it after that call returns"
             ),
         }
     }
