@@ -291,8 +291,8 @@ impl Budget {
     /// another pool or, at the latest, [`WITHHELD_BOUND_NS`] after `now_ns`. One per pool.
     ///
     /// Returns whether it is kept. It is not where the timer thread that makes it at the
-    /// bound cannot be started: the caller then makes it now, and wake-ups kept meanwhile
-    /// by other pools are made here.
+    /// bound cannot be started: the caller then makes it now, and every wake-up listed
+    /// meanwhile, this pool's included, is made here.
     #[must_use]
     pub(crate) fn withhold(
         self: &Arc<Self>,
@@ -314,12 +314,11 @@ impl Budget {
             return true;
         }
         // Whoever listed a wake-up armed the timer after listing it, and sees the failure
-        // once `arm` returns: each takes its own listing back and makes any other still
-        // listed, so none is left with nobody to make it.
-        let mut withheld = lock(&self.withheld);
-        withheld.retain(|w| w.id != id);
-        self.withheld_len.store(withheld.len(), Ordering::SeqCst);
-        drop(withheld);
+        // once `arm` returns: each makes every wake-up still listed, its own included,
+        // through `wake_withheld`. Its own listing may have been merged with a later
+        // withholder of the same pool, which was told "kept" and relies on the listing
+        // being made; taking it back unmade would lose that wake-up. The caller still makes
+        // its own: at worst one wake-up more than needed.
         self.hand_over(None, u64::MAX, usize::MAX);
         false
     }

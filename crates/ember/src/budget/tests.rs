@@ -200,3 +200,37 @@ fn a_refused_segment_is_said_once_when_the_pool_is_built() {
     assert_eq!(said.len(), 1, "said once: {stderr}");
     assert!(said[0] < built, "said when the pool is built: {stderr}");
 }
+
+/// Two withholders of one pool race on a timer whose start fails. One may be told "kept"
+/// because the other's listing of the pool is there; that listing must then be made
+/// through `wake_withheld`, not taken back by the other, whose own wake-up is made under
+/// its caller's condition only. Many rounds, since the merge needs the two to interleave.
+#[cfg(not(loom))]
+#[test]
+fn a_failed_timer_makes_a_merged_wake_up() {
+    for round in 0..5000 {
+        let budget = Arc::new(Budget::new(2));
+        budget.timer.refuse_start.store(true, Ordering::Relaxed);
+        let (a, b) = (fake(1), fake(1));
+        let ma = budget.join(weak(&a), false);
+        let mb = budget.join(weak(&b), false);
+        let barrier = Arc::new(std::sync::Barrier::new(2));
+        let id = ma.id();
+        let t = {
+            let (budget, barrier, a) = (budget.clone(), barrier.clone(), a.clone());
+            std::thread::spawn(move || {
+                barrier.wait();
+                budget.withhold(id, weak(&a), 0)
+            })
+        };
+        barrier.wait();
+        let mine = budget.withhold(id, weak(&a), 0);
+        let theirs = t.join().unwrap();
+        assert_eq!(budget.withheld(), 0, "round {round}: left listed");
+        assert!(
+            !(mine || theirs) || a.woken.load(Ordering::SeqCst) > 0,
+            "round {round}: a wake-up told \"kept\" was never made"
+        );
+        drop((ma, mb));
+    }
+}
