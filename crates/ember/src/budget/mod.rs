@@ -3,9 +3,9 @@
 //!
 //! Each pool joins the process's [`Budget`] when it is built ([`Budget::join`]) and leaves it
 //! when its last worker exits ([`Membership::leave`]), not when the last reference to its
-//! state goes: a task may keep that alive long after the workers are gone. The budget counts nothing itself: a pool's awake workers are those not
-//! listed in its sleeper set, which each pool keeps anyway, and the budget adds them up when
-//! somebody asks. So a pool alone in its process pays nothing for the budget; a wake-up
+//! state goes: a task may keep that alive long after the workers are gone. The budget counts
+//! nothing itself: a pool's awake workers are those not listed in its sleeper set, which each
+//! pool keeps anyway, and the budget adds them up when somebody asks. So a pool alone in its process pays nothing for the budget; a wake-up
 //! decision in a process of several pools reads every pool's count.
 //!
 //! `rule` is the decision itself; [`Budget::admits`] feeds it; [`Budget::withhold`] keeps a
@@ -371,11 +371,14 @@ impl Budget {
             self.withheld_len.store(withheld.len(), Ordering::SeqCst);
             withheld.iter().map(|w| w.due_ns).min()
         };
-        for m in made {
-            if let Some(m) = m.upgrade() {
-                m.wake_withheld();
-            }
+        // Every wake-up is made before any pool's last reference can be dropped here: that
+        // drop may run user code (a registry's `Drop`), which may panic, and a panic must
+        // not keep the rest from being made.
+        let live: Vec<Arc<dyn Member>> = made.iter().filter_map(Weak::upgrade).collect();
+        for m in &live {
+            m.wake_withheld();
         }
+        drop(live);
         next
     }
 

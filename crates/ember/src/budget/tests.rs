@@ -234,3 +234,77 @@ fn a_failed_timer_makes_a_merged_wake_up() {
         drop((ma, mb));
     }
 }
+
+/// A pool whose last reference the timer thread drops, with a `Drop` that panics.
+struct PanicsOnDrop {
+    /// Its only strong reference, given up when its wake-up is made.
+    me: std::sync::Mutex<Option<std::sync::Arc<PanicsOnDrop>>>,
+}
+
+impl Member for PanicsOnDrop {
+    fn awake(&self) -> usize {
+        1
+    }
+    fn wake_withheld(&self) {
+        drop(self.me.lock().unwrap().take());
+    }
+}
+
+/// Set when a [`PanicsOnDrop`] is dropped, just before it panics.
+static PANICKED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+impl Drop for PanicsOnDrop {
+    fn drop(&mut self) {
+        PANICKED.store(true, Ordering::SeqCst);
+        panic!("a pool's Drop panics on the budget's timer thread (expected by the test)");
+    }
+}
+
+/// A panic on the timer thread (a pool's `Drop` run there) must not leave later withheld
+/// wake-ups with nobody to make them: the budget then withholds nothing, and the wake-ups
+/// listed beside the panicking pool's are made too.
+#[cfg(not(loom))]
+#[test]
+fn a_panic_on_the_timer_thread_leaves_no_wake_up_unmade() {
+    let budget = Arc::new(Budget::new(2));
+    let b = fake(1);
+    let p = std::sync::Arc::new(PanicsOnDrop {
+        me: std::sync::Mutex::new(None),
+    });
+    *p.me.lock().unwrap() = Some(p.clone());
+    let wp: Weak<dyn Member> = std::sync::Arc::downgrade(&p) as Weak<PanicsOnDrop>;
+    drop(p);
+    let mp = budget.join(wp.clone(), false);
+    let mb = budget.join(weak(&b), false);
+    // The panicking pool's first, so that it is made first.
+    assert!(budget.withhold(mp.id(), wp, 0));
+    assert!(budget.withhold(mb.id(), weak(&b), 0));
+    let hang = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    let woken = |n| {
+        while b.woken.load(Ordering::SeqCst) < n {
+            if std::time::Instant::now() > hang {
+                return false;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(1));
+        }
+        true
+    };
+    assert!(
+        woken(1),
+        "the wake-up listed beside the panicking pool's is made"
+    );
+    // The timer thread has made its wake-ups and dropped the pool, which panicked.
+    while !PANICKED.load(Ordering::SeqCst) {
+        assert!(
+            std::time::Instant::now() < hang,
+            "the panicking pool is dropped"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(1));
+    }
+    let kept = budget.withhold(mb.id(), weak(&b), crate::sync::clock::now_ns());
+    assert!(
+        !kept || woken(2),
+        "a wake-up withheld after the panic is made"
+    );
+    drop((mp, mb));
+}
