@@ -308,3 +308,87 @@ fn a_panic_on_the_timer_thread_leaves_no_wake_up_unmade() {
     );
     drop((mp, mb));
 }
+
+/// A child of fork says a refused segment again, for itself: the fork handler clears the
+/// flag that says it once per process.
+#[cfg(all(target_os = "linux", not(loom)))]
+#[test]
+fn a_forked_child_says_a_refused_segment_again() {
+    use std::os::unix::fs::PermissionsExt;
+    let name = format!("/ember-budget-test-refused-fork-{}", std::process::id());
+    let file = format!("/dev/shm{name}");
+    // Readable by others: refused as not private.
+    if std::fs::write(&file, [0u8; 64]).is_ok() {
+        std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o644)).unwrap();
+    }
+    let output = std::process::Command::new(std::env::current_exe().unwrap())
+        .args([
+            "--exact",
+            "budget::tests::refused_segment_fork_child",
+            "--ignored",
+            "--nocapture",
+            "--test-threads=1",
+        ])
+        .env(machine::TEST_NAME_VAR, &name)
+        .env_remove("EMBER_MACHINE_BUDGET")
+        .output()
+        .unwrap();
+    let _ = std::fs::remove_file(&file);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "the child failed: {stderr}");
+    let said = stderr
+        .lines()
+        .filter(|l| l.contains("machine-wide"))
+        .count();
+    assert_eq!(said, 2, "said once by each process: {stderr}");
+}
+
+/// Run only as the child of `a_forked_child_says_a_refused_segment_again`: builds a pool on
+/// the machine-wide budget, whose segment the parent made unusable, then forks a child
+/// that builds one too.
+#[cfg(all(target_os = "linux", not(loom)))]
+#[test]
+#[ignore = "the child of a_forked_child_says_a_refused_segment_again"]
+fn refused_segment_fork_child() {
+    if std::env::var(machine::TEST_NAME_VAR).is_err() {
+        return;
+    }
+    let build = || {
+        crate::Pool::builder()
+            .threads(1)
+            .tuning(crate::Tuning::new().machine_budget(true))
+            .build()
+    };
+    let pool = build().expect("pool");
+    // SAFETY: getpid(2) has no preconditions.
+    let me = unsafe { libc::getpid() };
+    // SAFETY: fork(2) in a process running this one test; the child runs only ember's code
+    // and the lines below, then `_exit`s without running this process's destructors or
+    // exit handlers; the allocator it uses is fork-safe.
+    let pid = unsafe { libc::fork() };
+    assert!(pid >= 0, "fork: {}", std::io::Error::last_os_error());
+    if pid == 0 {
+        // SAFETY: prctl(2) with PR_SET_PDEATHSIG and a signal number, getppid(2) and
+        // alarm(2) read no memory of ours: the child dies with its parent (or ends at once
+        // if the parent died before), and after 30 s in any case, SIGALRM being unhandled.
+        unsafe {
+            if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) != 0 || libc::getppid() != me {
+                libc::_exit(3);
+            }
+            libc::alarm(30);
+        }
+        let code = i32::from(build().is_err());
+        // SAFETY: ends the child at once, as a child of fork(2) must.
+        unsafe { libc::_exit(code) };
+    }
+    let mut status = 0;
+    // SAFETY: waitpid(2) on our own child; `status` is writable. The child's alarm bounds
+    // the wait.
+    let rc = unsafe { libc::waitpid(pid, &mut status, 0) };
+    assert_eq!(rc, pid, "waitpid: {}", std::io::Error::last_os_error());
+    assert!(
+        libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0,
+        "the forked child failed: status {status:#x}"
+    );
+    drop(pool);
+}
