@@ -5,8 +5,9 @@
 //! when its last worker exits ([`Membership::leave`]), not when the last reference to its
 //! state goes: a task may keep that alive long after the workers are gone. The budget counts
 //! nothing itself: a pool's awake workers are those not listed in its sleeper set, which each
-//! pool keeps anyway, and the budget adds them up when somebody asks. So a pool alone in its process pays nothing for the budget; a wake-up
-//! decision in a process of several pools reads every pool's count.
+//! pool keeps anyway, and the budget adds them up when somebody asks. So a pool alone in its
+//! process pays nothing for the budget; a wake-up decision in a process of several pools
+//! reads every pool's count.
 //!
 //! `rule` is the decision itself; [`Budget::admits`] feeds it; [`Budget::withhold`] keeps a
 //! wake-up it refused for at most the bound; [`Budget::core_released`] hands a withheld
