@@ -3,10 +3,11 @@
 //!
 //! Each pool joins the process's [`Budget`] when it is built ([`Budget::join`]) and leaves it
 //! when its last worker exits ([`Membership::leave`]), not when the last reference to its
-//! state goes: a task may keep that alive long after the workers are gone. The budget counts nothing itself: a pool's awake workers are those not
-//! listed in its sleeper set, which each pool keeps anyway, and the budget adds them up when
-//! somebody asks. So a pool alone in its process pays nothing for the budget; a wake-up
-//! decision in a process of several pools reads every pool's count.
+//! state goes: a task may keep that alive long after the workers are gone. The budget counts
+//! nothing itself: a pool's awake workers are those not listed in its sleeper set, which each
+//! pool keeps anyway, and the budget adds them up when somebody asks. So a pool alone in its
+//! process pays nothing for the budget; a wake-up decision in a process of several pools
+//! reads every pool's count.
 //!
 //! `rule` is the decision itself; [`Budget::admits`] feeds it; [`Budget::withhold`] keeps a
 //! wake-up it refused for at most the bound; [`Budget::core_released`] hands a withheld
@@ -155,6 +156,10 @@ impl Budget {
     /// at the fork by a thread it does not have, and counts on a timer thread it does not
     /// have. That one is left untouched, never freed: freeing it could take those locks,
     /// or give back the parent's machine-wide lease.
+    ///
+    /// A child is told apart by its fork generation ([`fork_generation`]), not only by its
+    /// pid: a descendant can have the pid the budget was made in (pid 1 of a new pid
+    /// namespace, as its ancestor was in its own; or a pid reused after wrapping).
     #[cfg(not(loom))]
     pub(crate) fn process() -> Arc<Budget> {
         use std::sync::atomic::{AtomicPtr, Ordering};
@@ -162,12 +167,16 @@ impl Budget {
         /// The process's budget, and which process it is.
         struct Process {
             pid: u32,
+            forks: usize,
             budget: Arc<Budget>,
         }
 
         // Written with a compare-and-swap rather than under a lock: a lock could be held
         // at a fork, and a child could never take it.
         static PROCESS: AtomicPtr<Process> = AtomicPtr::new(std::ptr::null_mut());
+        // Read before the budget is published, so a fork after this read makes the
+        // published generation stale in the child.
+        let forks = fork_generation();
         let pid = std::process::id();
         loop {
             let current = PROCESS.load(Ordering::Acquire);
@@ -175,13 +184,14 @@ impl Budget {
             // is never freed; the Acquire load pairs with the Release of the swap that
             // stored it, so the `Process` it points to is initialised.
             if let Some(p) = unsafe { current.as_ref() } {
-                if p.pid == pid {
+                if p.pid == pid && p.forks == forks {
                     return Arc::clone(&p.budget);
                 }
             }
             let cores = std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get);
             let fresh = Box::into_raw(Box::new(Process {
                 pid,
+                forks,
                 budget: Arc::new(Budget::new(cores)),
             }));
             if PROCESS
@@ -291,8 +301,8 @@ impl Budget {
     /// another pool or, at the latest, [`WITHHELD_BOUND_NS`] after `now_ns`. One per pool.
     ///
     /// Returns whether it is kept. It is not where the timer thread that makes it at the
-    /// bound cannot be started: the caller then makes it now, and wake-ups kept meanwhile
-    /// by other pools are made here.
+    /// bound cannot be started: the caller then makes it now, and every wake-up listed
+    /// meanwhile, this pool's included, is made here.
     #[must_use]
     pub(crate) fn withhold(
         self: &Arc<Self>,
@@ -314,12 +324,11 @@ impl Budget {
             return true;
         }
         // Whoever listed a wake-up armed the timer after listing it, and sees the failure
-        // once `arm` returns: each takes its own listing back and makes any other still
-        // listed, so none is left with nobody to make it.
-        let mut withheld = lock(&self.withheld);
-        withheld.retain(|w| w.id != id);
-        self.withheld_len.store(withheld.len(), Ordering::SeqCst);
-        drop(withheld);
+        // once `arm` returns: each makes every wake-up still listed, its own included,
+        // through `wake_withheld`. Its own listing may have been merged with a later
+        // withholder of the same pool, which was told "kept" and relies on the listing
+        // being made; taking it back unmade would lose that wake-up. The caller still makes
+        // its own: at worst one wake-up more than needed.
         self.hand_over(None, u64::MAX, usize::MAX);
         false
     }
@@ -363,11 +372,14 @@ impl Budget {
             self.withheld_len.store(withheld.len(), Ordering::SeqCst);
             withheld.iter().map(|w| w.due_ns).min()
         };
-        for m in made {
-            if let Some(m) = m.upgrade() {
-                m.wake_withheld();
-            }
+        // Every wake-up is made before any pool's last reference can be dropped here: that
+        // drop may run user code (a registry's `Drop`), which may panic, and a panic must
+        // not keep the rest from being made.
+        let live: Vec<Arc<dyn Member>> = made.iter().filter_map(Weak::upgrade).collect();
+        for m in &live {
+            m.wake_withheld();
         }
+        drop(live);
         next
     }
 
@@ -401,10 +413,9 @@ impl Budget {
             .get_or_init(|| match machine::Segment::open(&machine::default_name()) {
                 Ok(s) => Some(s),
                 Err(why) => {
-                    // Once per process, a child of fork included: its new budget opens the
-                    // segment again, and would say the same.
-                    static SAID: std::sync::atomic::AtomicBool =
-                        std::sync::atomic::AtomicBool::new(false);
+                    // Once per process. A child of fork says it again for itself (the fork
+                    // handler clears `SAID`): its new budget opens the segment again, and
+                    // may be refused for a reason of its own.
                     if !SAID.swap(true, std::sync::atomic::Ordering::Relaxed) {
                         eprintln!(
                             "ember: the machine-wide awake-worker budget \
@@ -417,6 +428,46 @@ impl Budget {
             })
             .as_ref()
     }
+}
+
+/// Whether this process said that the machine's segment is refused; cleared in a child
+/// of fork.
+#[cfg(all(target_os = "linux", not(loom)))]
+static SAID: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Forks this process's line has been through since the fork handler was registered: each
+/// child of `fork` sees one more than its parent had. The handler is registered at the
+/// first call.
+///
+/// Every fork after a call has returned is counted. A fork while the first caller is still
+/// registering the handler, and a child made by a raw `clone` that runs no fork handlers,
+/// are told apart by their pid only.
+#[cfg(not(loom))]
+fn fork_generation() -> usize {
+    static FORKS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    static REGISTERED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+    /// Runs in the child of every `fork`, where only async-signal-safe calls are allowed:
+    /// two lock-free atomic stores.
+    #[cfg(unix)]
+    extern "C" fn in_child() {
+        FORKS.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        #[cfg(target_os = "linux")]
+        SAID.store(false, std::sync::atomic::Ordering::Relaxed);
+    }
+
+    #[cfg(unix)]
+    if !REGISTERED.swap(true, std::sync::atomic::Ordering::SeqCst) {
+        // SAFETY: `in_child` is a plain `extern "C"` function that never unwinds and makes
+        // only async-signal-safe calls (lock-free atomics), as a handler run in the child
+        // of a fork of a threaded process must; it lives as long as the process.
+        let rc = unsafe { libc::pthread_atfork(None, None, Some(in_child)) };
+        // Only ENOMEM: then a descendant with an ancestor's pid is not told apart.
+        debug_assert_eq!(rc, 0, "pthread_atfork");
+    }
+    #[cfg(not(unix))]
+    let _ = &REGISTERED;
+    FORKS.load(std::sync::atomic::Ordering::SeqCst)
 }
 
 #[cfg(not(loom))]

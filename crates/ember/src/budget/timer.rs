@@ -11,7 +11,8 @@ pub(super) struct Timer {
     due: Mutex<u64>,
     cv: Condvar,
     started: OnceLock<()>,
-    /// Set if the thread could not be started: the budget then withholds nothing.
+    /// Set if the thread could not be started, or ended by a panic: the budget then
+    /// withholds nothing.
     failed: AtomicBool,
     /// Makes the thread's start fail, as the system may (tests).
     #[cfg(test)]
@@ -19,8 +20,9 @@ pub(super) struct Timer {
 }
 
 impl Timer {
-    /// Whether the thread could not be started. Read after [`arm`] returns, it is final: a
-    /// failed start is recorded before `arm`'s one-time start returns to any caller.
+    /// Whether the thread could not be started, or has ended. Read after [`arm`] returns,
+    /// a failed start is final: it is recorded before `arm`'s one-time start returns to any
+    /// caller. A thread that ends sets it before it makes the wake-ups still listed.
     pub(super) fn failed(&self) -> bool {
         self.failed.load(Ordering::SeqCst)
     }
@@ -55,7 +57,22 @@ fn start(budget: &Arc<super::Budget>) -> std::io::Result<std::thread::JoinHandle
     let budget = Arc::clone(budget);
     std::thread::Builder::new()
         .name("ember-budget-timer".into())
-        .spawn(move || run(&budget))
+        .spawn(move || {
+            // The thread drops the last reference to a pool whose wake-up it makes when
+            // that pool is gone meanwhile, which runs user code (a registry's `Drop`). If
+            // that panics, the budget goes on as if the thread had never started: nothing
+            // is withheld from then on, and every wake-up still listed is made here, each
+            // before any drop (`hand_over`). A withholder that listed before `failed` is
+            // set has its listing made below; one that lists after sees `failed` and makes
+            // its own (`Budget::withhold`).
+            let ended = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| run(&budget)));
+            if ended.is_err() {
+                budget.timer.failed.store(true, Ordering::SeqCst);
+                let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                    budget.hand_over(None, u64::MAX, usize::MAX)
+                }));
+            }
+        })
 }
 
 fn run(budget: &super::Budget) {

@@ -140,7 +140,7 @@ mod tests {
     /// A pool dropped while a task of it is still held keeps its registry, but its workers
     /// have exited: they count for nothing, and another pool's wake-ups are not withheld on
     /// their account. (The only test of the library that joins its own process's budget;
-    /// another does so in a child process.)
+    /// others do so in child processes.)
     #[test]
     fn a_dropped_pool_leaves_the_budget_with_its_workers_not_its_last_handle() {
         let cores = std::thread::available_parallelism().map_or(2, |n| n.get());
