@@ -1117,9 +1117,9 @@ fn a_check_made_while_another_of_the_same_flow_fails_fails_too() {
     // Rank 0 makes two `wait`s on one flow from two threads, the second while the first
     // waits for rank 1; rank 1 makes a `read_back`, then a `wait`. The first check fails
     // (NotCollective) on both ranks, and rank 1's `wait` returns that error without
-    // exchanging anything. The checks of one flow take turns, so rank 0's second `wait`
-    // makes its check once the first has failed and returns the same error, instead of
-    // waiting for a header that rank 1 never sends.
+    // exchanging anything. Rank 0's second check, already waiting for rank 1's header, is
+    // woken by the first one's failure and returns the same error, instead of waiting for
+    // a header that rank 1 never sends.
     let results = ends("a check made meanwhile waited for ever", || {
         let hub = Arc::new(Hub::default());
         let second_began = Arc::new(Flag::default());
@@ -1145,8 +1145,8 @@ fn a_check_made_while_another_of_the_same_flow_fails_fails_too() {
                             })
                         } else {
                             second_began.wait();
-                            // Lets the second check send its header, where it could (the
-                            // interleaving that hung); with turns it sends none yet.
+                            // Lets the second check send its header (the interleaving in
+                            // which it waits when the first fails).
                             poll(
                                 || unreceived(&hub, 0, 1) == 2,
                                 std::time::Duration::from_millis(200),

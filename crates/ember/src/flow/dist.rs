@@ -535,21 +535,33 @@ impl Dist {
             let k = st.checks;
             st.checks += 1;
             let history = st.history.clone();
-            let header = [st.groups, st.rolling, call.code(), 0, u64::from(troubled)];
-            (k, header, history, st.groups - st.history.len() as u64)
+            let base = st.groups - st.history.len() as u64;
+            let header = [
+                st.groups,
+                st.rolling,
+                call.code(),
+                0,
+                u64::from(troubled),
+                base,
+            ];
+            (k, header, history, base)
         };
         // Records `failed` (unless an earlier failure was) and returns the error every later
         // check reports; wakes the later checks still waiting.
         let fail = |failed: Failed| {
-            let error = {
+            // The lowest-numbered failure is the one kept: every rank records it, whatever
+            // order its failures came in, so every rank reports the same.
+            let (error, failed_at) = {
                 let mut st = super::lock(&self.state);
-                if st.failed.is_none() {
+                if st.failed.is_none() || k < st.failed_at {
+                    st.failed = Some(failed);
                     st.failed_at = k;
                 }
-                st.failed.get_or_insert(failed).error()
+                let error = st.failed.as_ref().map(Failed::error);
+                (error.expect("a failure was just recorded"), st.failed_at)
             };
             for (number, sleeper) in super::lock(&self.in_flight).iter() {
-                if *number > k {
+                if *number > failed_at {
                     sleeper.wake();
                 }
             }
@@ -619,10 +631,13 @@ impl Dist {
             forget();
             return Ok(all.iter().any(|(_, h)| h[4] != 0));
         }
+        // Each rank's history, from the group its `base` names: checks that ran at once may
+        // have forgotten more on one rank than on another, but only groups that every rank
+        // agreed on, so the comparison starts at the highest base.
         let mut histories = Vec::new();
         for (p, h) in &all {
             if *p == me {
-                histories.push((me, history.clone()));
+                histories.push((me, base, history.clone()));
             } else {
                 let bytes = match self.exchange(
                     k,
@@ -636,25 +651,33 @@ impl Dist {
                     Exchanged::Lost => return Err(lost()),
                     Exchanged::EarlierFailure(error) => return Err(error),
                 };
-                histories.push((*p, decode_history(&bytes)));
+                histories.push((*p, h[5], decode_history(&bytes)));
             }
         }
-        let longest = histories.iter().map(|(_, h)| h.len()).max().unwrap_or(0);
-        let first = (0..longest)
-            .find(|&i| {
-                let mine = histories[0].1.get(i).map(|x| x.0);
-                histories.iter().any(|(_, h)| h.get(i).map(|x| x.0) != mine)
+        let start = histories.iter().map(|(_, b, _)| *b).max().unwrap_or(base);
+        let end = histories
+            .iter()
+            .map(|(_, b, h)| b + h.len() as u64)
+            .max()
+            .unwrap_or(start)
+            .max(start);
+        let task = (start..end)
+            .find(|&g| {
+                let (_, b0, h0) = &histories[0];
+                let mine = entry(*b0, h0, g).map(|x| x.0);
+                histories
+                    .iter()
+                    .any(|(_, b, h)| entry(*b, h, g).map(|x| x.0) != mine)
             })
-            .unwrap_or(longest);
+            .unwrap_or(end);
         let detail = histories
             .iter()
-            .map(|(r, h)| match h.get(first) {
+            .map(|(r, b, h)| match entry(*b, h, task) {
                 Some((hash, label)) => format!("rank {r}: `{label}` (declaration {hash:016x})"),
                 None => format!("rank {r}: none ({call} came first)"),
             })
             .collect::<Vec<_>>()
             .join("; ");
-        let task = base + first as u64;
         Err(fail(Failed::Diverged { task, detail }))
     }
 
@@ -827,10 +850,15 @@ impl Drop for Arrival {
     }
 }
 
+/// The entry of a history whose first group is `base` for group `g`, if it holds one.
+fn entry(base: u64, history: &[(u64, String)], g: u64) -> Option<&(u64, String)> {
+    g.checked_sub(base).and_then(|i| history.get(i as usize))
+}
+
 /// Words in a check's header: the groups submitted, the rolling hash of their declarations,
-/// the call, the length of the history that follows if the headers differ, and whether the
-/// rank had a task that panicked or was cancelled.
-const HEADER: usize = 5;
+/// the call, the length of the history that follows if the headers differ, whether the rank
+/// had a task that panicked or was cancelled, and the number of the history's first group.
+const HEADER: usize = 6;
 
 /// Tags of control messages are odd (data tags are even): check `k`, round `round`.
 fn control_tag(k: u64, round: u64) -> u64 {
