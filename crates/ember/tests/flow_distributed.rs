@@ -994,12 +994,15 @@ fn a_drop_whose_last_round_the_transport_dropped_ends_not_hangs() {
     assert_eq!(posted, 2, "the drop's check and its last round");
 }
 
-/// Rank 0 of two whose every send panics, as a transport's bug would; it records aborts and
-/// counts background drops.
+/// Rank 0 of two whose every send panics, as a transport's bug would. It records aborts and
+/// counts background drops; with `abort_panics` its abort panics too, and with
+/// `drops_panic` its `background_drops` as well: more of a transport's bugs.
 #[derive(Default)]
 struct Breaking {
     aborts: Mutex<Vec<String>>,
     drops: BackgroundDrops,
+    abort_panics: bool,
+    drops_panic: bool,
 }
 
 impl Transport for Breaking {
@@ -1017,9 +1020,14 @@ impl Transport for Breaking {
     }
     fn receive(&self, _from: usize, _tag: u64, _len: usize, _done: Done) {}
     fn abort(&self, message: &str) {
+        assert!(
+            !self.abort_panics,
+            "the transport broke ending the job: {message}"
+        );
         self.aborts.lock().unwrap().push(message.to_string());
     }
     fn background_drops(&self) -> Option<&BackgroundDrops> {
+        assert!(!self.drops_panic, "the transport broke counting drops");
         Some(&self.drops)
     }
 }
@@ -1253,35 +1261,6 @@ fn a_check_waited_for_by_a_job_run_inside_another_check_of_the_flow_ends() {
     }
 }
 
-/// Rank 0 of two whose every send panics, and whose abort panics too; with `drops_panic`
-/// its `background_drops` panics as well: transports' bugs.
-struct Broken {
-    drops_panic: bool,
-}
-
-impl Transport for Broken {
-    fn rank(&self) -> usize {
-        0
-    }
-    fn ranks(&self) -> usize {
-        2
-    }
-    fn open_flow(&self) -> u64 {
-        0
-    }
-    fn send(&self, to: usize, _tag: u64, _bytes: Vec<u8>) {
-        panic!("the transport broke sending to rank {to}");
-    }
-    fn receive(&self, _from: usize, _tag: u64, _len: usize, _done: Done) {}
-    fn abort(&self, message: &str) {
-        panic!("the transport broke ending the job: {message}");
-    }
-    fn background_drops(&self) -> Option<&BackgroundDrops> {
-        assert!(!self.drops_panic, "the transport broke counting drops");
-        None
-    }
-}
-
 #[test]
 fn a_flow_whose_transport_panics_in_its_drop_still_ends_its_scheduler_thread() {
     // The drop's check panics in the transport's send, and so does the abort that would end
@@ -1296,7 +1275,11 @@ fn a_flow_whose_transport_panics_in_its_drop_still_ends_its_scheduler_thread() {
             .exit_handler(move |_| on_exit.raise())
             .build()
             .unwrap();
-        let transport = Arc::new(Broken { drops_panic });
+        let transport = Arc::new(Breaking {
+            abort_panics: true,
+            drops_panic,
+            ..Breaking::default()
+        });
         let flow = Flow::distributed(&pool, FlowOptions::default(), transport);
         let dropped = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
             if on_worker {

@@ -163,23 +163,22 @@ fn refused_segment_child() {
     eprintln!("ran");
 }
 
-/// A segment the process cannot use is said once, on stderr, when the first pool that asks
-/// for it is built: not in a wake-up decision later, nor once per pool or per decision.
+/// Runs the ignored test `child` of this binary in a process of its own, with the machine
+/// segment named after `what` and refused (readable by others, so not private; were
+/// /dev/shm missing, it would be refused all the same); returns the child's stderr once it
+/// succeeded.
 #[cfg(all(target_os = "linux", not(loom)))]
-#[test]
-fn a_refused_segment_is_said_once_when_the_pool_is_built() {
+fn run_with_a_refused_segment(child: &str, what: &str) -> String {
     use std::os::unix::fs::PermissionsExt;
-    let name = format!("/ember-budget-test-refused-{}", std::process::id());
+    let name = format!("/ember-budget-test-{what}-{}", std::process::id());
     let file = format!("/dev/shm{name}");
-    // Readable by others: refused as not private. (Were /dev/shm missing, the segment would
-    // be refused all the same.)
     if std::fs::write(&file, [0u8; 64]).is_ok() {
         std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o644)).unwrap();
     }
     let output = std::process::Command::new(std::env::current_exe().unwrap())
         .args([
             "--exact",
-            "budget::tests::refused_segment_child",
+            &format!("budget::tests::{child}"),
             "--ignored",
             "--nocapture",
             "--test-threads=1",
@@ -189,8 +188,17 @@ fn a_refused_segment_is_said_once_when_the_pool_is_built() {
         .output()
         .unwrap();
     let _ = std::fs::remove_file(&file);
-    let stderr = String::from_utf8_lossy(&output.stderr);
+    let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
     assert!(output.status.success(), "the child failed: {stderr}");
+    stderr
+}
+
+/// A segment the process cannot use is said once, on stderr, when the first pool that asks
+/// for it is built: not in a wake-up decision later, nor once per pool or per decision.
+#[cfg(all(target_os = "linux", not(loom)))]
+#[test]
+fn a_refused_segment_is_said_once_when_the_pool_is_built() {
+    let stderr = run_with_a_refused_segment("refused_segment_child", "refused");
     let lines: Vec<&str> = stderr.lines().collect();
     let said: Vec<usize> = (0..lines.len())
         .filter(|&i| lines[i].contains("machine-wide"))
@@ -314,28 +322,7 @@ fn a_panic_on_the_timer_thread_leaves_no_wake_up_unmade() {
 #[cfg(all(target_os = "linux", not(loom)))]
 #[test]
 fn a_forked_child_says_a_refused_segment_again() {
-    use std::os::unix::fs::PermissionsExt;
-    let name = format!("/ember-budget-test-refused-fork-{}", std::process::id());
-    let file = format!("/dev/shm{name}");
-    // Readable by others: refused as not private.
-    if std::fs::write(&file, [0u8; 64]).is_ok() {
-        std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o644)).unwrap();
-    }
-    let output = std::process::Command::new(std::env::current_exe().unwrap())
-        .args([
-            "--exact",
-            "budget::tests::refused_segment_fork_child",
-            "--ignored",
-            "--nocapture",
-            "--test-threads=1",
-        ])
-        .env(machine::TEST_NAME_VAR, &name)
-        .env_remove("EMBER_MACHINE_BUDGET")
-        .output()
-        .unwrap();
-    let _ = std::fs::remove_file(&file);
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    assert!(output.status.success(), "the child failed: {stderr}");
+    let stderr = run_with_a_refused_segment("refused_segment_fork_child", "refused-fork");
     let said = stderr
         .lines()
         .filter(|l| l.contains("machine-wide"))

@@ -145,13 +145,18 @@ impl ModelPool {
     ) -> Arc<Self> {
         let mut sleep = Sleep::new(policy, workers);
         configure(&mut sleep);
+        Self::around(sleep, workers, true)
+    }
+
+    /// A pool of `workers` empty deques around `sleep`.
+    fn around(sleep: Sleep, workers: usize, announce_batches: bool) -> Arc<Self> {
         Arc::new(ModelPool {
             sleep,
             deques: (0..workers).map(|_| ModelDeque::new()).collect(),
             injector: Mutex::new(VecDeque::new()),
             ran: Mutex::new(Vec::new()),
             ran_changed: Condvar::new(),
-            announce_batches: true,
+            announce_batches,
         })
     }
 
@@ -161,14 +166,7 @@ impl ModelPool {
         workers: usize,
         announce_batches: bool,
     ) -> Arc<Self> {
-        Arc::new(ModelPool {
-            sleep: Sleep::new(policy, workers),
-            deques: (0..workers).map(|_| ModelDeque::new()).collect(),
-            injector: Mutex::new(VecDeque::new()),
-            ran: Mutex::new(Vec::new()),
-            ran_changed: Condvar::new(),
-            announce_batches,
-        })
+        Self::around(Sleep::new(policy, workers), workers, announce_batches)
     }
 
     /// Worker `me` takes the first job of the global queue and moves the rest into its own
@@ -201,14 +199,7 @@ impl ModelPool {
         let mut sleep = Sleep::for_pool(&config, None);
         configure(&mut sleep);
         sleep.debts().mark_watched();
-        Arc::new(ModelPool {
-            sleep,
-            deques: (0..workers).map(|_| ModelDeque::new()).collect(),
-            injector: Mutex::new(VecDeque::new()),
-            ran: Mutex::new(Vec::new()),
-            ran_changed: Condvar::new(),
-            announce_batches: true,
-        })
+        Self::around(sleep, workers, true)
     }
 
     /// Worker `me` pushes a job it spawned on its own deque (`WorkerThread::push_spawned`);
