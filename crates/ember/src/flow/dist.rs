@@ -405,8 +405,8 @@ pub(crate) struct DistState {
     /// Set once a check failed: the checks no longer pair up, so every later one reports
     /// it again.
     pub failed: Option<Failed>,
-    /// The number of the first check that failed: checks numbered after it that still wait
-    /// for the other ranks end with its error.
+    /// The number of the lowest-numbered check that failed so far: checks numbered after it
+    /// that have not returned end with its error.
     pub failed_at: u64,
 }
 
@@ -513,10 +513,10 @@ impl Dist {
     /// Checks of one flow made at once on several threads of a rank (one of them a job run
     /// by a worker while another check waits, say) each take their number under the state's
     /// lock and pair, by number, with the checks of the other ranks; none waits for another.
-    /// A check that fails records its number: every check numbered after it fails alike,
-    /// also one that already waits for the other ranks, which it wakes. On every rank the
-    /// checks after the first failure return that failure, whether or not they exchanged:
-    /// they no longer pair up.
+    /// A check that fails records its number: every check numbered after it that has not
+    /// returned fails too, also one that already waits for the other ranks, which it wakes.
+    /// The lowest failure is kept; a check that returned before a lower one was recorded
+    /// may have reported a higher one, or, where its own exchange had ended, agreement.
     ///
     /// The state's lock is not held while the check waits for the other ranks: a wait on a
     /// worker runs its pool's jobs, and one of them may submit to this flow. The check takes
@@ -549,8 +549,10 @@ impl Dist {
         // Records `failed` (unless an earlier failure was) and returns the error every later
         // check reports; wakes the later checks still waiting.
         let fail = |failed: Failed| {
-            // The lowest-numbered failure is the one kept: every rank records it, whatever
-            // order its failures came in, so every rank reports the same.
+            // The lowest-numbered failure is the one kept: every rank ends up with it, whatever
+            // order its failures came in, and so does every check that returns afterwards.
+            // (A check numbered above it that returned before it was recorded may have
+            // reported a higher one.)
             let (error, failed_at) = {
                 let mut st = super::lock(&self.state);
                 if st.failed.is_none() || k < st.failed_at {
@@ -607,6 +609,11 @@ impl Dist {
             Exchanged::Lost => return Err(lost()),
             Exchanged::EarlierFailure(error) => return Err(error),
         };
+        // An earlier check that failed while this one's headers came in: this one fails too,
+        // as every check after a recorded failure does on this rank.
+        if let Some(error) = earlier_failure() {
+            return Err(error);
+        }
         let mut all = vec![(me, header)];
         for (p, bytes) in peers.iter().zip(headers) {
             all.push((*p, unwords::<HEADER>(&bytes)));
@@ -651,13 +658,16 @@ impl Dist {
                     Exchanged::Lost => return Err(lost()),
                     Exchanged::EarlierFailure(error) => return Err(error),
                 };
+                if let Some(error) = earlier_failure() {
+                    return Err(error);
+                }
                 histories.push((*p, h[5], decode_history(&bytes)));
             }
         }
         let start = histories.iter().map(|(_, b, _)| *b).max().unwrap_or(base);
         let end = histories
             .iter()
-            .map(|(_, b, h)| b + h.len() as u64)
+            .map(|(_, b, h)| b.saturating_add(h.len() as u64))
             .max()
             .unwrap_or(start)
             .max(start);
