@@ -1184,65 +1184,33 @@ fn a_check_made_while_another_of_the_same_flow_fails_fails_too() {
 /// A bound on a poll that only guards against a hang (the test's `ends` fails first).
 const FOREVER: std::time::Duration = std::time::Duration::from_secs(3600);
 
-#[test]
-fn a_check_nested_in_a_check_of_the_same_flow_on_its_thread_pairs_like_any_other() {
-    // Rank 0 calls `wait` in a scope of another pool of one worker, whose check then waits
-    // for rank 1's header running that pool's jobs; one of them calls `wait` on the same
-    // flow, nested in the first on the same thread. Rank 1 makes its first call only once
-    // that job has started, so the nested check begins while the first waits. Each takes
-    // its number as it begins, and they pair with rank 1's first and second calls: neither
-    // waits for the other.
-    let nested_started = Arc::new(Flag::default());
-    let results = ends("a nested check hung", move || {
+/// Rank 0 calls `wait` in a scope of a pool of one worker, whose check then waits for rank
+/// 1's header running that pool's jobs; one of them makes a second check of the same flow:
+/// on the same thread, nested in the first, or (`through_another_pool`) through another
+/// pool's only worker, which the first check's thread then waits for. Rank 1 makes its first
+/// call only once that job has begun, so the second check begins while the first waits.
+/// Each takes its number as it begins and pairs with rank 1's calls: neither waits for the
+/// other (a turn that let one check at a time run hung the second case).
+fn checks_made_inside_another_check_pair_like_any_other(through_another_pool: bool) {
+    let began = Arc::new(Flag::default());
+    let results = ends("a check made inside another hung", move || {
         let (results, _) = job_on_pools(2, Mode::DoubleBuffered, |_, flow| {
             if flow.rank().0 == 0 {
-                let other = ember::Pool::builder().threads(1).build().unwrap();
+                let one = ember::Pool::builder().threads(1).build().unwrap();
+                let another = ember::Pool::builder().threads(1).build().unwrap();
+                let second_check = || {
+                    began.raise();
+                    flow.wait()
+                };
                 let mut nested = None;
-                let first = other.scope(|s| {
+                let first = one.scope(|s| {
                     // Queued on the only worker, which runs it inside the check's wait.
                     s.spawn(|_| {
-                        nested_started.raise();
-                        nested = Some(flow.wait());
-                    });
-                    flow.wait()
-                });
-                (first, nested.expect("the job ran"), flow.wait())
-            } else {
-                nested_started.wait();
-                (flow.wait(), flow.wait(), flow.wait())
-            }
-        });
-        results
-    });
-    for (rank, (first, nested, last)) in results.into_iter().enumerate() {
-        assert!(first.is_ok(), "rank {rank}: {first:?}");
-        assert!(nested.is_ok(), "rank {rank}: {nested:?}");
-        assert!(last.is_ok(), "rank {rank}: {last:?}");
-    }
-}
-
-#[test]
-fn a_check_waited_for_by_a_job_run_inside_another_check_of_the_flow_ends() {
-    // Rank 0's check waits on the only worker of one pool, running its jobs; one of them
-    // waits, through another pool's only worker, for a second check of the same flow. The
-    // first check returns only once that job does, so the second must not wait for the
-    // first: each pairs by its number with rank 1's calls, which rank 1 makes once the
-    // second has begun.
-    let began = Arc::new(Flag::default());
-    let results = ends("a check waited for inside another hung", move || {
-        let (results, _) = job_on_pools(2, Mode::DoubleBuffered, |_, flow| {
-            if flow.rank().0 == 0 {
-                let (p1, p2) = (
-                    ember::Pool::builder().threads(1).build().unwrap(),
-                    ember::Pool::builder().threads(1).build().unwrap(),
-                );
-                let mut nested = None;
-                let first = p1.scope(|s| {
-                    s.spawn(|_| {
-                        nested = Some(p2.install(|| {
-                            began.raise();
-                            flow.wait()
-                        }));
+                        nested = Some(if through_another_pool {
+                            another.install(second_check)
+                        } else {
+                            second_check()
+                        });
                     });
                     flow.wait()
                 });
@@ -1259,6 +1227,16 @@ fn a_check_waited_for_by_a_job_run_inside_another_check_of_the_flow_ends() {
         assert!(nested.is_ok(), "rank {rank}: {nested:?}");
         assert!(last.is_ok(), "rank {rank}: {last:?}");
     }
+}
+
+#[test]
+fn a_check_nested_in_a_check_of_the_same_flow_on_its_thread_pairs_like_any_other() {
+    checks_made_inside_another_check_pair_like_any_other(false);
+}
+
+#[test]
+fn a_check_waited_for_by_a_job_run_inside_another_check_of_the_flow_ends() {
+    checks_made_inside_another_check_pair_like_any_other(true);
 }
 
 #[test]
