@@ -340,6 +340,13 @@ fn refused_segment_fork_child() {
     if std::env::var(machine::TEST_NAME_VAR).is_err() {
         return;
     }
+    // SAFETY: signal(2) restoring SIGALRM's default action and alarm(2) read no memory of
+    // ours: this process, which its parent waits for without a bound, ends after 120 s in
+    // any case.
+    unsafe {
+        libc::signal(libc::SIGALRM, libc::SIG_DFL);
+        libc::alarm(120);
+    }
     let build = || {
         crate::Pool::builder()
             .threads(1)
@@ -364,7 +371,8 @@ fn refused_segment_fork_child() {
             }
             libc::alarm(30);
         }
-        let code = i32::from(build().is_err());
+        // A panic here must not unwind into the test harness, which would exit 0.
+        let code = std::panic::catch_unwind(|| i32::from(build().is_err())).unwrap_or(1);
         // SAFETY: ends the child at once, as a child of fork(2) must.
         unsafe { libc::_exit(code) };
     }

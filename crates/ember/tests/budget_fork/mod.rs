@@ -126,9 +126,13 @@ pub fn bound_child(parent: Option<libc::pid_t>, alarm_s: u32) {
         unsafe { libc::_exit(120) };
     }
     if parent.is_some() {
-        // SAFETY: alarm(2) has no preconditions; nothing in this process handles SIGALRM,
-        // so its default action ends the process.
-        unsafe { libc::alarm(alarm_s) };
+        // SAFETY: signal(2) restoring the default action and alarm(2) read no memory of
+        // ours. The default action, which a test runner started with SIGALRM ignored would
+        // otherwise pass on, ends the process.
+        unsafe {
+            libc::signal(libc::SIGALRM, libc::SIG_DFL);
+            libc::alarm(alarm_s);
+        }
     }
 }
 
