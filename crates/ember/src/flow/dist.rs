@@ -79,7 +79,9 @@ pub trait Transport: Send + Sync + 'static {
     /// arrive before its receive is posted.
     ///
     /// A message of another length (ranks that submitted different graphs) should be
-    /// delivered as it is: the flow ignores it and its next check reports the divergence.
+    /// delivered as it is: the flow ignores it and its next check reports the divergence. A
+    /// check's header of another length fails that check with [`FlowError::TransportLost`],
+    /// as an undelivered one does.
     /// Dropping `done` uncalled says the message will never come: a collective check then
     /// fails with [`FlowError::TransportLost`]. (A `done` forgotten without being dropped
     /// cannot be told from a message still on its way.)
@@ -390,7 +392,14 @@ impl Dist {
         }
         let mut all = vec![(me, header)];
         for (p, bytes) in peers.iter().zip(headers) {
-            all.push((*p, unwords::<HEADER>(&bytes)));
+            // A header of the wrong length (a foreign binary's control message, or a stray
+            // message under this tag) is not the header this check asked for: the transport
+            // failed to deliver it, as when it drops the receive. Its words cannot be read, so
+            // the check cannot name that rank's call in a `NotCollective` report.
+            let Some(h) = unwords::<HEADER>(&bytes) else {
+                return Err(lost());
+            };
+            all.push((*p, h));
         }
         // Everyone saw the same headers, so everyone decides alike from here on.
         all.sort_by_key(|(r, _)| *r);
@@ -653,12 +662,16 @@ fn words(w: &[u64]) -> Vec<u8> {
     w.iter().flat_map(|x| x.to_le_bytes()).collect()
 }
 
-fn unwords<const N: usize>(b: &[u8]) -> [u64; N] {
-    std::array::from_fn(|i| {
+/// The `N` little-endian words of `b`, if it is exactly `8 * N` bytes long.
+fn unwords<const N: usize>(b: &[u8]) -> Option<[u64; N]> {
+    if b.len() != 8 * N {
+        return None;
+    }
+    Some(std::array::from_fn(|i| {
         let mut w = [0; 8];
         w.copy_from_slice(&b[8 * i..8 * i + 8]);
         u64::from_le_bytes(w)
-    })
+    }))
 }
 
 fn encode_history(h: &[(u64, String)]) -> Vec<u8> {
@@ -673,8 +686,7 @@ fn encode_history(h: &[(u64, String)]) -> Vec<u8> {
 
 fn decode_history(mut b: &[u8]) -> Vec<(u64, String)> {
     let mut out = Vec::new();
-    while b.len() >= 16 {
-        let [hash, len] = unwords::<2>(b);
+    while let Some([hash, len]) = b.get(..16).and_then(unwords::<2>) {
         let len = (len as usize).min(b.len() - 16);
         out.push((hash, String::from_utf8_lossy(&b[16..16 + len]).into_owned()));
         b = &b[16 + len..];
@@ -690,5 +702,15 @@ mod tests {
     fn history_round_trips() {
         let h = vec![(1, "a".to_string()), (u64::MAX, "step ünï".to_string())];
         assert_eq!(decode_history(&encode_history(&h)), h);
+    }
+
+    #[test]
+    fn words_of_the_wrong_length_are_refused() {
+        let w = [1, u64::MAX, 3, 4, 5, 6];
+        assert_eq!(unwords::<HEADER>(&words(&w)), Some(w));
+        let bytes = words(&w);
+        assert_eq!(unwords::<HEADER>(&bytes[..8 * HEADER - 1]), None);
+        assert_eq!(unwords::<HEADER>(&[]), None);
+        assert_eq!(unwords::<HEADER>(&[bytes.clone(), vec![0]].concat()), None);
     }
 }
