@@ -923,6 +923,46 @@ fn a_check_whose_message_the_transport_dropped_is_an_error_not_a_hang() {
     }
 }
 
+/// A rank whose transport answers every receive with three stray bytes, as a foreign
+/// binary's control message or a stray message under the same tag would.
+struct Stray;
+
+impl Transport for Stray {
+    fn rank(&self) -> usize {
+        0
+    }
+    fn ranks(&self) -> usize {
+        2
+    }
+    fn open_flow(&self) -> u64 {
+        0
+    }
+    fn send(&self, _to: usize, _tag: u64, _bytes: Vec<u8>) {}
+    fn receive(&self, _from: usize, _tag: u64, _len: usize, done: Box<dyn FnOnce(Vec<u8>) + Send>) {
+        done(vec![1, 2, 3]);
+    }
+    fn abort(&self, _message: &str) {}
+}
+
+#[test]
+fn a_check_whose_header_has_the_wrong_length_fails_as_lost_not_panics() {
+    let (first, second) = ends("a check waited after a header of the wrong length", || {
+        let pool = ember::Pool::builder().threads(1).build().unwrap();
+        let flow = Flow::distributed(&pool, FlowOptions::default(), Arc::new(Stray));
+        let first = flow.wait();
+        let second = flow.wait();
+        // The drop's check reads such a header too: it ends, without a panic.
+        drop(flow);
+        (first, second)
+    });
+    for outcome in [first, second] {
+        assert!(
+            matches!(&outcome, Err(FlowError::TransportLost { call }) if call == "Flow::wait"),
+            "{outcome:?}"
+        );
+    }
+}
+
 /// Rank 0 of two whose peer makes every call it makes: each message it sends comes back as
 /// rank 1's under the same tag. From its `forget_from`-th receive on it drops each receive's
 /// callback uncalled, as a transport whose progress has ended does.

@@ -6,7 +6,9 @@ use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex};
 
 use super::graph::{self, Access};
-use super::{command_group, dist, kernel, lock, region, Box3, CommandGroup, Flow, FlowError};
+use super::{
+    command_group, dist, kernel, lock, ownership, region, Box3, CommandGroup, Flow, FlowError,
+};
 
 /// A task before the flow wraps its kernel.
 pub(super) struct Lowered {
@@ -34,13 +36,13 @@ impl Flow {
         };
         let transport = &dist.transport;
         let (me, ranks) = (transport.rank(), transport.ranks());
-        let per_rank = dist::rank_accesses(&cg.typed, &range.range, range.dims, ranks)?;
-        let mine = dist::rank_part(&range.range, ranks, me);
+        let per_rank = ownership::rank_accesses(&cg.typed, &range.range, range.dims, ranks)?;
+        let mine = ownership::rank_part(&range.range, ranks, me);
         let parts = cg.chunks.unwrap_or_else(|| self.pool.threads()).max(1);
         for chunk in split(&mine, parts) {
             let regions = chunk_regions(&cg.typed, &chunk, range.dims)?;
             for (k, boxes) in regions.iter().enumerate() {
-                if !dist::covered(boxes, &per_rank[k].per_rank[me]) {
+                if !ownership::covered(boxes, &per_rank[k].per_rank[me]) {
                     return Err(FlowError::Declaration(format!(
                         "the range mapper of accessor {k} maps a part of rank {me}'s chunk \
                          outside the region it maps the whole chunk to; a mapper must be \
@@ -49,7 +51,7 @@ impl Flow {
                 }
             }
         }
-        let transfers = dist::Ownership::plan(&mut state.ownership, &per_rank)
+        let transfers = ownership::Ownership::plan(&mut state.ownership, &per_rank)
             .map_err(FlowError::Declaration)?;
         let hash = dist::declaration_hash(
             cg.label.as_deref(),

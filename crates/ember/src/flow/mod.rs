@@ -71,7 +71,8 @@
 //! | `kernel.rs` | [`Chunk`], accessors and their views: what a range kernel sees |
 //! | `lower.rs` | from a command group to its tasks: its chunks, and on a distributed flow this rank's part, sends and receives |
 //! | `read_back.rs` | [`Flow::read_back`]: the host's copy of a buffer |
-//! | `dist.rs` | [`dist`]: the distributed flow's plan of messages and its checks; the design is in `flow/README.md` |
+//! | `ownership.rs` | the distributed flow's ownership map: which rank last wrote each region, and the messages each command group needs |
+//! | `dist.rs` | [`dist`]: the distributed flow's transport and its checks; the design is in `flow/README.md` |
 //! | `scheduler.rs` | the analysis side: submissions, task outcomes, the scheduler and its engines |
 //! | `graph.rs` | dependency inference: the per-buffer region map, the edge rule, horizons |
 //! | `queue.rs` | the double-buffered (and lockstep) submission queue, its invariants, its loom model |
@@ -138,6 +139,7 @@ mod kernel;
 mod lower;
 pub mod map;
 mod options;
+mod ownership;
 pub(crate) mod queue;
 mod read_back;
 mod region;
