@@ -373,23 +373,22 @@ impl Dist {
         let payload = encode_history(&history);
         let mut header = header;
         header[3] = payload.len() as u64;
-        let headers = match self.exchange(
+        let headers = self.exchange(
             k,
             &peers,
             control_tag(k, 0),
             words(&header),
             8 * HEADER,
             &earlier_failure,
-        ) {
-            Exchanged::All(headers) => headers,
-            Exchanged::Lost => return Err(lost()),
-            Exchanged::EarlierFailure(error) => return Err(error),
-        };
-        // An earlier check that failed while this one's headers came in: this one fails too,
-        // as every check after a recorded failure does on this rank.
+        );
+        // An earlier check that failed while this one's headers came in, or instead of them:
+        // this one fails too, as every check after a recorded failure does on this rank.
         if let Some(error) = earlier_failure() {
             return Err(error);
         }
+        let Some(headers) = headers else {
+            return Err(lost());
+        };
         let mut all = vec![(me, header)];
         for (p, bytes) in peers.iter().zip(headers) {
             // A header of the wrong length (a foreign binary's control message, or a stray
@@ -429,21 +428,21 @@ impl Dist {
             if *p == me {
                 histories.push((me, base, history.clone()));
             } else {
-                let bytes = match self.exchange(
+                let bytes = self.exchange(
                     k,
                     &[*p],
                     control_tag(k, 1),
                     payload.clone(),
                     h[3] as usize,
                     &earlier_failure,
-                ) {
-                    Exchanged::All(mut bytes) => bytes.pop().unwrap_or_default(),
-                    Exchanged::Lost => return Err(lost()),
-                    Exchanged::EarlierFailure(error) => return Err(error),
-                };
+                );
                 if let Some(error) = earlier_failure() {
                     return Err(error);
                 }
+                let Some(mut bytes) = bytes else {
+                    return Err(lost());
+                };
+                let bytes = bytes.pop().unwrap_or_default();
                 histories.push((*p, h[5], decode_history(&bytes)));
             }
         }
@@ -508,7 +507,8 @@ impl Dist {
     /// be queued on this very worker's pool.
     ///
     /// Check `k`'s wait also ends when an earlier check fails (`earlier_failure` returns its
-    /// error): the other ranks may never answer this one.
+    /// error): the other ranks may never answer this one. `None` unless every message came:
+    /// the caller asks `earlier_failure` first, then takes `None` as a lost message.
     fn exchange(
         &self,
         k: u64,
@@ -517,7 +517,7 @@ impl Dist {
         bytes: Vec<u8>,
         len: usize,
         earlier_failure: &dyn Fn() -> Option<FlowError>,
-    ) -> Exchanged {
+    ) -> Option<Vec<Vec<u8>>> {
         let tag = self.tag(tag);
         let arrived: Arc<Mutex<Vec<Option<Vec<u8>>>>> =
             Arc::new(Mutex::new(vec![None; peers.len()]));
@@ -544,7 +544,6 @@ impl Dist {
         for &p in peers {
             self.transport.send(p, tag, bytes.clone());
         }
-        let mut failure = None;
         block_until(
             &|| {
                 count.load(Ordering::SeqCst) == peers.len()
@@ -555,16 +554,10 @@ impl Dist {
         );
         drop(listed);
         if count.load(Ordering::SeqCst) != peers.len() {
-            failure = earlier_failure();
-        }
-        if let Some(error) = failure {
-            return Exchanged::EarlierFailure(error);
-        }
-        if count.load(Ordering::SeqCst) != peers.len() {
-            return Exchanged::Lost;
+            return None;
         }
         let arrived = std::mem::take(&mut *arrived.lock().unwrap_or_else(|p| p.into_inner()));
-        Exchanged::All(arrived.into_iter().map(Option::unwrap_or_default).collect())
+        Some(arrived.into_iter().map(Option::unwrap_or_default).collect())
     }
 
     pub(crate) fn stats(&self) -> TransferStats {
@@ -576,16 +569,6 @@ impl Dist {
             bytes_received: s.bytes_received.load(Ordering::Relaxed),
         }
     }
-}
-
-/// How an exchange ended.
-enum Exchanged {
-    /// Every peer's message, in the order of the peers.
-    All(Vec<Vec<u8>>),
-    /// The transport dropped a message's callback uncalled: it will never come.
-    Lost,
-    /// An earlier check failed meanwhile, with this error.
-    EarlierFailure(FlowError),
 }
 
 /// A check listed as waiting for the other ranks, unlisted when dropped (also while

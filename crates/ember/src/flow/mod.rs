@@ -153,7 +153,6 @@ pub use map::RangeMapper;
 pub use options::{FlowError, FlowOptions, FlowStats, Mode};
 pub use region::{Box3, Region};
 
-use std::cell::RefCell;
 use std::collections::HashMap;
 use std::fmt;
 use std::panic::{self, AssertUnwindSafe};
@@ -171,39 +170,6 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 }
 
 static NEXT_FLOW: AtomicU64 = AtomicU64::new(1);
-
-thread_local! {
-    /// The flows whose task the current thread runs, innermost last: a worker that waits
-    /// inside a task runs other jobs on top of it, maybe tasks of other flows.
-    static RUNNING: RefCell<Vec<u64>> = const { RefCell::new(Vec::new()) };
-}
-
-/// Marks the current thread as running a task of flow `0` until dropped (also while
-/// unwinding).
-struct Running(u64);
-
-impl Running {
-    fn enter(flow: u64) -> Running {
-        RUNNING.with(|r| r.borrow_mut().push(flow));
-        Running(flow)
-    }
-
-    /// Whether the current thread runs a task of `flow`, maybe under other work.
-    fn contains(flow: u64) -> bool {
-        RUNNING.with(|r| r.borrow().contains(&flow))
-    }
-}
-
-impl Drop for Running {
-    fn drop(&mut self) {
-        RUNNING.with(|r| {
-            let mut r = r.borrow_mut();
-            if let Some(at) = r.iter().rposition(|&f| f == self.0) {
-                r.remove(at);
-            }
-        });
-    }
-}
 
 /// A stream of access-declared tasks on a [`Pool`]; see the [module doc](self).
 pub struct Flow {
@@ -435,12 +401,8 @@ impl Flow {
         };
         let shared = self.shared.clone();
         let transport = self.dist.as_ref().map(|d| d.transport.clone());
-        let flow = self.id;
         Box::new(move || {
             let mut completion = completion;
-            // The drop of this flow, reached from inside this task, must not wait for it
-            // here: it hands its wait to a thread of its own.
-            let _running = Running::enter(flow);
             completion.set(RunState::Panicked);
             if let Some(kernel) = kernel {
                 if let Err(payload) = panic::catch_unwind(AssertUnwindSafe(kernel)) {
@@ -518,12 +480,7 @@ impl Drop for Flow {
             Engine::Inline(_) => None,
         };
         let Some(dist) = &self.dist else {
-            if let Some((queue, thread)) = scheduler {
-                queue.close();
-                if let Some(thread) = thread {
-                    let _ = thread.join();
-                }
-            }
+            drop(settle::EndScheduler(scheduler));
             return;
         };
         let closing = settle::Closing {
@@ -531,14 +488,14 @@ impl Drop for Flow {
             shared: self.shared.clone(),
             scheduler,
         };
-        // On a pool's worker (inside one of the flow's own tasks, in `install`, or in any
+        // On a pool's worker (inside one of the flow's own tasks, which run on its pool's
+        // workers, in `install`, in work a job waits for through another pool, or in any
         // job) the collective part would block the worker, and a wait there runs the pool's
         // jobs, one of which may make another flow's collective call that the other ranks
         // answer only after this one: it goes on on a thread of its own, which waits for the
         // flow's tasks like any other thread. Elsewhere the drop makes it itself and returns
         // once the flow has settled.
-        if settle::on_a_worker() || Running::contains(self.id) || self.pool.waited_for_by_own_job()
-        {
+        if settle::on_a_worker() {
             closing.hand_off();
         } else {
             closing.run(true);

@@ -111,7 +111,7 @@ impl Closing {
 }
 
 /// Closes the scheduler thread's queue and joins the thread when dropped.
-struct EndScheduler(Option<SchedulerThread>);
+pub(super) struct EndScheduler(pub(super) Option<SchedulerThread>);
 
 impl Drop for EndScheduler {
     fn drop(&mut self) {

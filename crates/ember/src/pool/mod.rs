@@ -489,14 +489,6 @@ impl Pool {
             .wait_idle(std::time::Instant::now().checked_add(timeout))
     }
 
-    /// Whether the calling thread runs work that a job of this pool waits for (through
-    /// another pool's `install`, `join` or `scope`): that job's worker is taken, so a wait
-    /// for the pool's work could wait for itself. (A worker of the pool itself runs the
-    /// pool's jobs while it waits, so it is not counted.)
-    pub(crate) fn waited_for_by_own_job(&self) -> bool {
-        blocked_pools_contain(self.inner.registry.id)
-    }
-
     /// Panics if the calling thread runs a job of this pool, or work one of its jobs waits
     /// for: a wait for the whole pool could then never end.
     pub(crate) fn check_not_waiting_for_itself(&self, what: &str) {

@@ -100,12 +100,8 @@ impl Sleep {
             WakePolicy::Searching => {
                 let woken = self.sleepers.pop_latest_if(
                     || self.num_searching.load(Ordering::SeqCst) == 0,
-                    |index| {
-                        self.num_searching.fetch_add(1, Ordering::SeqCst);
-                        // Woken to search, with no share of a fan-out to pass on.
-                        self.woken_to_search[index]
-                            .store(WokenNote { share: 0, step: 1 }.word(), Ordering::SeqCst);
-                    },
+                    // Woken to search, with no share of a fan-out to pass on.
+                    |index| self.count_woken(index, WokenNote::new(0, 1)),
                 );
                 if let Some(index) = woken {
                     self.unpark_listed(index);

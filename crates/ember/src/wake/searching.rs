@@ -41,6 +41,15 @@ pub(super) struct WokenNote {
 impl WokenNote {
     const STEP_SHIFT: u32 = usize::BITS - 8;
 
+    /// A note of `share` and `step`, each clamped to its field: a share cut short only leaves
+    /// more to the wakers that follow, and steps past 255 only steer widths.
+    pub(super) fn new(share: usize, step: usize) -> Self {
+        WokenNote {
+            share: share.min(u16::MAX as usize) as u16,
+            step: step.min(u8::MAX as usize) as u8,
+        }
+    }
+
     pub(super) fn word(self) -> usize {
         (self.share as usize + 1) | ((self.step as usize) << Self::STEP_SHIFT)
     }
@@ -94,8 +103,7 @@ impl Sleep {
     /// A push that found somebody searching: the backlog's wake-up, if its deque holds one
     /// (README, "Backlog"). A backlog needs three jobs at least: the pusher's own next, one for
     /// the searcher counted, one uncovered. Out of line, so that a push's inlined check stays
-    /// the two loads and branches it was before backlogs: the push sites of every policy are
-    /// on the hottest path there is, and they slowed when this was inlined into them.
+    /// two loads and branches: the push sites are the hottest path there is.
     #[cold]
     #[inline(never)]
     pub(super) fn wake_for_backlog_if_any(&self, local_len: impl FnOnce() -> usize) {
@@ -122,7 +130,7 @@ impl Sleep {
     /// The backlog's wake-up (README, "Backlog"): a worker whose deque holds `local_len`
     /// jobs while somebody searches wakes one more sleeper as a searcher, under the sleeper
     /// set's lock, while the searchers and the promises, plus the job it runs itself, cover
-    /// fewer. It wakes as a fan-out does, at the next step of its burst, and not beyond
+    /// fewer. It wakes at the next step of its burst (one past its latest wake-up's), not beyond
     /// [`BACKLOG_STEPS`]: past that, the searchers it woke fan out themselves. Its wakee holds
     /// a share as wide as its own fan-out may be.
     #[cold]
@@ -153,17 +161,10 @@ impl Sleep {
         }
         // Its share is its whole fan-out: a searcher that arrives before it then leaves it the
         // jobs it will wake for, rather than handing them further down a tree of its own.
-        let share = self.fan_out_steps().saturating_sub(step);
-        let note = WokenNote {
-            share: share.min(u16::MAX as usize) as u16,
-            step: step.min(u8::MAX as usize) as u8,
-        };
-        let woken = self.sleepers.pop_latest_if(uncovered, |index| {
-            self.num_searching.fetch_add(1, Ordering::SeqCst);
-            self.promised
-                .fetch_add(note.share as usize, Ordering::SeqCst);
-            self.woken_to_search[index].store(note.word(), Ordering::SeqCst);
-        });
+        let note = WokenNote::new(self.fan_out_steps().saturating_sub(step), step);
+        let woken = self
+            .sleepers
+            .pop_latest_if(uncovered, |index| self.count_woken(index, note));
         if let Some(index) = woken {
             self.note_step(me, step);
             self.unpark_listed(index);
@@ -191,14 +192,10 @@ impl Sleep {
         }
         let me = self.current_worker();
         let step = me.map_or(1, |me| self.next_step(me)).max(least + 1);
-        let note = WokenNote {
-            share: 0,
-            step: step.min(u8::MAX as usize) as u8,
-        };
-        let woken = self.sleepers.pop_latest_if(nobody_searches, |index| {
-            self.num_searching.fetch_add(1, Ordering::SeqCst);
-            self.woken_to_search[index].store(note.word(), Ordering::SeqCst);
-        });
+        let note = WokenNote::new(0, step);
+        let woken = self
+            .sleepers
+            .pop_latest_if(nobody_searches, |index| self.count_woken(index, note));
         if let Some(index) = woken {
             if let Some(me) = me {
                 self.note_step(me, step);
@@ -241,6 +238,18 @@ impl Sleep {
         self.latest_step[me]
             .step
             .store(step, std::sync::atomic::Ordering::Relaxed);
+    }
+
+    /// Counts sleeper `index`, just taken out of the sleeper set under its lock, as a
+    /// searcher woken with `note`: its count, its share in `promised` (which ends with its
+    /// search, README "Fan-out", step 1), and the note it reads when it wakes.
+    pub(super) fn count_woken(&self, index: usize, note: WokenNote) {
+        self.num_searching.fetch_add(1, Ordering::SeqCst);
+        if note.share > 0 {
+            self.promised
+                .fetch_add(note.share as usize, Ordering::SeqCst);
+        }
+        self.woken_to_search[index].store(note.word(), Ordering::SeqCst);
     }
 
     /// [`FAN_OUT_STEPS`], or a model's smaller bound, so that a few workers need shares.
@@ -289,20 +298,10 @@ impl Sleep {
                     } else {
                         rest.saturating_sub(width - turn).div_ceil(2)
                     };
-                    // A wakee keeps its share in a `u16`; past that, fewer wake-ups are
-                    // promised, which only leaves more to the wakers that follow.
-                    share.set(whole.min(u16::MAX as usize));
+                    share.set(whole);
                     left > 0
                 },
-                |index| {
-                    self.num_searching.fetch_add(1, Ordering::SeqCst);
-                    self.promised.fetch_add(share.get(), Ordering::SeqCst);
-                    let note = WokenNote {
-                        share: share.get() as u16,
-                        step: (step + turn).min(u8::MAX as usize) as u8,
-                    };
-                    self.woken_to_search[index].store(note.word(), Ordering::SeqCst);
-                },
+                |index| self.count_woken(index, WokenNote::new(share.get(), step + turn)),
             );
             match woken {
                 Some(index) => chosen[count] = index,
