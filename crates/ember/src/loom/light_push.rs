@@ -19,9 +19,9 @@ use crate::wake::WakePolicy;
 /// searches, finds nothing and goes to sleep, concurrently. Only worker 1 can run the half.
 ///
 /// Guards the announcement and the sleeper's heavy barrier (`Sleep::sleep`): without the
-/// announcement no sleeper issues the heavy barrier, and the push's read of the searcher
-/// count can see worker 1 still searching while worker 1's last look misses the half
-/// (`mutant_light_push_unannounced`).
+/// announcement no sleeper issues the heavy barrier, and the push's reads of the sleeper set
+/// and the searcher count can miss worker 1's listing, or see it still searching, while
+/// worker 1's last look misses the half (`mutant_light_push_unannounced`).
 fn blocked_first_half(announce: bool) {
     model_bounded(3, move || {
         let pool = ModelPool::new(WakePolicy::Searching, 2);

@@ -25,9 +25,9 @@ const JOB: usize = 1;
 /// it searches, finds nothing and goes to sleep, concurrently. Only worker 1 can run `JOB`,
 /// so a lost wake-up is a deadlock, which loom reports.
 ///
-/// Guards the fence of a local push (`Sleep::notify_local`): without it the push's read of
-/// the searcher count can see worker 1 still searching while worker 1's last look misses the
-/// job (`mutant_unfenced_spawn_is_lost`). `join` halves were pushed that way once, and a
+/// Guards the fence of a local push (`Sleep::notify_local`): without it the push's reads of
+/// the sleeper set and the searcher count can miss worker 1's listing, or see it still
+/// searching, while worker 1's last look misses the job (`mutant_unfenced_spawn_is_lost`). `join` halves were pushed that way once, and a
 /// `join` whose first half received from a channel its second half sent hung.
 fn spawn_blocked_on_sibling(policy: WakePolicy, fenced: bool) {
     model_bounded(3, move || {

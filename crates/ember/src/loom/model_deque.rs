@@ -226,6 +226,8 @@ impl ModelPool {
     /// pusher first unless `announce` is off (a mutant). The kernel's barrier may land on the
     /// pusher before the push, between the push and the check (the light barrier inside
     /// `notify_join_half`), or later, once the caller blocks (`block_until_run_switched_out`).
+    /// Not between the check's two reads (the sleeper set, then the searcher count): there a
+    /// landing is covered by the argument of the README's "Light pushes", hand-off side.
     pub(crate) fn push_join_half(&self, me: usize, job: usize, announce: bool) {
         if announce {
             self.sleep

@@ -303,9 +303,8 @@ impl Sleep {
         fence(Ordering::SeqCst);
         if self.num_searching.load(Ordering::SeqCst) != 0 {
             // A backlog's wake-up is never owed: it is for a job beyond the one its spawner
-            // runs next (README, "Backlog"). Should the search have ended meanwhile, the
-            // searcher's wake-up is made at once rather than owed, as for a job not alone.
-            self.wake_for_local_push_slow(local_len);
+            // runs next (README, "Backlog").
+            self.wake_for_backlog_if_any(local_len);
             return SpawnWake::Settled;
         }
         if self.sleepers.len() == 0 {

@@ -99,23 +99,34 @@ impl Sleep {
     /// the hottest path there is, and their shape is part of their cost.
     #[inline(always)]
     pub(super) fn wake_for_local_push(&self, local_len: impl FnOnce() -> usize) {
-        // Both loads come after the push's fence, each paired with its own side's fence (a
-        // sleeper's listing, a searcher's stop), so their order does not matter (README).
+        // Both loads come after the push's fence or light barrier. A sleeper missed here
+        // fences after its listing and sees the push; a searcher counted stops, fences and
+        // looks (README, "Searching" and "Light pushes").
         if self.sleepers.len() != 0 {
             self.wake_for_local_push_slow(local_len);
         }
     }
 
     /// A push that found somebody asleep: a searcher if nobody searches, else the backlog's
-    /// wake-up if its deque holds one (README, "Backlog"). A backlog needs three jobs at least:
-    /// the pusher's own next, one for the searcher counted, one uncovered.
+    /// wake-up if its deque holds one.
     #[cold]
     #[inline(never)]
-    pub(super) fn wake_for_local_push_slow(&self, local_len: impl FnOnce() -> usize) {
+    fn wake_for_local_push_slow(&self, local_len: impl FnOnce() -> usize) {
         if self.num_searching.load(Ordering::SeqCst) == 0 {
             self.wake_searcher();
-            return;
+        } else {
+            self.wake_for_backlog_if_any(local_len);
         }
+    }
+
+    /// A push that found somebody searching: the backlog's wake-up, if its deque holds one
+    /// (README, "Backlog"). A backlog needs three jobs at least: the pusher's own next, one for
+    /// the searcher counted, one uncovered. The searcher counted covers the job pushed, so
+    /// the count is not read again: should it have dropped to zero since, that searcher's
+    /// last look sees the job.
+    #[cold]
+    #[inline(never)]
+    pub(super) fn wake_for_backlog_if_any(&self, local_len: impl FnOnce() -> usize) {
         if !self.backlog_wakes() {
             return;
         }
