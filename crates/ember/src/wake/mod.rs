@@ -144,7 +144,9 @@ pub(crate) struct WakeCounters {
 pub(crate) struct Sleep {
     policy: WakePolicy,
     workers: usize,
-    sleepers: SleeperSet,
+    /// On a line of its own: its lock and count are written at every sleep and wake-up, and
+    /// the fields read at every push (the policy, the flags) would otherwise share it.
+    sleepers: CachePadded<SleeperSet>,
     pub(crate) parkers: Box<[CachePadded<Parker>]>,
     /// Workers counted as searching (Searching only), including those woken to search.
     num_searching: CachePadded<AtomicUsize>,
@@ -219,7 +221,7 @@ impl Sleep {
         Sleep {
             policy,
             workers,
-            sleepers: SleeperSet::new(workers),
+            sleepers: CachePadded::new(SleeperSet::new(workers)),
             parkers: (0..workers)
                 .map(|_| CachePadded::new(Parker::new()))
                 .collect(),
