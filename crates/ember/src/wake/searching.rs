@@ -94,9 +94,9 @@ impl Sleep {
     ///
     /// Inlined at every push site is one load and one branch: with nobody asleep, as in a busy
     /// pool, there is nobody to wake. The rest is out of line. Two inlined checks with a call
-    /// on each branch made every push of every policy about a tenth slower on 2 cores (the
-    /// lab's `cycle` and `ping-pong`), though they ran no more instructions: the push sites are
-    /// the hottest path there is, and their shape is part of their cost.
+    /// on each branch slowed every push of every policy, though they ran no more instructions
+    /// (the lab's MEASUREMENTS.md, "Full width's cost on 2 cores"): the push sites are the
+    /// hottest path there is, and their shape is part of their cost.
     #[inline(always)]
     pub(super) fn wake_for_local_push(&self, local_len: impl FnOnce() -> usize) {
         // Both loads come after the push's fence or light barrier. A sleeper missed here
