@@ -27,8 +27,9 @@ const JOB: usize = 1;
 ///
 /// Guards the fence of a local push (`Sleep::notify_local`): without it the push's reads of
 /// the sleeper set and the searcher count can miss worker 1's listing, or see it still
-/// searching, while worker 1's last look misses the job (`mutant_unfenced_spawn_is_lost`). `join` halves were pushed that way once, and a
-/// `join` whose first half received from a channel its second half sent hung.
+/// searching, while worker 1's last look misses the job (`mutant_unfenced_spawn_is_lost`).
+/// `join` halves were pushed that way once, and a `join` whose first half received from a
+/// channel its second half sent hung.
 fn spawn_blocked_on_sibling(policy: WakePolicy, fenced: bool) {
     model_bounded(3, move || {
         let pool = ModelPool::new(policy, 2);

@@ -99,9 +99,9 @@ impl Sleep {
     /// hottest path there is, and their shape is part of their cost.
     #[inline(always)]
     pub(super) fn wake_for_local_push(&self, local_len: impl FnOnce() -> usize) {
-        // Both loads come after the push's fence or light barrier. A sleeper missed here
-        // fences after its listing and sees the push; a searcher counted stops, fences and
-        // looks (README, "Searching" and "Light pushes").
+        // Both loads come after the push's fence or light barrier, so either order holds. A
+        // sleeper missed here fences after its listing and sees the push; while a searcher is
+        // counted, the last one to stop fences and looks (README, "Searching", "Light pushes").
         if self.sleepers.len() != 0 {
             self.wake_for_local_push_slow(local_len);
         }
@@ -121,9 +121,9 @@ impl Sleep {
 
     /// A push that found somebody searching: the backlog's wake-up, if its deque holds one
     /// (README, "Backlog"). A backlog needs three jobs at least: the pusher's own next, one for
-    /// the searcher counted, one uncovered. The searcher counted covers the job pushed, so
-    /// the count is not read again: should it have dropped to zero since, that searcher's
-    /// last look sees the job.
+    /// the searcher counted, one uncovered. The searchers counted cover the job pushed, so
+    /// the count is not checked for zero again: should it have dropped to zero since, the
+    /// last searcher's look saw the job.
     #[cold]
     #[inline(never)]
     pub(super) fn wake_for_backlog_if_any(&self, local_len: impl FnOnce() -> usize) {
