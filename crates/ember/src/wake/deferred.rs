@@ -301,13 +301,14 @@ impl Sleep {
         debug_assert_eq!(self.policy, WakePolicy::Searching);
         // StoreLoad, as every push (README, "Pushing").
         fence(Ordering::SeqCst);
+        // Nobody asleep: nobody to wake, as for any local push (`wake_for_local_push`).
+        if self.sleepers.len() == 0 {
+            return SpawnWake::Settled;
+        }
         if self.num_searching.load(Ordering::SeqCst) != 0 {
             // A backlog's wake-up is never owed: it is for a job beyond the one its spawner
             // runs next (README, "Backlog").
             self.wake_for_backlog_if_any(local_len);
-            return SpawnWake::Settled;
-        }
-        if self.sleepers.len() == 0 {
             return SpawnWake::Settled;
         }
         // The wake-up is made at once unless the job is alone on the deque, an alarm

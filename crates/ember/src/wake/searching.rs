@@ -69,22 +69,9 @@ impl Sleep {
         // A searcher that stops after this read re-checks the queues after its own fence and
         // sees the push; one that stopped before it is no longer counted (README).
         fence(Ordering::SeqCst);
-        self.wake_searcher_if_idle();
-    }
-
-    /// Wakes a searcher if nobody searches and somebody sleeps.
-    #[inline]
-    pub(super) fn wake_searcher_if_idle(&self) {
-        if self.searcher_wanted() {
+        if self.num_searching.load(Ordering::SeqCst) == 0 && self.sleepers.len() != 0 {
             self.wake_searcher();
         }
-    }
-
-    /// Searching's rule for a push, read after its fence: a sleeper is woken only if nobody
-    /// searches and somebody sleeps (cheap checks first).
-    #[inline]
-    pub(super) fn searcher_wanted(&self) -> bool {
-        self.num_searching.load(Ordering::SeqCst) == 0 && self.sleepers.len() != 0
     }
 
     /// Searching's rule for a push on the pusher's own deque, which now holds `local_len()`,
@@ -99,7 +86,7 @@ impl Sleep {
     /// hottest path there is, and their shape is part of their cost.
     #[inline(always)]
     pub(super) fn wake_for_local_push(&self, local_len: impl FnOnce() -> usize) {
-        // Both loads come after the push's fence or light barrier, so either order holds. A
+        // Both loads come after the push's fence or light barrier, so either order would hold. A
         // sleeper missed here fences after its listing and sees the push; while a searcher is
         // counted, the last one to stop fences and looks (README, "Searching", "Light pushes").
         if self.sleepers.len() != 0 {
@@ -155,9 +142,6 @@ impl Sleep {
     /// a share as wide as its own fan-out may be.
     #[cold]
     fn wake_for_backlog(&self, local_len: usize) {
-        if self.sleepers.len() == 0 {
-            return;
-        }
         let uncovered = || {
             self.num_searching.load(Ordering::SeqCst) + self.promised.load(Ordering::SeqCst) + 1
                 < local_len
