@@ -7,15 +7,8 @@ use std::time::Duration;
 
 use ember::{Pool, Tuning};
 
-/// A pool that shares the process's awake-core budget (opt-in).
-fn pool(threads: usize, name: &str) -> Pool {
-    Pool::builder()
-        .threads(threads)
-        .name(name)
-        .tuning(Tuning::new().awake_budget(true))
-        .build()
-        .expect("pool")
-}
+mod budget_fork;
+use budget_fork::pool;
 
 /// Keeps every worker of `pool` busy spinning until `stop` is set: one job per worker, each
 /// respawning itself, so the pool always has queued work and every worker awake.

@@ -880,11 +880,15 @@ fn a_job_run_while_a_check_waits_on_a_worker_may_submit_to_the_same_flow() {
     }
 }
 
-/// A rank whose transport loses every message it is to receive: it drops each receive's
-/// callback without calling it, as a transport whose progress has ended does.
-struct Forgetful;
+/// Rank 0 of two whose transport sends nowhere and answers each receive as `reply` says:
+/// `None` drops the receive's callback uncalled, as a transport whose progress has ended does;
+/// `Some(bytes)` answers with those bytes, as a foreign binary's control message or a stray
+/// message under the same tag would.
+struct OneSided {
+    reply: Option<Vec<u8>>,
+}
 
-impl Transport for Forgetful {
+impl Transport for OneSided {
     fn rank(&self) -> usize {
         0
     }
@@ -896,62 +900,21 @@ impl Transport for Forgetful {
     }
     fn send(&self, _to: usize, _tag: u64, _bytes: Vec<u8>) {}
     fn receive(&self, _from: usize, _tag: u64, _len: usize, done: Box<dyn FnOnce(Vec<u8>) + Send>) {
-        drop(done);
+        if let Some(bytes) = &self.reply {
+            done(bytes.clone());
+        }
     }
     fn abort(&self, _message: &str) {}
 }
 
-#[test]
-fn a_check_whose_message_the_transport_dropped_is_an_error_not_a_hang() {
-    let (first, second) = ends(
-        "a check waited for a message the transport had dropped",
-        || {
-            let pool = ember::Pool::builder().threads(1).build().unwrap();
-            let flow = Flow::distributed(&pool, FlowOptions::default(), Arc::new(Forgetful));
-            let first = flow.wait();
-            let second = flow.wait();
-            // The drop makes a check too: it ends as well, without a panic.
-            drop(flow);
-            (first, second)
-        },
-    );
-    for outcome in [first, second] {
-        assert!(
-            matches!(&outcome, Err(FlowError::TransportLost { call }) if call == "Flow::wait"),
-            "{outcome:?}"
-        );
-    }
-}
-
-/// A rank whose transport answers every receive with three stray bytes, as a foreign
-/// binary's control message or a stray message under the same tag would.
-struct Stray;
-
-impl Transport for Stray {
-    fn rank(&self) -> usize {
-        0
-    }
-    fn ranks(&self) -> usize {
-        2
-    }
-    fn open_flow(&self) -> u64 {
-        0
-    }
-    fn send(&self, _to: usize, _tag: u64, _bytes: Vec<u8>) {}
-    fn receive(&self, _from: usize, _tag: u64, _len: usize, done: Box<dyn FnOnce(Vec<u8>) + Send>) {
-        done(vec![1, 2, 3]);
-    }
-    fn abort(&self, _message: &str) {}
-}
-
-#[test]
-fn a_check_whose_header_has_the_wrong_length_fails_as_lost_not_panics() {
-    let (first, second) = ends("a check waited after a header of the wrong length", || {
+/// Two waits of a flow over `OneSided` with `reply`, then its drop, whose check reads such a
+/// receive too and must end without a panic: both waits fail as lost.
+fn two_waits_fail_as_lost(what: &str, reply: Option<Vec<u8>>) {
+    let (first, second) = ends(what, move || {
         let pool = ember::Pool::builder().threads(1).build().unwrap();
-        let flow = Flow::distributed(&pool, FlowOptions::default(), Arc::new(Stray));
+        let flow = Flow::distributed(&pool, FlowOptions::default(), Arc::new(OneSided { reply }));
         let first = flow.wait();
         let second = flow.wait();
-        // The drop's check reads such a header too: it ends, without a panic.
         drop(flow);
         (first, second)
     });
@@ -961,6 +924,22 @@ fn a_check_whose_header_has_the_wrong_length_fails_as_lost_not_panics() {
             "{outcome:?}"
         );
     }
+}
+
+#[test]
+fn a_check_whose_message_the_transport_dropped_is_an_error_not_a_hang() {
+    two_waits_fail_as_lost(
+        "a check waited for a message the transport had dropped",
+        None,
+    );
+}
+
+#[test]
+fn a_check_whose_header_has_the_wrong_length_fails_as_lost_not_panics() {
+    two_waits_fail_as_lost(
+        "a check waited after a header of the wrong length",
+        Some(vec![1, 2, 3]),
+    );
 }
 
 /// Rank 0 of two whose peer makes every call it makes: each message it sends comes back as

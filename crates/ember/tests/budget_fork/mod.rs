@@ -1,6 +1,6 @@
-//! What the tests of a process forked while its pools share the awake-core budget have in
-//! common (`wake/README.md`, "Budget"): the parent's spent budget, the child's work, and
-//! bounded waits on both sides.
+//! What the awake-core budget's tests have in common (`wake/README.md`, "Budget"): a pool
+//! that shares the budget and, for a process forked while its pools share it, the parent's
+//! spent budget, the child's work, and bounded waits on both sides.
 
 // Each test file is its own crate and uses only some of these.
 #![allow(dead_code)]
@@ -18,6 +18,7 @@ pub const HANG: Duration = Duration::from_secs(60);
 /// ended by `SIGALRM`.
 pub const CHILD_ALARM_S: u32 = 30;
 
+/// A pool that shares the process's awake-core budget (opt-in).
 pub fn pool(threads: usize, name: &str) -> Pool {
     Pool::builder()
         .threads(threads)
