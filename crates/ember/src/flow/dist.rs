@@ -178,12 +178,10 @@ pub(crate) struct DistState {
     pub rolling: u64,
     /// Checks made so far (their number picks their tags).
     pub checks: u64,
-    /// Set once a check failed: the checks no longer pair up, so every later one reports
-    /// it again.
-    pub failed: Option<Failed>,
-    /// The number of the lowest-numbered check that failed so far: checks numbered after it
-    /// that have not returned end with its error.
-    pub failed_at: u64,
+    /// Set once a check failed, with the number of the lowest-numbered check that failed so
+    /// far: the checks no longer pair up, so every later one reports it again, and checks
+    /// numbered after it that have not returned end with its error.
+    pub failed: Option<(u64, Failed)>,
 }
 
 /// A failed check, kept to be reported again.
@@ -257,7 +255,6 @@ impl Dist {
                 rolling: 0,
                 checks: 0,
                 failed: None,
-                failed_at: u64::MAX,
             }),
             stats: DistCounters::default(),
             in_flight: Mutex::new(Vec::new()),
@@ -305,7 +302,7 @@ impl Dist {
         let peers: Vec<usize> = (0..ranks).filter(|&r| r != me).collect();
         let (k, header, history, base) = {
             let mut st = super::lock(&self.state);
-            if let Some(failed) = &st.failed {
+            if let Some((_, failed)) = &st.failed {
                 return Err(failed.error());
             }
             let k = st.checks;
@@ -331,12 +328,13 @@ impl Dist {
             // reported a higher one.)
             let (error, failed_at) = {
                 let mut st = super::lock(&self.state);
-                if st.failed.is_none() || k < st.failed_at {
-                    st.failed = Some(failed);
-                    st.failed_at = k;
-                }
-                let error = st.failed.as_ref().map(Failed::error);
-                (error.expect("a failure was just recorded"), st.failed_at)
+                let kept = match st.failed.take() {
+                    Some(earlier) if earlier.0 <= k => earlier,
+                    _ => (k, failed),
+                };
+                let outcome = (kept.1.error(), kept.0);
+                st.failed = Some(kept);
+                outcome
             };
             for (number, sleeper) in super::lock(&self.in_flight).iter() {
                 if *number > failed_at {
@@ -349,12 +347,28 @@ impl Dist {
         // for this check too.
         let earlier_failure = || {
             let st = super::lock(&self.state);
-            (st.failed_at < k).then(|| st.failed.as_ref().map(Failed::error))?
+            let (at, failed) = st.failed.as_ref()?;
+            (*at < k).then(|| failed.error())
+        };
+        // The same question without building the error, for the wait's every look.
+        let failed_earlier = || {
+            let st = super::lock(&self.state);
+            st.failed.as_ref().is_some_and(|(at, _)| *at < k)
         };
         let lost = || {
             fail(Failed::TransportLost {
                 call: call.to_string(),
             })
+        };
+        // One exchange of this check, then its outcome: an earlier check that failed while
+        // this one's messages came in, or instead of them, fails this one too, as every check
+        // after a recorded failure does on this rank; else a message missing is lost.
+        let ask = |peers: &[usize], round: u64, bytes: Vec<u8>, len: usize| {
+            let got = self.exchange(k, peers, control_tag(k, round), bytes, len, &failed_earlier);
+            if let Some(error) = earlier_failure() {
+                return Err(error);
+            }
+            got.ok_or_else(lost)
         };
         // Forgets the history this check covered, by the groups' numbers: groups `base` up
         // to `base + history.len()`. Another check may have forgotten some of them already,
@@ -373,22 +387,7 @@ impl Dist {
         let payload = encode_history(&history);
         let mut header = header;
         header[3] = payload.len() as u64;
-        let headers = self.exchange(
-            k,
-            &peers,
-            control_tag(k, 0),
-            words(&header),
-            8 * HEADER,
-            &earlier_failure,
-        );
-        // An earlier check that failed while this one's headers came in, or instead of them:
-        // this one fails too, as every check after a recorded failure does on this rank.
-        if let Some(error) = earlier_failure() {
-            return Err(error);
-        }
-        let Some(headers) = headers else {
-            return Err(lost());
-        };
+        let headers = ask(&peers, 0, words(&header), 8 * HEADER)?;
         let mut all = vec![(me, header)];
         for (p, bytes) in peers.iter().zip(headers) {
             // A header of the wrong length (a foreign binary's control message, or a stray
@@ -428,21 +427,9 @@ impl Dist {
             if *p == me {
                 histories.push((me, base, history.clone()));
             } else {
-                let bytes = self.exchange(
-                    k,
-                    &[*p],
-                    control_tag(k, 1),
-                    payload.clone(),
-                    h[3] as usize,
-                    &earlier_failure,
-                );
-                if let Some(error) = earlier_failure() {
-                    return Err(error);
-                }
-                let Some(mut bytes) = bytes else {
-                    return Err(lost());
-                };
-                let bytes = bytes.pop().unwrap_or_default();
+                let bytes = ask(&[*p], 1, payload.clone(), h[3] as usize)?
+                    .pop()
+                    .unwrap_or_default();
                 histories.push((*p, h[5], decode_history(&bytes)));
             }
         }
@@ -506,9 +493,9 @@ impl Dist {
     /// tasks another rank waits for before it answers (a send of a flow it is dropping) may
     /// be queued on this very worker's pool.
     ///
-    /// Check `k`'s wait also ends when an earlier check fails (`earlier_failure` returns its
-    /// error): the other ranks may never answer this one. `None` unless every message came:
-    /// the caller asks `earlier_failure` first, then takes `None` as a lost message.
+    /// Check `k`'s wait also ends when an earlier check fails (`failed_earlier` says so): the
+    /// other ranks may never answer this one. `None` unless every message came: the caller
+    /// asks for an earlier failure first, then takes `None` as a lost message.
     fn exchange(
         &self,
         k: u64,
@@ -516,7 +503,7 @@ impl Dist {
         tag: u64,
         bytes: Vec<u8>,
         len: usize,
-        earlier_failure: &dyn Fn() -> Option<FlowError>,
+        failed_earlier: &dyn Fn() -> bool,
     ) -> Option<Vec<Vec<u8>>> {
         let tag = self.tag(tag);
         let arrived: Arc<Mutex<Vec<Option<Vec<u8>>>>> =
@@ -548,7 +535,7 @@ impl Dist {
             &|| {
                 count.load(Ordering::SeqCst) == peers.len()
                     || lost.load(Ordering::SeqCst)
-                    || earlier_failure().is_some()
+                    || failed_earlier()
             },
             None,
         );

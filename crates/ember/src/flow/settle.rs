@@ -98,14 +98,7 @@ impl Closing {
             }
         }));
         if let Err(payload) = collective {
-            let text = crate::task::panic_message(&*payload)
-                .unwrap_or("(no message)")
-                .to_owned();
-            drop_payload(payload);
-            abort_containing(
-                &*dist.transport,
-                &format!("dropping a flow panicked: {text}"),
-            );
+            abort_for_panic(&*dist.transport, "dropping a flow", payload);
         }
     }
 }
@@ -135,6 +128,16 @@ fn abort_containing(transport: &dyn Transport, message: &str) {
     }
 }
 
+/// Ends the job through the transport for a panic of `what`, naming its message; the
+/// payload is dropped first (its `Drop` may panic too, and is contained).
+fn abort_for_panic(transport: &dyn Transport, what: &str, payload: crate::pool::jobs::job::Panic) {
+    let text = crate::task::panic_message(&*payload)
+        .unwrap_or("(no message)")
+        .to_owned();
+    drop_payload(payload);
+    abort_containing(transport, &format!("{what} panicked: {text}"));
+}
+
 /// [`Transport::background_drops`], which may panic (a transport's bug): a panic ends the
 /// job through the transport, as any panic of a drop's collective part does, and counts as
 /// a transport that keeps no count.
@@ -142,14 +145,7 @@ fn drops_of(transport: &dyn Transport) -> Option<&BackgroundDrops> {
     match panic::catch_unwind(AssertUnwindSafe(|| transport.background_drops())) {
         Ok(drops) => drops,
         Err(payload) => {
-            let text = crate::task::panic_message(&*payload)
-                .unwrap_or("(no message)")
-                .to_owned();
-            drop_payload(payload);
-            abort_containing(
-                transport,
-                &format!("counting a flow's background drop panicked: {text}"),
-            );
+            abort_for_panic(transport, "counting a flow's background drop", payload);
             None
         }
     }
