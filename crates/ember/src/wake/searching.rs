@@ -110,7 +110,7 @@ impl Sleep {
     /// (README, "Backlog"). A backlog needs three jobs at least: the pusher's own next, one for
     /// the searcher counted, one uncovered. The searchers counted cover the job pushed, so
     /// the count is not checked for zero again: should it have dropped to zero since, the
-    /// last searcher's look saw the job.
+    /// last searcher's look saw the job. Called only by a push that found somebody asleep.
     #[cold]
     #[inline(never)]
     pub(super) fn wake_for_backlog_if_any(&self, local_len: impl FnOnce() -> usize) {
