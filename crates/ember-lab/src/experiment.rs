@@ -81,6 +81,14 @@ pub trait Experiment {
     fn differences(&self) -> &'static [(&'static str, &'static str, &'static str)] {
         &[]
     }
+    /// Per-run quotients to add, as `(metric, per, name, scale)`: every run that has both
+    /// `metric` and `per` gets `name` = `metric / per × scale` (see `runner::add_quotients`).
+    /// A run of fixed length makes more operations the faster it goes, so a count over the
+    /// whole run (context switches) compares systems fairly only per operation. None by
+    /// default.
+    fn quotients(&self) -> &'static [(&'static str, &'static str, &'static str, f64)] {
+        &[]
+    }
     /// The 3–5 metrics the experiment is about: the columns of its compact table and the
     /// panels of its chart.
     fn headline(&self) -> &'static [&'static str];

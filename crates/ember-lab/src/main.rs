@@ -120,6 +120,7 @@ fn main() -> ExitCode {
             runner::run_groups(e.name(), groups, repeat, info.machine.perf_counters, &bar);
         runner::add_paired(&mut runs, e.paired());
         runner::add_differences(&mut runs, e.differences());
+        runner::add_quotients(&mut runs, e.quotients());
         let mut summary = ExperimentSummary::from_runs(&runs);
         summary.rank_rows(e.rank_by());
         summary.headline = e.headline();

@@ -181,6 +181,25 @@ pub fn add_differences(runs: &mut ExperimentRuns, diffs: &[(&str, &str, &str)]) 
     }
 }
 
+/// Adds per-run quotients: for each `(metric, per, name, scale)`, every run that has both
+/// `metric` and a non-zero `per` gets `name` = `metric / per × scale`.
+pub fn add_quotients(runs: &mut ExperimentRuns, quotients: &[(&str, &str, &str, f64)]) {
+    for &(metric, per, name, scale) in quotients {
+        for run in runs
+            .groups
+            .iter_mut()
+            .flat_map(|g| &mut g.rows)
+            .flat_map(|r| &mut r.runs)
+        {
+            if let (Some(&v), Some(&d)) = (run.get(metric), run.get(per)) {
+                if d != 0.0 {
+                    run.insert(name.to_string(), v / d * scale);
+                }
+            }
+        }
+    }
+}
+
 /// Whether `metric` is a per-round comparison made by [`add_paired`] (`_vs_`) or
 /// [`add_differences`] (`avoidable_`): those get a confidence interval of their median.
 pub fn is_paired(metric: &str) -> bool {

@@ -51,7 +51,11 @@
 //! - `ops_per_s`, `ns_per_op`: hops per second and nanoseconds per hop, timed from the first
 //!   token injected to the last ring reported of the last wave (pool start-up and shut-down
 //!   excluded; the harness's wall and CPU time include them).
-//! - `waves`: waves of `hops` hops the run made.
+//! - `waves`: waves of `hops` hops the run made; `hops`: all the hops of the run.
+//! - `ctx_switches_per_mhop`, `cpu_ns_per_op`: the run's context switches per million hops
+//!   and its CPU time per hop. A run lasts as long whatever its speed, so a faster system
+//!   makes more waves, and with them more of the switches that start a wave; per hop, the
+//!   systems compare on the same work.
 //! - `wakeups` (ember rows): `PoolStats::wakeups_issued` at the end of the run.
 //!
 //! # Checks
@@ -118,8 +122,20 @@ impl Experiment for Cycle {
         &[("single-threaded", "ctx_switches", "avoidable_ctx_switches")]
     }
 
+    fn quotients(&self) -> &'static [(&'static str, &'static str, &'static str, f64)] {
+        &[
+            ("ctx_switches", "hops", "ctx_switches_per_mhop", 1e6),
+            ("cpu_s", "hops", "cpu_ns_per_op", 1e9),
+        ]
+    }
+
     fn headline(&self) -> &'static [&'static str] {
-        &["ns_per_op", "ctx_switches", "cpu_s", "migrations"]
+        &[
+            "ns_per_op",
+            "ctx_switches_per_mhop",
+            "cpu_ns_per_op",
+            "migrations",
+        ]
     }
 
     fn groups(&self, opts: &LabOpts) -> Result<Vec<Group>, String> {
@@ -253,6 +269,7 @@ fn waves(shape: Shape, mut wave: impl FnMut()) -> Metrics {
     }
     let mut metrics = rate(shape.hops * waves, start.elapsed());
     metrics.insert("waves".into(), waves as f64);
+    metrics.insert("hops".into(), (shape.hops * waves) as f64);
     metrics
 }
 
