@@ -158,7 +158,8 @@ impl Sleep {
             return;
         }
         // The awake-core budget may withhold this wake-up (README, "Budget"). Then the burst's
-        // backlog wakes nobody more: its next pushes would only ask the budget again.
+        // backlog wakes nobody more: its next pushes would only ask the budget again (where
+        // steps steer widths; in a smaller pool they ask again).
         if !self.budget_allows_when(|| self.sleepers.len() != 0 && uncovered()) {
             self.note_step(me, step.max(BACKLOG_STEPS));
             return;
@@ -210,9 +211,12 @@ impl Sleep {
 
     /// The step of the next wake-up worker `me` makes: one past its latest, if its burst
     /// began within [`BURST_WINDOW_US`]; else one, and a burst begins now (README,
-    /// "Fan-out").
+    /// "Fan-out"). Always one where steps steer nothing ([`steps_steer`](Self::steps_steer)).
     fn next_step(&self, me: usize) -> usize {
         use std::sync::atomic::Ordering::Relaxed;
+        if !self.steps_steer() {
+            return 1;
+        }
         let latest = &self.latest_step[me];
         let now = self.now_us();
         if now.saturating_sub(latest.since_us.load(Relaxed)) <= BURST_WINDOW_US {
@@ -221,6 +225,17 @@ impl Sleep {
             self.begin_burst(me, now);
             1
         }
+    }
+
+    /// Whether steps steer any fan-out's width: only in a pool of more than
+    /// [`LEAST_WIDTH`] + 1 workers. In a smaller one every fan-out may wake all the others
+    /// whatever its step, so a wake-up reads no clock there. That read, on the pusher's path
+    /// between its push and its next pop, made a worker woken for a token passed between two
+    /// workers sleep far more often (the lab's MEASUREMENTS.md, "Full width's cost on 2
+    /// cores").
+    #[inline(always)]
+    fn steps_steer(&self) -> bool {
+        self.workers > LEAST_WIDTH + 1
     }
 
     /// Microseconds on the clock of [`LatestStep`].
@@ -313,7 +328,7 @@ impl Sleep {
             }
             count += 1;
         }
-        if count > 0 {
+        if count > 0 && self.steps_steer() {
             if let Some(me) = self.current_worker() {
                 // Its burst is the one it was woken for: a hand-off or push of its own, later
                 // in the window, goes on from here.
