@@ -390,9 +390,9 @@ impl PoolConfig {
         })
     }
 
-    /// The configuration the loom models drive: `workers` workers under `wake`, every
-    /// switch off.
-    #[cfg(all(test, loom))]
+    /// The configuration the loom models (and the wake state's unit tests) drive: `workers`
+    /// workers under `wake`, every switch off.
+    #[cfg(test)]
     pub(crate) fn for_model(wake: WakePolicy, workers: usize) -> Self {
         PoolConfig {
             workers,

@@ -478,7 +478,22 @@ impl Sleep {
 
 #[cfg(all(test, not(loom)))]
 mod tests {
-    use super::WokenNote;
+    use super::{WokenNote, LEAST_WIDTH};
+    use crate::config::PoolConfig;
+    use crate::wake::{Sleep, WakePolicy};
+
+    #[test]
+    fn a_pool_too_small_for_steps_to_steer_a_width_keeps_none() {
+        for workers in 1..=LEAST_WIDTH + 1 {
+            let sleep =
+                Sleep::for_pool(&PoolConfig::for_model(WakePolicy::Searching, workers), None);
+            assert!(!sleep.steps_steer());
+            sleep.note_step(0, 4);
+            assert_eq!(sleep.next_step(0), 1, "{workers} workers");
+        }
+        let sleep = Sleep::for_pool(&PoolConfig::for_model(WakePolicy::Searching, 4), None);
+        assert!(sleep.steps_steer());
+    }
 
     #[test]
     fn a_note_reads_back_as_written_and_is_never_zero() {
