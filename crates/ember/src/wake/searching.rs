@@ -158,8 +158,7 @@ impl Sleep {
             return;
         }
         // The awake-core budget may withhold this wake-up (README, "Budget"). Then the burst's
-        // backlog wakes nobody more: its next pushes would only ask the budget again (where
-        // steps steer widths; in a smaller pool they ask again).
+        // backlog wakes nobody more: its next pushes would only ask the budget again.
         if !self.budget_allows_when(|| self.sleepers.len() != 0 && uncovered()) {
             self.note_step(me, step.max(BACKLOG_STEPS));
             return;
@@ -195,7 +194,9 @@ impl Sleep {
         if !self.budget_allows_when(|| self.sleepers.len() != 0 && nobody_searches()) {
             return;
         }
-        let me = self.current_worker();
+        // Where steps steer no width, this wake-up is not one of the waker's burst: it
+        // reads no clock (`steps_steer`) and notes no step.
+        let me = self.current_worker().filter(|_| self.steps_steer());
         let step = me.map_or(1, |me| self.next_step(me)).max(least + 1);
         let note = WokenNote::new(0, step);
         let woken = self
@@ -211,12 +212,9 @@ impl Sleep {
 
     /// The step of the next wake-up worker `me` makes: one past its latest, if its burst
     /// began within [`BURST_WINDOW_US`]; else one, and a burst begins now (README,
-    /// "Fan-out"). Always one where steps steer nothing ([`steps_steer`](Self::steps_steer)).
+    /// "Fan-out").
     fn next_step(&self, me: usize) -> usize {
         use std::sync::atomic::Ordering::Relaxed;
-        if !self.steps_steer() {
-            return 1;
-        }
         let latest = &self.latest_step[me];
         let now = self.now_us();
         if now.saturating_sub(latest.since_us.load(Relaxed)) <= BURST_WINDOW_US {
@@ -229,10 +227,11 @@ impl Sleep {
 
     /// Whether steps steer any fan-out's width: only in a pool of more than
     /// [`LEAST_WIDTH`] + 1 workers. In a smaller one every fan-out may wake all the others
-    /// whatever its step, so a wake-up reads no clock there. That read, on the pusher's path
-    /// between its push and its next pop, made a worker woken for a token passed between two
-    /// workers sleep far more often (the lab's MEASUREMENTS.md, "Full width's cost on 2
-    /// cores").
+    /// whatever its step, so a push's or hand-off's wake-up (`wake_searcher_past`) reads no
+    /// clock there. That read, on the pusher's path between its push and its next pop, made
+    /// a worker woken for a token passed between two workers sleep far more often (the lab's
+    /// MEASUREMENTS.md, "Full width's cost on 2 cores"). The backlog's wake-ups still count
+    /// steps in every pool: their cap is not a width.
     #[inline(always)]
     fn steps_steer(&self) -> bool {
         self.workers > LEAST_WIDTH + 1
@@ -328,7 +327,7 @@ impl Sleep {
             }
             count += 1;
         }
-        if count > 0 && self.steps_steer() {
+        if count > 0 {
             if let Some(me) = self.current_worker() {
                 // Its burst is the one it was woken for: a hand-off or push of its own, later
                 // in the window, goes on from here.
@@ -478,21 +477,30 @@ impl Sleep {
 
 #[cfg(all(test, not(loom)))]
 mod tests {
-    use super::{WokenNote, LEAST_WIDTH};
+    use super::WokenNote;
     use crate::config::PoolConfig;
     use crate::wake::{Sleep, WakePolicy};
 
     #[test]
-    fn a_pool_too_small_for_steps_to_steer_a_width_keeps_none() {
-        for workers in 1..=LEAST_WIDTH + 1 {
+    fn a_push_wake_in_a_pool_too_small_for_steps_to_steer_a_width_is_step_one() {
+        for (workers, step) in [(2, 1), (3, 1), (4, 5)] {
             let sleep =
                 Sleep::for_pool(&PoolConfig::for_model(WakePolicy::Searching, workers), None);
-            assert!(!sleep.steps_steer());
+            sleep.enter(0);
+            // A burst of worker 0 that began at the clock's end: still in its window, so a
+            // step past the noted one, wherever steps are kept.
+            sleep.begin_burst(0, u64::MAX);
             sleep.note_step(0, 4);
-            assert_eq!(sleep.next_step(0), 1, "{workers} workers");
+            sleep.sleepers.insert(1);
+            sleep.wake_searcher();
+            Sleep::exit();
+            let note = sleep.woken_to_search[1].load(std::sync::atomic::Ordering::SeqCst);
+            assert_eq!(
+                WokenNote::read(note).step as usize,
+                step,
+                "{workers} workers"
+            );
         }
-        let sleep = Sleep::for_pool(&PoolConfig::for_model(WakePolicy::Searching, 4), None);
-        assert!(sleep.steps_steer());
     }
 
     #[test]
