@@ -300,7 +300,9 @@ impl Sleep {
         };
         debug_assert_eq!(self.policy, WakePolicy::Searching);
         // StoreLoad, as every push (README, "Pushing").
-        fence(Ordering::SeqCst);
+        if debts.steps().spawn_fence {
+            fence(Ordering::SeqCst);
+        }
         // Nobody asleep: nobody to wake, as for any local push (`wake_for_local_push`).
         if self.sleepers.len() == 0 {
             return SpawnWake::Settled;
@@ -440,6 +442,9 @@ pub(crate) struct Steps {
     /// Replacing a stale stamp only if the debt is still the one stamped (a plain store
     /// when off).
     pub(crate) restamp_if_owed: bool,
+    /// The fence of a spawn's push before its look at the sleepers and the searchers
+    /// (`Sleep::notify_spawned`).
+    pub(crate) spawn_fence: bool,
 }
 
 impl Steps {
@@ -447,6 +452,7 @@ impl Steps {
         owe_fence: true,
         owe_sets_alarm: true,
         restamp_if_owed: true,
+        spawn_fence: true,
     };
 }
 
