@@ -28,8 +28,8 @@ const ALARM_NOW: u64 = u64::MAX / 2;
 /// Guards the alarm a debt sets (`Debts::owe`): `mutant_debt_without_alarm` owes the
 /// wake-up and leaves the alarm clear, and deadlocks. Guards too the spawn's fence
 /// (`Sleep::notify_spawned`), which orders the push before its look at the sleepers and the
-/// searchers: `mutant_deferred_spawn_unfenced` lets that look miss worker 1 listed, or see it
-/// still searching, while worker 1's last look misses the job; nothing is owed then, so the
+/// searchers: `mutant_deferred_spawn_unfenced` lets that look miss worker 1's listing, or see
+/// it still searching, while worker 1's last look misses the job; nothing is owed then, so the
 /// alarm cannot help, and it deadlocks.
 fn spawn_blocked_on_its_successor(configure: fn(&mut Sleep)) {
     model_bounded(3, move || {

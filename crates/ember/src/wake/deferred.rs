@@ -91,7 +91,7 @@ pub(crate) struct Debts {
     watch: Arc<Watch>,
     /// The longest time a wake-up stayed owed before it was made, in ns.
     longest: AtomicU64,
-    /// The steps of `owe` a loom mutant switches off (`Steps`).
+    /// The steps of `owe` and of `Sleep::notify_spawned` a loom mutant switches off (`Steps`).
     #[cfg(all(test, loom))]
     pub(crate) steps: Steps,
 }
@@ -189,7 +189,7 @@ impl Debts {
         self.stamps[me].stamp(self.stale_ns() / 2, clock)
     }
 
-    /// The steps `owe` takes: all of them, but in a loom mutant.
+    /// The steps `owe` and `notify_spawned` take: all of them, but in a loom mutant.
     #[inline(always)]
     fn steps(&self) -> Steps {
         #[cfg(all(test, loom))]
@@ -432,7 +432,8 @@ impl Sleep {
     }
 }
 
-/// The steps of [`Debts::owe`] that the loom mutants switch off one at a time.
+/// The steps of [`Debts::owe`] and [`Sleep::notify_spawned`] that the loom mutants switch off one
+/// at a time.
 #[derive(Clone, Copy)]
 pub(crate) struct Steps {
     /// The fence between the debt and the look at the alarm.
