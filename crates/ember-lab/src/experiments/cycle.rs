@@ -51,7 +51,7 @@
 //! - `ops_per_s`, `ns_per_op`: hops per second and nanoseconds per hop, timed from the first
 //!   token injected to the last ring reported of the last wave (pool start-up and shut-down
 //!   excluded; the harness's wall and CPU time include them).
-//! - `waves`: waves of `hops` hops the run made; `hops`: all the hops of the run.
+//! - `waves`: waves of `hops` hops the run made; `total_hops`: all the hops of the run.
 //! - `ctx_switches_per_mhop`, `cpu_ns_per_op`: the run's context switches per million hops
 //!   and its CPU time per hop. A run lasts as long whatever its speed, so a faster system
 //!   makes more waves, and with them more of the switches that start a wave; per hop, the
@@ -124,8 +124,8 @@ impl Experiment for Cycle {
 
     fn quotients(&self) -> &'static [(&'static str, &'static str, &'static str, f64)] {
         &[
-            ("ctx_switches", "hops", "ctx_switches_per_mhop", 1e6),
-            ("cpu_s", "hops", "cpu_ns_per_op", 1e9),
+            ("ctx_switches", "total_hops", "ctx_switches_per_mhop", 1e6),
+            ("cpu_s", "total_hops", "cpu_ns_per_op", 1e9),
         ]
     }
 
@@ -267,9 +267,10 @@ fn waves(shape: Shape, mut wave: impl FnMut()) -> Metrics {
         wave();
         waves += 1;
     }
-    let mut metrics = rate(shape.hops * waves, start.elapsed());
+    let total_hops = shape.hops * waves;
+    let mut metrics = rate(total_hops, start.elapsed());
     metrics.insert("waves".into(), waves as f64);
-    metrics.insert("hops".into(), (shape.hops * waves) as f64);
+    metrics.insert("total_hops".into(), total_hops as f64);
     metrics
 }
 

@@ -328,13 +328,11 @@ impl Dist {
             // reported a higher one.)
             let (error, failed_at) = {
                 let mut st = super::lock(&self.state);
-                let kept = match st.failed.take() {
-                    Some(earlier) if earlier.0 <= k => earlier,
-                    _ => (k, failed),
-                };
-                let outcome = (kept.1.error(), kept.0);
-                st.failed = Some(kept);
-                outcome
+                if st.failed.as_ref().is_none_or(|&(at, _)| k < at) {
+                    st.failed = Some((k, failed));
+                }
+                let (at, kept) = st.failed.as_ref().expect("a failure was just recorded");
+                (kept.error(), *at)
             };
             for (number, sleeper) in super::lock(&self.in_flight).iter() {
                 if *number > failed_at {

@@ -195,8 +195,12 @@ impl Sleep {
             return;
         }
         // Where steps steer no width, this wake-up is not one of the waker's burst: it
-        // reads no clock (`steps_steer`) and notes no step.
-        let me = self.current_worker().filter(|_| self.steps_steer());
+        // reads neither the waker's index nor the clock (`steps_steer`), and notes no step.
+        let me = if self.steps_steer() {
+            self.current_worker()
+        } else {
+            None
+        };
         let step = me.map_or(1, |me| self.next_step(me)).max(least + 1);
         let note = WokenNote::new(0, step);
         let woken = self
