@@ -109,8 +109,9 @@ impl Sleep {
     /// A push that found somebody searching: the backlog's wake-up, if its deque holds one
     /// (README, "Backlog"). A backlog needs three jobs at least: the pusher's own next, one for
     /// the searcher counted, one uncovered. The searchers counted cover the job pushed, so
-    /// the count is not checked for zero again: should it have dropped to zero since, the
-    /// last searcher's look saw the job. Called only by a push that found somebody asleep.
+    /// the count is not checked for zero again: should it have dropped to zero since the
+    /// caller's read, the last searcher's look saw the job. Called only by a push that found
+    /// somebody asleep.
     #[cold]
     #[inline(never)]
     pub(super) fn wake_for_backlog_if_any(&self, local_len: impl FnOnce() -> usize) {
@@ -179,7 +180,8 @@ impl Sleep {
     /// searching. The check and the count happen under the sleeper-set lock, so two wakers
     /// racing here never count two. Its wakee is one step past the waker's latest step if
     /// the waker is a worker of the pool that took that step within [`BURST_WINDOW_US`], one
-    /// step from the waker otherwise (README, "Fan-out").
+    /// step from the waker otherwise, and always one step in a pool where steps steer no width
+    /// ([`steps_steer`](Self::steps_steer); README, "Fan-out").
     #[cold]
     pub(super) fn wake_searcher(&self) {
         self.wake_searcher_past(0);
