@@ -143,7 +143,7 @@ impl LazyJoins {
         &self,
         registry: &Registry,
         job: JobRef,
-        mut push: impl FnMut(JobRef),
+        push: impl Fn(JobRef) + Copy,
     ) -> bool {
         if self.private.push(job) {
             // The push, then the look at `wanting_work`: with a worker's count there and its
@@ -157,8 +157,10 @@ impl LazyJoins {
             self.offer_all_slow(push);
             return false;
         }
-        // Full: the private halves go to the deque, and this one after them.
-        self.offer_all(&mut push);
+        // Full: the private halves go to the deque, and this one after them. `push` is
+        // copied rather than lent (`&mut`): a lent closure would have to sit in memory, and
+        // every `join` would store it there.
+        self.offer_all(push);
         push(job);
         false
     }

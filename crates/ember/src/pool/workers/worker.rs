@@ -381,13 +381,22 @@ impl WorkerThread {
     /// (`wake/README.md`, "Light pushes" and "Private steals"). Once listed, a `Cell` read.
     #[inline(always)]
     fn list_as_light_pusher(&self) {
-        let mut wake = self.wake.get();
-        if !wake.light_pushes() {
-            self.registry
-                .sleep
-                .announce_light_pushes(self.index, &mut wake);
-            self.wake.set(wake);
+        // The test reads the one flag: with the listing in the same body, the whole state
+        // was copied to the stack at every `join` to test one byte of the copy.
+        if !self.wake.get().light_pushes() {
+            self.list_as_light_pusher_now();
         }
+    }
+
+    /// [`list_as_light_pusher`](Self::list_as_light_pusher) once per sleep: the listing.
+    #[cold]
+    #[inline(never)]
+    fn list_as_light_pusher_now(&self) {
+        let mut wake = self.wake.get();
+        self.registry
+            .sleep
+            .announce_light_pushes(self.index, &mut wake);
+        self.wake.set(wake);
     }
 
     /// With lazy joins, counts this worker in (or out of) the workers that want work
