@@ -381,8 +381,8 @@ impl WorkerThread {
     /// (`wake/README.md`, "Light pushes" and "Private steals"). Once listed, a `Cell` read.
     #[inline(always)]
     fn list_as_light_pusher(&self) {
-        // The test reads the one flag: with the listing in the same body, the whole state
-        // was copied to the stack at every `join` to test one byte of the copy.
+        // The listing stays out of this body: with it here, every `join` would copy the
+        // whole state to the stack to test one byte of it.
         if !self.wake.get().light_pushes() {
             self.list_as_light_pusher_now();
         }
