@@ -205,16 +205,6 @@ pub(crate) struct Sleep {
     budget: std::sync::OnceLock<budget::BudgetLink>,
 }
 
-/// The processors this process may use, read once per process. `available_parallelism` reads
-/// the affinity mask and the cgroup's files (a few system calls, tens of microseconds), which
-/// every pool's build paid; for a hint on when to spin (`Sleep::wide_stretch`), the value at
-/// the first pool's build is enough.
-fn processors() -> usize {
-    static PROCESSORS: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
-    *PROCESSORS
-        .get_or_init(|| std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get))
-}
-
 impl Sleep {
     /// The wake-up state of a pool without lazy joins.
     #[cfg(all(test, loom))]
@@ -267,8 +257,12 @@ impl Sleep {
                 .collect(),
             notes: (0..workers).map(|_| notes::WakeNote::new()).collect(),
             trace_epoch,
-            // Fewer than three workers are never in a wide stretch: no need to ask.
-            fits_the_machine: workers < 3 || workers <= processors(),
+            // Fewer than three workers are never in a wide stretch, so a small pool's build
+            // skips the read: `available_parallelism` reads the building thread's affinity
+            // mask and the cgroup's files, a few system calls and tens of microseconds.
+            fits_the_machine: workers < 3
+                || workers
+                    <= std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get),
             budget: std::sync::OnceLock::new(),
         }
     }
