@@ -148,7 +148,7 @@ fn mutant_private_steal_without_heavy_barrier() {
 /// over), or the sleeper steals it: the half is taken exactly once.
 ///
 /// Guards two steps. The owner's look at `wanting` comes *after* its push, behind a light
-/// barrier (`WorkerThread::push_join_half`): looking first, as lazy joins once did, it can
+/// barrier (`WorkerThread::keep_or_push_join_half`): looking first, as lazy joins once did, it can
 /// see nobody wanting while the sleeper's look misses the half
 /// (`mutant_private_push_after_its_look`). And the sleeper's heavy barrier: without it the
 /// two reads can miss each other's writes (`mutant_private_look_without_heavy_barrier`).
