@@ -328,10 +328,11 @@ impl Dist {
             // reported a higher one.)
             let (error, failed_at) = {
                 let mut st = super::lock(&self.state);
-                if st.failed.as_ref().is_none_or(|&(at, _)| k < at) {
-                    st.failed = Some((k, failed));
-                }
-                let (at, kept) = st.failed.as_ref().expect("a failure was just recorded");
+                let kept = match st.failed.take() {
+                    Some(earlier) if earlier.0 <= k => earlier,
+                    _ => (k, failed),
+                };
+                let (at, kept) = st.failed.insert(kept);
                 (kept.error(), *at)
             };
             for (number, sleeper) in super::lock(&self.in_flight).iter() {

@@ -205,6 +205,10 @@ pub(crate) struct Sleep {
     budget: std::sync::OnceLock<budget::BudgetLink>,
 }
 
+/// The other workers a wide stretch needs awake at least (`Sleep::wide_stretch`): a pool of
+/// this many workers or fewer is never in one.
+const WIDE_STRETCH_OTHERS: usize = 2;
+
 impl Sleep {
     /// The wake-up state of a pool without lazy joins.
     #[cfg(all(test, loom))]
@@ -257,10 +261,10 @@ impl Sleep {
                 .collect(),
             notes: (0..workers).map(|_| notes::WakeNote::new()).collect(),
             trace_epoch,
-            // Fewer than three workers are never in a wide stretch, so a small pool's build
-            // skips the read: `available_parallelism` reads the building thread's affinity
-            // mask and the cgroup's files, a few system calls and tens of microseconds.
-            fits_the_machine: workers < 3
+            // A pool too small for a wide stretch skips the read: `available_parallelism`
+            // reads the building thread's affinity mask and the cgroup's files, a few system
+            // calls and tens of microseconds.
+            fits_the_machine: workers <= WIDE_STRETCH_OTHERS
                 || workers
                     <= std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get),
             budget: std::sync::OnceLock::new(),
@@ -577,7 +581,7 @@ impl Sleep {
             return false;
         }
         let others_awake = self.workers - 1 - self.sleepers.len().min(self.workers - 1);
-        others_awake >= 2 && 2 * others_awake >= self.workers
+        others_awake >= WIDE_STRETCH_OTHERS && 2 * others_awake >= self.workers
     }
 
     /// The workers listed as asleep, most recently listed last, for diagnostics.
