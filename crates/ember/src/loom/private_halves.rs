@@ -148,9 +148,8 @@ fn mutant_private_steal_without_heavy_barrier() {
 /// over), or the sleeper steals it: the half is taken exactly once.
 ///
 /// Guards two steps. The owner's look at `wanting` comes *after* its push, behind a light
-/// barrier (`WorkerThread::keep_or_push_join_half`): looking first, as lazy joins once did, it can
-/// see nobody wanting while the sleeper's look misses the half
-/// (`mutant_private_push_after_its_look`). And the sleeper's heavy barrier: without it the
+/// barrier (`LazyJoins::keep`): looking first, it can see nobody wanting while the sleeper's
+/// look misses the half (`mutant_private_push_after_its_look`). And the sleeper's heavy barrier: without it the
 /// two reads can miss each other's writes (`mutant_private_look_without_heavy_barrier`).
 fn blocked_owner(look_after_push: bool, heavy: bool) {
     model_bounded(3, move || {

@@ -106,8 +106,8 @@ pub(crate) struct WakeState {
     /// since (Searching): the job it finds first is where it fans out (README, "Fan-out").
     woken: bool,
     /// The wake-ups this worker was handed to make, if `woken` (README, "Fan-out").
-    /// A `u16` and a `u8` beside the flags keep the state two words, which every `join`
-    /// copies.
+    /// A `u16` and a `u8` beside the flags keep the state two words, which every look for
+    /// work and every sleep copies.
     share: u16,
     /// How many steps of wake-ups this worker is from the first waker of its burst, if
     /// `woken` (README, "Fan-out"): it bounds how many it wakes itself.
@@ -198,7 +198,8 @@ pub(crate) struct Sleep {
     notes: Box<[notes::WakeNote]>,
     /// The trace's epoch, on a pool that traces: wake-ups then note their time too.
     trace_epoch: Option<std::time::Instant>,
-    /// No more workers than the process has processors (`wide_stretch`).
+    /// No more workers than the process has processors, or too few for a wide stretch
+    /// ([`WIDE_STRETCH_OTHERS`]), where the count is not read (`wide_stretch`).
     fits_the_machine: bool,
     /// The pool's place in the awake-core budget, if it joined (`budget.rs`; README,
     /// "Budget"). Set once, before any worker starts.

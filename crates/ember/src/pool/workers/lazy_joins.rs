@@ -158,8 +158,8 @@ impl LazyJoins {
             return false;
         }
         // Full: the private halves go to the deque, and this one after them. `push` is
-        // copied rather than lent (`&mut`): a lent closure would have to sit in memory, and
-        // every `join` would store it there.
+        // copied rather than lent (`&mut`): a lent closure must sit in memory, and the
+        // compiler stored it there on every `join`'s path.
         self.offer_all(push);
         push(job);
         false
